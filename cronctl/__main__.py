@@ -1,0 +1,3 @@
+from cronctl.cli import main
+
+main()

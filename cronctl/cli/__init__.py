@@ -1,0 +1,40 @@
+"""The command line. ``main`` is the one place where errors become exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run cronctl; never lets a traceback reach the user for an expected failure."""
+    import click
+
+    from cronctl.errors import CronctlError, ExitCode
+
+    from cronctl.cli.app import app
+    from cronctl.cli.common import err
+
+    prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
+    try:
+        rv = app(args=argv, prog_name=prog, standalone_mode=False)
+    except CronctlError as e:
+        err.print(f"error: {e.message}", markup=False)
+        if e.hint:
+            err.print(f"hint: {e.hint}", markup=False)
+        code = int(e.exit_code)
+    except click.exceptions.Abort:
+        err.print("interrupted", markup=False)
+        code = int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        code = int(ExitCode.INTERRUPTED)
+    except click.exceptions.Exit as e:
+        code = int(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        code = int(e.exit_code)
+    else:
+        code = int(rv) if isinstance(rv, int) else 0
+    if argv is None:
+        sys.exit(code)
+    return code

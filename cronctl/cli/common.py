@@ -1,0 +1,49 @@
+"""Shared CLI pieces: the two consoles, kubectl's connection options, output format.
+
+Only ``cronctl.cli`` imports typer and rich. Data goes to ``out`` (stdout), diagnostics to
+``err`` (stderr). rich honours ``NO_COLOR`` and turns styling off when the stream is not a TTY.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Output(str, Enum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+OutputOpt = Annotated[
+    Output, typer.Option("--output", "-o", help="Output format: text for people, json/yaml for scripts.")
+]
+KubeconfigOpt = Annotated[
+    Optional[str],
+    typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+                 envvar=None, show_default=False),
+]
+ContextOpt = Annotated[
+    Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)
+]
+NamespaceOpt = Annotated[
+    Optional[str],
+    typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",
+                 show_default=False),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+def is_interactive() -> bool:
+    """True when both stdin and stderr are terminals (a person can answer a prompt)."""
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty() and os.environ.get("CI") is None
