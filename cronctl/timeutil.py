@@ -1,0 +1,77 @@
+"""Small, pure time helpers shared by every layer: RFC3339 in and out, kubectl-style durations.
+
+Nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from cronctl.errors import BadInput
+
+UTC = timezone.utc
+
+
+def parse_rfc3339(text: str, *, what: str = "time") -> datetime:
+    """Parse an RFC3339 / ISO-8601 instant into an aware UTC datetime.
+
+    ``Z`` and numeric offsets are accepted; a value without an offset is refused, because an
+    instant whose zone is guessed is exactly the bug this tool exists to avoid.
+    """
+    s = text.strip()
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        raise BadInput(f"bad {what} {text!r}: expected RFC3339, e.g. 2026-03-08T06:30:00Z") from None
+    if dt.tzinfo is None:
+        raise BadInput(f"bad {what} {text!r}: no offset; add Z or +HH:MM")
+    return dt.astimezone(UTC)
+
+
+def rfc3339_z(dt: datetime) -> str:
+    """An aware datetime as RFC3339 in UTC ending in ``Z`` (seconds precision, fraction kept if any)."""
+    u = dt.astimezone(UTC)
+    if u.microsecond:
+        return u.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"
+    return u.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_local(dt: datetime) -> str:
+    """An aware datetime as RFC3339 with its own offset (``Z`` for UTC, as Go's time.RFC3339 does)."""
+    s = dt.isoformat(timespec="seconds")
+    return s[:-6] + "Z" if s.endswith("+00:00") else s
+
+
+def human_duration(d: timedelta | float) -> str:
+    """A duration the way kubectl prints ages (k8s.io/apimachinery HumanDuration): 12s, 6m5s, 3h, 2d4h."""
+    total = d.total_seconds() if isinstance(d, timedelta) else float(d)
+    seconds = int(total)
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    if seconds < 60 * 2:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        s = seconds % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 60 * 3:
+        return f"{minutes}m"
+    hours = seconds // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
