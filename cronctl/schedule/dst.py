@@ -1,0 +1,179 @@
+"""DST gaps and folds that touch a list of runs: which run will not happen, which happens twice.
+
+Pure: no I/O, no clock. Works for both dialects, because both read the schedule against the
+wall clock of its zone and both behave the same way at a transition (checked against the
+upstream vectors for robfig, SEMANTICS.md §3; by construction for the Atlas minute walk):
+
+- spring forward (gap): a wall time inside the gap does not exist, so a run there is SKIPPED,
+  not moved later. ``30 2 * * *`` America/New_York has no run on 2026-03-08
+  (clocks go 02:00 EST -> 03:00 EDT at 2026-03-08T07:00:00Z); the next is 2026-03-09T06:30:00Z.
+- fall back (fold): a wall time inside the fold exists twice, so a run there happens TWICE, once
+  in each offset. ``30 1 * * *`` New York on 2026-11-01 (02:00 EDT -> 01:00 EST at 06:00:00Z):
+  05:30Z (01:30 EDT) and 06:30Z (01:30 EST).
+
+The transition instants come from the zone's own data (zoneinfo), found by scanning the
+offset and bisecting to the second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Sequence
+from zoneinfo import ZoneInfo
+
+from cronctl.schedule.describe import Fields
+
+UTC = timezone.utc
+# Scan step when looking for offset changes. Real transitions are months apart; 12 h cannot
+# hide a change-and-change-back.
+_SCAN = timedelta(hours=12)
+# The longest gap/fold handled minute by minute (Pacific/Apia skipped a whole day in 2011).
+_MAX_SPAN = timedelta(hours=49)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One change of the zone's UTC offset: the first instant (UTC) with the new offset."""
+
+    at: datetime
+    offset_before: timedelta
+    offset_after: timedelta
+    abbr_before: str
+    abbr_after: str
+
+    @property
+    def kind(self) -> str:
+        return "gap" if self.offset_after > self.offset_before else "fold"
+
+    @property
+    def wall_start(self) -> datetime:
+        """Naive local time where the skipped (gap) or repeated (fold) wall-clock span begins."""
+        naive = self.at.replace(tzinfo=None)
+        return naive + min(self.offset_before, self.offset_after)
+
+    @property
+    def wall_end(self) -> datetime:
+        naive = self.at.replace(tzinfo=None)
+        return naive + max(self.offset_before, self.offset_after)
+
+
+@dataclass(frozen=True)
+class DstEvent:
+    """A transition that touches the runs, with the runs it changes.
+
+    ``skipped``: wall times (naive, local) the schedule names that do not exist (gap).
+    ``repeated``: (wall time, first UTC instant, second UTC instant) for each run made twice (fold).
+    """
+
+    transition: Transition
+    zone: str
+    skipped: tuple[datetime, ...]
+    repeated: tuple[tuple[datetime, datetime, datetime], ...]
+
+    @property
+    def kind(self) -> str:
+        return self.transition.kind
+
+    def message(self) -> str:
+        """One sentence for people."""
+        t = self.transition
+        day = t.wall_start.date().isoformat()
+        at = t.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if self.kind == "gap":
+            head = (f"{day}: clocks in {self.zone} jump from {t.wall_start:%H:%M} {t.abbr_before} to "
+                    f"{t.wall_end:%H:%M} {t.abbr_after} (at {at})")
+            return f"{head}: {_runs_words(self.skipped)} will not happen (skipped, not moved later)"
+        head = (f"{day}: clocks in {self.zone} go back from {t.wall_end:%H:%M} {t.abbr_before} to "
+                f"{t.wall_start:%H:%M} {t.abbr_after} (at {at})")
+        if len(self.repeated) == 1:
+            w, a, b = self.repeated[0]
+            return (f"{head}: the run at {w:%H:%M} happens twice, at {a:%H:%MZ} ({t.abbr_before}) "
+                    f"and {b:%H:%MZ} ({t.abbr_after})")
+        walls = [w for w, _, _ in self.repeated]
+        return f"{head}: {_runs_words(walls)} each happen twice, once in {t.abbr_before} and once in {t.abbr_after}"
+
+
+def _runs_words(walls: Sequence[datetime]) -> str:
+    if len(walls) == 1:
+        return f"the run at {walls[0]:%H:%M}"
+    if len(walls) <= 4:
+        return "the runs at " + ", ".join(f"{w:%H:%M}" for w in walls[:-1]) + f" and {walls[-1]:%H:%M}"
+    return f"{len(walls)} runs from {walls[0]:%H:%M} through {walls[-1]:%H:%M}"
+
+
+def transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
+    """Every offset change of ``zone`` in (start, end], in order."""
+    tz = ZoneInfo(zone)
+    out: list[Transition] = []
+    a = start.astimezone(UTC)
+    stop = end.astimezone(UTC)
+    off_a = a.astimezone(tz).utcoffset()
+    while a < stop:
+        b = min(a + _SCAN, stop)
+        off_b = b.astimezone(tz).utcoffset()
+        if off_b != off_a:
+            lo, hi = a, b  # off(lo) == off_a, off(hi) != off_a
+            while hi - lo > timedelta(seconds=1):
+                mid = lo + (hi - lo) / 2
+                mid = mid.replace(microsecond=0)
+                if mid <= lo:
+                    mid = lo + timedelta(seconds=1)
+                if mid.astimezone(tz).utcoffset() == off_a:
+                    lo = mid
+                else:
+                    hi = mid
+            before, after = lo.astimezone(tz), hi.astimezone(tz)
+            assert off_a is not None and off_b is not None
+            out.append(Transition(at=hi, offset_before=off_a, offset_after=after.utcoffset() or timedelta(0),
+                                  abbr_before=before.tzname() or "", abbr_after=after.tzname() or ""))
+        a, off_a = b, off_b
+    return out
+
+
+def wall_matches(s: Fields, wall: datetime, *, and_rule: bool = False) -> bool:
+    """Does the schedule name this wall-clock time (naive, local)? robfig day rule unless ``and_rule``."""
+    if wall.minute not in s.minutes or wall.hour not in s.hours or wall.month not in s.months:
+        return False
+    dom = wall.day in s.days_of_month
+    dow = wall.isoweekday() % 7 in s.days_of_week
+    # robfig spec.go dayMatches: AND when either field has the star bit, else OR. Atlas: AND.
+    if and_rule or s.dom_star or s.dow_star:
+        return dom and dow
+    return dom or dow
+
+
+def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule: bool = False) -> list[DstEvent]:
+    """The gaps and folds between ``after`` and the last of ``runs`` that change a run.
+
+    A gap is reported when the schedule names a wall time inside it (that run will not happen);
+    a fold when it names a wall time inside it (that run happens twice). Transitions that change
+    no run are left out. ``@every`` schedules ignore zones: always [].
+    """
+    if s.every is not None or not runs:
+        return []
+    end = max(runs)
+    out: list[DstEvent] = []
+    for t in transitions(s.zone, after, end):
+        if t.wall_end - t.wall_start > _MAX_SPAN:
+            continue
+        named: list[datetime] = []
+        w = t.wall_start
+        while w < t.wall_end:
+            if wall_matches(s, w, and_rule=and_rule):
+                named.append(w)
+            w += timedelta(minutes=1)
+        if not named:
+            continue
+        if t.kind == "gap":
+            out.append(DstEvent(t, s.zone, tuple(named), ()))
+            continue
+        rep = []
+        for w in named:
+            first = (w - t.offset_before).replace(tzinfo=UTC)
+            second = (w - t.offset_after).replace(tzinfo=UTC)
+            if after < second and first <= end:
+                rep.append((w, first, second))
+        if rep:
+            out.append(DstEvent(t, s.zone, (), tuple(rep)))
+    return out
