@@ -1,0 +1,329 @@
+"""KubeCluster: the real :class:`cronctl.cluster.Cluster`, and the ONLY module importing ``kubernetes``.
+
+Every request goes through one funnel (:meth:`KubeCluster._request`), which counts requests,
+reads bodies as raw JSON (no client model objects: fast, and exactly what ``kubectl get -o json``
+shows) and translates failures into :mod:`cronctl.errors`, chained ``from e``:
+
+* 404 -> ``NotFound``; 403 -> ``PermissionMissing``; 409 -> ``Conflict`` (AlreadyExists or a
+  resourceVersion mismatch); 410 on a watch -> ``WatchExpired``;
+* anything else -> ``ApiError`` with the HTTP status and the API Status ``reason``;
+* an unreachable server -> ``ApiError("cannot reach the API server at https://...: connection refused")``.
+
+The kubernetes package is used only for what it is good at: loading kubeconfig (certificates,
+tokens, exec plugins) and its urllib3 pool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from cronctl.cluster import Obj, WatchExpired
+from cronctl.errors import ApiError, BadInput, Conflict, NotFound, PermissionMissing
+
+_PAGE = 500
+
+
+def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
+    """Load kubeconfig (``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``) and connect.
+
+    ``namespace`` defaults to the context's namespace, else ``default``. A missing or broken
+    kubeconfig or an unknown context is ``BadInput``. No request is made here.
+    """
+    from kubernetes import client, config  # lazy: heavy import
+    from kubernetes.config.config_exception import ConfigException
+
+    path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    first = path.split(os.pathsep)[0]
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise BadInput(f"kubeconfig {kubeconfig} does not exist")
+    if not kubeconfig and os.pathsep not in path and not os.path.exists(first):
+        raise BadInput(f"no kubeconfig: {path} does not exist (use --kubeconfig or set KUBECONFIG)")
+    cfg = client.Configuration()
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=cfg,
+                                persist_config=False)
+        contexts, current = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=path)
+    except ConfigException as e:
+        raise BadInput(f"cannot load kubeconfig {path}: {e}") from e
+    except (OSError, ValueError) as e:  # unreadable file, YAML that is not a mapping
+        raise BadInput(f"cannot load kubeconfig {path}: {e}") from e
+    ctx_name = context or (current or {}).get("name")
+    ctx = next((c for c in contexts or [] if c.get("name") == ctx_name), None)
+    ns = namespace or ((ctx or {}).get("context") or {}).get("namespace") or "default"
+    # One attempt per request: a dead API server must fail fast with one clear line, not after
+    # urllib3's three retries, each printing a warning.
+    cfg.retries = False
+    return KubeCluster(client.ApiClient(cfg), namespace=ns)
+
+
+class KubeCluster:
+    """The Cluster protocol over a kubernetes ``ApiClient``. See :mod:`cronctl.cluster`."""
+
+    def __init__(self, api_client: Any, *, namespace: str) -> None:
+        self._api = api_client
+        self.namespace = namespace
+        self.request_count = 0
+
+    # -- the funnel ---------------------------------------------------------------------
+    def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
+                 body: Any = None, content_type: str = "application/json",
+                 timeout: float | tuple[float, float] | None = 60.0, raw: bool = False,
+                 what: str | None = None) -> Any:
+        """Make one request. Returns the parsed JSON (or the text when ``raw``).
+
+        ``what`` names the object for a NotFound message (``cronjob ns/name``).
+        """
+        resp = self._send(method, path, query=query, body=body, content_type=content_type,
+                          timeout=timeout)
+        try:
+            data = resp.read()
+        except Exception as e:  # urllib3 errors while reading the body
+            raise self._transport_error(e) from e
+        finally:
+            resp.response.release_conn()
+        if resp.status >= 400:
+            self._raise_status(resp.status, data, what=what, path=path)
+        if raw:
+            return data.decode("utf-8", errors="replace")
+        return json.loads(data) if data else {}
+
+    def _send(self, method: str, path: str, *, query: list[tuple[str, str]] | None,
+              body: Any, content_type: str, timeout: float | tuple[float, float] | None) -> Any:
+        from kubernetes.client.exceptions import ApiException
+
+        self.request_count += 1
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        try:
+            _m, url, hdrs, b, _pp = self._api.param_serialize(
+                method, path, query_params=query or None, header_params=headers, body=body,
+                auth_settings=["BearerToken"])
+            return self._api.rest_client.request(method, url, headers=hdrs, body=b,
+                                                 _request_timeout=timeout)
+        except ApiException as e:  # status 0: TLS failure
+            raise ApiError(f"cannot reach the API server at {self.server_url()}: "
+                           f"{(e.reason or '').splitlines()[-1] if e.reason else 'TLS error'}",
+                           status=e.status, reason="TLS") from e
+        except Exception as e:
+            raise self._transport_error(e) from e
+
+    def _transport_error(self, e: BaseException) -> ApiError:
+        import urllib3
+
+        if isinstance(e, urllib3.exceptions.HTTPError):
+            cause: BaseException = e
+            reason = getattr(e, "reason", None)
+            if isinstance(reason, BaseException):
+                cause = reason
+            text = str(cause)
+            if isinstance(cause, urllib3.exceptions.NewConnectionError) or "Connection refused" in text:
+                text = "connection refused"
+            elif isinstance(cause, (urllib3.exceptions.ReadTimeoutError,
+                                    urllib3.exceptions.ConnectTimeoutError)):
+                text = "timed out"
+            return ApiError(f"cannot reach the API server at {self.server_url()}: {text}",
+                            reason="Unreachable")
+        if isinstance(e, OSError):
+            return ApiError(f"cannot reach the API server at {self.server_url()}: {e}",
+                            reason="Unreachable")
+        return ApiError(f"request to {self.server_url()} failed: {type(e).__name__}: {e}")
+
+    def _raise_status(self, status: int, data: bytes, *, what: str | None, path: str) -> None:
+        try:
+            st = json.loads(data)
+        except ValueError:
+            st = {}
+        if not isinstance(st, dict):
+            st = {}
+        reason = str(st.get("reason") or "")
+        message = str(st.get("message") or data[:200].decode("utf-8", errors="replace").strip())
+        if status == 404:
+            raise NotFound(f"{what} not found" if what else f"not found: {message}")
+        if status == 403:
+            raise PermissionMissing(f"forbidden: {message}")
+        if status == 409:
+            raise Conflict(message or reason or "conflict")
+        if status == 410:
+            raise WatchExpired(message or "resource version too old", status=410, reason=reason or "Expired")
+        if status == 401:
+            raise ApiError(f"unauthorized at {self.server_url()}: {message} (check the kubeconfig's credentials)",
+                           status=status, reason=reason or "Unauthorized")
+        raise ApiError(f"{path}: HTTP {status} {reason}: {message}".replace("  ", " "),
+                       status=status, reason=reason)
+
+    def _list(self, path: str, *, query: list[tuple[str, str]] | None = None,
+              kind: str = "", api_version: str = "") -> tuple[list[Obj], str]:
+        items: list[Obj] = []
+        cont = ""
+        rv = ""
+        while True:
+            q = list(query or []) + [("limit", str(_PAGE))]
+            if cont:
+                q.append(("continue", cont))
+            page = self._request("GET", path, query=q)
+            for it in page.get("items") or []:
+                # List items come without kind/apiVersion; put them back so each item reads
+                # like `kubectl get -o json` of the single object.
+                if kind:
+                    it.setdefault("apiVersion", api_version)
+                    it.setdefault("kind", kind)
+                items.append(it)
+            meta = page.get("metadata") or {}
+            rv = str(meta.get("resourceVersion") or rv)
+            cont = str(meta.get("continue") or "")
+            if not cont:
+                return items, rv
+
+    # -- the protocol -------------------------------------------------------------------
+    def server_url(self) -> str:
+        return str(self._api.configuration.host)
+
+    def server_version(self) -> str:
+        return str(self._request("GET", "/version").get("gitVersion", "unknown"))
+
+    def whoami(self) -> str:
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        try:
+            r = self._request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body=body)
+        except (PermissionMissing, NotFound, ApiError):
+            return "unknown"
+        name = ((r.get("status") or {}).get("userInfo") or {}).get("username")
+        return str(name) if name else "unknown"
+
+    def can_i(self, verb: str, resource: str, *, group: str = "", subresource: str = "",
+              name: str = "", namespace: str | None = None) -> tuple[bool, str]:
+        attrs = {"namespace": self.namespace if namespace is None else namespace, "verb": verb,
+                 "group": group, "resource": resource}
+        if subresource:
+            attrs["subresource"] = subresource
+        if name:
+            attrs["name"] = name
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attrs}}
+        r = self._request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=body)
+        st = r.get("status") or {}
+        return bool(st.get("allowed")), str(st.get("reason") or st.get("evaluationError") or "")
+
+    def get_cronjob(self, name: str) -> Obj:
+        r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}",
+                               what=f"cronjob {self.namespace}/{name}")
+        return r
+
+    def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
+        path = "/apis/batch/v1/cronjobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs"
+        return self._list(path, kind="CronJob", api_version="batch/v1")[0]
+
+    def patch_cronjob(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
+        body = dict(patch)
+        meta = dict(body.get("metadata") or {})
+        meta["resourceVersion"] = resource_version  # optimistic concurrency: 409 if it moved
+        body["metadata"] = meta
+        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}",
+                               body=body, content_type="application/merge-patch+json",
+                               what=f"cronjob {self.namespace}/{name}")
+        return r
+
+    def create_job(self, body: Obj, *, dry_run: bool = False) -> Obj:
+        q = [("dryRun", "All")] if dry_run else None
+        name = (body.get("metadata") or {}).get("name", "")
+        try:
+            r: Obj = self._request("POST", f"/apis/batch/v1/namespaces/{self.namespace}/jobs",
+                                   query=q, body=body)
+        except Conflict as e:
+            raise Conflict(f"job {self.namespace}/{name} already exists") from e
+        return r
+
+    def get_job(self, name: str) -> Obj | None:
+        try:
+            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{name}",
+                                   what=f"job {self.namespace}/{name}")
+        except NotFound:
+            return None
+        return r
+
+    def list_jobs(self, *, label_selector: str | None = None) -> tuple[list[Obj], str]:
+        q = [("labelSelector", label_selector)] if label_selector else None
+        return self._list(f"/apis/batch/v1/namespaces/{self.namespace}/jobs", query=q,
+                          kind="Job", api_version="batch/v1")
+
+    def list_pods(self, *, label_selector: str | None = None) -> list[Obj]:
+        q = [("labelSelector", label_selector)] if label_selector else None
+        return self._list(f"/api/v1/namespaces/{self.namespace}/pods", query=q,
+                          kind="Pod", api_version="v1")[0]
+
+    def list_events(self, *, field_selector: str | None = None) -> list[Obj]:
+        q = [("fieldSelector", field_selector)] if field_selector else None
+        return self._list(f"/api/v1/namespaces/{self.namespace}/events", query=q,
+                          kind="Event", api_version="v1")[0]
+
+    def read_pod_log(self, pod: str, container: str, *, previous: bool = False,
+                     since_seconds: int | None = None, limit_bytes: int | None = None,
+                     tail_lines: int | None = None) -> str:
+        q = [("container", container)]
+        if previous:
+            q.append(("previous", "true"))
+        if since_seconds is not None:
+            q.append(("sinceSeconds", str(since_seconds)))
+        if limit_bytes is not None:
+            q.append(("limitBytes", str(limit_bytes)))
+        if tail_lines is not None:
+            q.append(("tailLines", str(tail_lines)))
+        r: str = self._request("GET", f"/api/v1/namespaces/{self.namespace}/pods/{pod}/log", query=q,
+                               raw=True, what=f"log of pod {self.namespace}/{pod} container {container}")
+        return r
+
+    def watch_jobs(self, *, resource_version: str, field_selector: str | None = None,
+                   label_selector: str | None = None, timeout_seconds: int = 60
+                   ) -> Iterator[tuple[str, Obj]]:
+        import urllib3
+
+        q = [("watch", "true"), ("allowWatchBookmarks", "true"),
+             ("resourceVersion", resource_version), ("timeoutSeconds", str(int(timeout_seconds)))]
+        if field_selector:
+            q.append(("fieldSelector", field_selector))
+        if label_selector:
+            q.append(("labelSelector", label_selector))
+        path = f"/apis/batch/v1/namespaces/{self.namespace}/jobs"
+        # The read timeout is a little longer than the server-side one, so a silent dead
+        # connection ends the watch instead of hanging the wait past its deadline.
+        resp = self._send("GET", path, query=q, body=None, content_type="application/json",
+                          timeout=(10.0, float(timeout_seconds) + 15.0))
+        raw = resp.response
+        try:
+            if resp.status >= 400:
+                self._raise_status(resp.status, raw.data, what=None, path=path)
+            buf = b""
+            try:
+                for chunk in raw.stream(4096, decode_content=True):
+                    buf += chunk
+                    while b"\n" in buf:
+                        line, buf = buf.split(b"\n", 1)
+                        if line.strip():
+                            yield self._watch_event(line)
+            except (urllib3.exceptions.HTTPError, OSError):
+                return  # dropped connection: the caller reconnects from the last resourceVersion
+            if buf.strip():
+                yield self._watch_event(buf)
+        finally:
+            raw.release_conn()
+
+    @staticmethod
+    def _watch_event(line: bytes) -> tuple[str, Obj]:
+        ev = json.loads(line)
+        typ = str(ev.get("type", ""))
+        obj = ev.get("object") or {}
+        if typ == "ERROR":
+            code = obj.get("code")
+            if code == 410:
+                raise WatchExpired(str(obj.get("message") or "resource version too old"),
+                                   status=410, reason=str(obj.get("reason") or "Expired"))
+            raise ApiError(f"watch error: {obj.get('message') or obj}", status=code,
+                           reason=str(obj.get("reason") or ""))
+        if typ in ("ADDED", "MODIFIED", "DELETED"):
+            obj.setdefault("apiVersion", "batch/v1")
+            obj.setdefault("kind", "Job")
+        return typ, obj

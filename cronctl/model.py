@@ -1,0 +1,320 @@
+"""Pure views and predicates over CronJob/Job/Pod dicts (the API's JSON), and the run record.
+
+No I/O, no clock (``now`` is a parameter), no kubernetes import. Used by run-manual/status/
+restore, the incident bundle and lint.
+
+The run record (the lock) lives on the CronJob as annotations under :data:`PREFIX`; see
+:class:`RunRecord`. ``kubectl describe cronjob`` shows it.
+"""
+
+import copy
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta
+from typing import Any
+
+from cronctl.errors import BadInput
+from cronctl.timeutil import parse_rfc3339, rfc3339_z
+
+Obj = dict[str, Any]
+
+# kubernetes' own keys
+INSTANTIATE = "cronjob.kubernetes.io/instantiate"  # "manual" on kubectl create job --from
+SCHEDULED_TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"  # set by the controller (SEMANTICS §4.6)
+
+# cronctl's keys
+PREFIX = "cronctl.dev/"
+ANN_RUN_ID = PREFIX + "run-id"
+ANN_ORIGINAL_SUSPEND = PREFIX + "original-suspend"
+ANN_OPERATOR = PREFIX + "operator"
+ANN_REASON = PREFIX + "reason"
+ANN_JOB_NAME = PREFIX + "job-name"
+ANN_STEP = PREFIX + "step"
+ANN_STARTED = PREFIX + "started"
+ANN_UPDATED = PREFIX + "updated"
+ANN_HOLDER = PREFIX + "holder"
+ANN_OCCURRENCE = PREFIX + "occurrence"
+ANN_NOTE = PREFIX + "note"
+
+#: The env var that carries ``--occurrence`` into every container of the manual Job.
+OCCURRENCE_ENV = "CRONCTL_OCCURRENCE"
+
+
+# -- small accessors ---------------------------------------------------------------------------
+def meta(obj: Obj) -> Obj:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def name_of(obj: Obj) -> str:
+    return str(meta(obj).get("name", ""))
+
+
+def annotations(obj: Obj) -> dict[str, str]:
+    a = meta(obj).get("annotations")
+    return dict(a) if isinstance(a, dict) else {}
+
+
+def _time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_rfc3339(str(value))
+    except BadInput:
+        return None
+
+
+def created(obj: Obj) -> datetime | None:
+    return _time(meta(obj).get("creationTimestamp"))
+
+
+# -- CronJob ---------------------------------------------------------------------------------
+def is_suspended(cronjob: Obj) -> bool:
+    return bool((cronjob.get("spec") or {}).get("suspend") or False)
+
+
+def active_names(cronjob: Obj) -> list[str]:
+    """Names in ``.status.active`` (the only thing Forbid looks at, SEMANTICS §4.1 step 12)."""
+    return [str(r.get("name", "")) for r in (cronjob.get("status") or {}).get("active") or []]
+
+
+def last_schedule_time(cronjob: Obj) -> datetime | None:
+    return _time((cronjob.get("status") or {}).get("lastScheduleTime"))
+
+
+# -- Job -------------------------------------------------------------------------------------
+def owned_by(job: Obj, cronjob: Obj) -> bool:
+    """True when ``job`` has a controller ownerReference to this CronJob.
+
+    Matched by uid when the CronJob has one (a CronJob deleted and re-created under the same
+    name is a different owner), else by kind+name (offline dumps without uids).
+    """
+    cm = meta(cronjob)
+    uid, name = cm.get("uid"), cm.get("name")
+    for ref in meta(job).get("ownerReferences") or []:
+        if ref.get("kind") != "CronJob" or not ref.get("controller"):
+            continue
+        if uid and ref.get("uid"):
+            if ref.get("uid") == uid:
+                return True
+        elif ref.get("name") == name:
+            return True
+    return False
+
+
+def job_outcome(job: Obj) -> str | None:
+    """``"Complete"``, ``"Failed"`` or ``None`` (unfinished).
+
+    The terminal condition is looked for anywhere in ``status.conditions``: since 1.31 the Job
+    controller writes ``SuccessCriteriaMet``/``FailureTarget`` first, so it is not the first entry.
+    """
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") in ("Complete", "Failed") and str(c.get("status")) == "True":
+            return str(c["type"])
+    return None
+
+
+def is_finished(job: Obj) -> bool:
+    return job_outcome(job) is not None
+
+
+def origin(job: Obj) -> str:
+    """``"manual"`` (kubectl create job --from, or cronctl's run) or ``"scheduled"``."""
+    a = annotations(job)
+    if a.get(INSTANTIATE) == "manual" or ANN_RUN_ID in a:
+        return "manual"
+    return "scheduled"
+
+
+def scheduled_for(job: Obj) -> datetime | None:
+    """The slot a scheduled Job stands for (controller annotation), else None."""
+    return _time(annotations(job).get(SCHEDULED_TS))
+
+
+def occurrence(job: Obj) -> datetime | None:
+    """The logical time a cronctl manual run stands for (``--occurrence``), else None."""
+    return _time(annotations(job).get(ANN_OCCURRENCE))
+
+
+def started(job: Obj) -> datetime | None:
+    return _time((job.get("status") or {}).get("startTime"))
+
+
+def finished_at(job: Obj) -> datetime | None:
+    """completionTime for a Complete Job; the Failed condition's transition time for a failed one."""
+    st = job.get("status") or {}
+    if st.get("completionTime"):
+        return _time(st["completionTime"])
+    for c in st.get("conditions") or []:
+        if c.get("type") in ("Complete", "Failed") and str(c.get("status")) == "True":
+            return _time(c.get("lastTransitionTime"))
+    return None
+
+
+def duration(job: Obj, now: datetime) -> timedelta | None:
+    """Run time like kubectl's DURATION column: start to finish, or start to now while running."""
+    s = started(job)
+    if s is None:
+        return None
+    e = finished_at(job)
+    return (e or now) - s
+
+
+def unfinished_children(cronjob: Obj, jobs: list[Obj]) -> list[Obj]:
+    """Jobs controlled by this CronJob with no true Complete/Failed condition (seed 004's jq check)."""
+    return [j for j in jobs if owned_by(j, cronjob) and not is_finished(j)]
+
+
+def interval(job: Obj, now: datetime) -> tuple[datetime, datetime] | None:
+    """The time the Job was running: startTime (else creation) to its end (else now)."""
+    s = started(job) or created(job)
+    if s is None:
+        return None
+    return s, finished_at(job) or now
+
+
+def overlaps(jobs: list[Obj], now: datetime) -> list[tuple[str, str]]:
+    """Pairs of Job names whose running intervals intersect (ordered by start)."""
+    ivs = sorted(((iv, name_of(j)) for j in jobs if (iv := interval(j, now)) is not None),
+                 key=lambda t: (t[0][0], t[1]))
+    out: list[tuple[str, str]] = []
+    for i, ((s1, e1), n1) in enumerate(ivs):
+        for (s2, _e2), n2 in ivs[i + 1:]:
+            if s2 >= e1:
+                break
+            out.append((n1, n2))
+    return out
+
+
+def pods_by_phase(pods: list[Obj]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in pods:
+        ph = str((p.get("status") or {}).get("phase") or "Unknown")
+        out[ph] = out.get(ph, 0) + 1
+    return out
+
+
+# -- the manual Job ----------------------------------------------------------------------------
+def build_manual_job(cronjob: Obj, name: str, *, extra_annotations: dict[str, str] | None = None,
+                     occurrence_at: datetime | None = None, env_name: str = OCCURRENCE_ENV) -> Obj:
+    """The Job ``kubectl create job NAME --from=cronjob/CJ`` creates (SEMANTICS §5), plus cronctl's bits.
+
+    kubectl: annotations = ``{instantiate: manual}`` then the template's annotations over it;
+    labels = the template's; one ownerReference (batch/v1 CronJob, name, uid, controller=true,
+    NO blockOwnerDeletion, so it needs no cronjobs/finalizers permission); spec = the template
+    spec; namespace set explicitly. cronctl adds ``extra_annotations`` (run id, operator,
+    reason, occurrence) and, given ``occurrence_at``, an env var ``env_name`` = that instant
+    (RFC3339 UTC) in every container and initContainer, replacing one of the same name.
+    """
+    cm = meta(cronjob)
+    tmpl = (cronjob.get("spec") or {}).get("jobTemplate") or {}
+    tmeta = tmpl.get("metadata") or {}
+    ann: dict[str, str] = {INSTANTIATE: "manual"}
+    ann.update(copy.deepcopy(tmeta.get("annotations") or {}))
+    ann.update(extra_annotations or {})
+    spec = copy.deepcopy(tmpl.get("spec") or {})
+    if occurrence_at is not None:
+        value = rfc3339_z(occurrence_at)
+        pod_spec = (spec.get("template") or {}).get("spec") or {}
+        for key in ("initContainers", "containers"):
+            for c in pod_spec.get(key) or []:
+                env = [e for e in c.get("env") or [] if e.get("name") != env_name]
+                env.append({"name": env_name, "value": value})
+                c["env"] = env
+    job_meta: Obj = {"name": name, "namespace": cm.get("namespace"), "annotations": ann}
+    labels = copy.deepcopy(tmeta.get("labels") or {})
+    if labels:
+        job_meta["labels"] = labels
+    job_meta["ownerReferences"] = [{
+        "apiVersion": "batch/v1", "kind": "CronJob", "name": cm.get("name"), "uid": cm.get("uid"),
+        "controller": True,
+    }]
+    if not job_meta["namespace"]:
+        del job_meta["namespace"]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": spec}
+
+
+# -- the run record (lock) ---------------------------------------------------------------------
+#: Steps of run-manual, in order, as written to ``cronctl.dev/step``.
+STEPS = ("suspended", "verified", "created", "waiting", "succeeded", "restored",
+         "failed", "timeout", "interrupted")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The record cronctl keeps on the CronJob while a manual run holds it (the lock).
+
+    ``original_suspend`` is what ``restore`` puts back. ``step`` is the last step reached:
+    suspended, verified, created, waiting, succeeded (Job complete, restore pending), failed,
+    timeout, interrupted.
+    """
+
+    run_id: str
+    original_suspend: bool
+    operator: str
+    reason: str
+    job_name: str
+    step: str
+    started: str
+    holder: str = ""
+    updated: str = ""
+    occurrence: str = ""
+    note: str = ""
+
+    _KEYS = {"run_id": ANN_RUN_ID, "original_suspend": ANN_ORIGINAL_SUSPEND, "operator": ANN_OPERATOR,
+             "reason": ANN_REASON, "job_name": ANN_JOB_NAME, "step": ANN_STEP, "started": ANN_STARTED,
+             "holder": ANN_HOLDER, "updated": ANN_UPDATED, "occurrence": ANN_OCCURRENCE, "note": ANN_NOTE}
+
+    def to_annotations(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[self._KEYS[f.name]] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def read_record(cronjob: Obj) -> RunRecord | None:
+    """The run record on the CronJob, or None. A record is present when the run-id key is."""
+    a = annotations(cronjob)
+    if ANN_RUN_ID not in a:
+        return None
+    keys = RunRecord._KEYS
+    return RunRecord(
+        run_id=a.get(keys["run_id"], ""),
+        original_suspend=a.get(keys["original_suspend"], "false").lower() == "true",
+        operator=a.get(keys["operator"], ""), reason=a.get(keys["reason"], ""),
+        job_name=a.get(keys["job_name"], ""), step=a.get(keys["step"], ""),
+        started=a.get(keys["started"], ""), holder=a.get(keys["holder"], ""),
+        updated=a.get(keys["updated"], ""), occurrence=a.get(keys["occurrence"], ""),
+        note=a.get(keys["note"], ""))
+
+
+def clear_record_annotations() -> dict[str, None]:
+    """A merge-patch ``metadata.annotations`` value that removes every record key (null deletes)."""
+    return {k: None for k in RunRecord._KEYS.values()}
+
+
+@dataclass(frozen=True)
+class ChildJob:
+    """One child Job as status/bundle show it."""
+
+    name: str
+    origin: str
+    scheduled_for: datetime | None
+    created: datetime | None
+    started: datetime | None
+    completed: datetime | None
+    outcome: str | None
+    duration: timedelta | None
+    occurrence: datetime | None = None
+    run_id: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def child_view(job: Obj, now: datetime) -> ChildJob:
+    return ChildJob(name=name_of(job), origin=origin(job), scheduled_for=scheduled_for(job),
+                    created=created(job), started=started(job), completed=finished_at(job),
+                    outcome=job_outcome(job), duration=duration(job, now),
+                    occurrence=occurrence(job), run_id=annotations(job).get(ANN_RUN_ID, ""))

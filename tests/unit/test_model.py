@@ -1,0 +1,159 @@
+"""Pure model helpers: ownership, outcomes, origin, the manual Job, the run record."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from cronctl import model
+
+UTC = timezone.utc
+
+
+def cronjob(**spec_extra: object) -> dict:
+    return {
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "mp-orders-sync", "namespace": "integrations", "uid": "cj-uid-1",
+                     "annotations": {"team": "x"}},
+        "spec": {
+            "schedule": "*/10 * * * *", "concurrencyPolicy": "Forbid", **spec_extra,
+            "jobTemplate": {
+                "metadata": {"labels": {"app": "sync"},
+                             "annotations": {"cronjob.kubernetes.io/instantiate": "from-template",
+                                             "owner": "team-a"}},
+                "spec": {"backoffLimit": 1, "template": {"spec": {
+                    "restartPolicy": "Never",
+                    "initContainers": [{"name": "init", "image": "busybox:1"}],
+                    "containers": [{"name": "main", "image": "app:1",
+                                    "env": [{"name": "A", "value": "1"},
+                                            {"name": "CRONCTL_OCCURRENCE", "value": "stale"}]},
+                                   {"name": "side", "image": "side:1"}]}}},
+            },
+        },
+    }
+
+
+def job(name: str = "j", *, uid: str = "cj-uid-1", controller: bool = True,
+        conditions: list[dict] | None = None, annotations: dict | None = None,
+        start: str | None = None, completion: str | None = None) -> dict:
+    st: dict = {}
+    if conditions is not None:
+        st["conditions"] = conditions
+    if start:
+        st["startTime"] = start
+    if completion:
+        st["completionTime"] = completion
+    return {"metadata": {"name": name, "annotations": annotations or {},
+                         "creationTimestamp": start or "2026-01-01T00:00:00Z",
+                         "ownerReferences": [{"kind": "CronJob", "name": "mp-orders-sync", "uid": uid,
+                                              "controller": controller}]},
+            "status": st}
+
+
+def test_a_job_is_owned_only_through_a_controller_reference_with_the_cronjobs_uid() -> None:
+    cj = cronjob()
+    assert model.owned_by(job(), cj)
+    assert not model.owned_by(job(uid="other"), cj)
+    assert not model.owned_by(job(controller=False), cj)
+
+
+def test_ownership_falls_back_to_the_name_when_the_dump_has_no_uids() -> None:
+    cj = cronjob()
+    del cj["metadata"]["uid"]
+    j = job()
+    del j["metadata"]["ownerReferences"][0]["uid"]
+    assert model.owned_by(j, cj)
+
+
+@pytest.mark.parametrize("conditions,expected", [
+    (None, None),
+    ([], None),
+    ([{"type": "SuccessCriteriaMet", "status": "True"}], None),
+    ([{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}], "Complete"),
+    ([{"type": "FailureTarget", "status": "True"}, {"type": "Failed", "status": "True"}], "Failed"),
+    ([{"type": "Complete", "status": "False"}], None),
+    ([{"type": "Suspended", "status": "True"}], None),
+])
+def test_the_terminal_condition_is_found_wherever_it_sits(conditions: list | None, expected: str | None) -> None:
+    j = job(conditions=conditions)
+    assert model.job_outcome(j) == expected
+    assert model.is_finished(j) is (expected is not None)
+
+
+def test_origin_is_manual_for_kubectl_and_cronctl_jobs_and_scheduled_otherwise() -> None:
+    assert model.origin(job(annotations={"cronjob.kubernetes.io/instantiate": "manual"})) == "manual"
+    assert model.origin(job(annotations={"cronctl.dev/run-id": "abc"})) == "manual"
+    assert model.origin(job(annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})) == "scheduled"
+
+
+def test_scheduled_for_reads_the_controllers_annotation_in_any_offset() -> None:
+    j = job(annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})
+    assert model.scheduled_for(j) == datetime(2026, 12, 2, 12, 19, tzinfo=UTC)
+    assert model.scheduled_for(job()) is None
+
+
+def test_the_manual_job_is_what_kubectl_create_job_from_cronjob_makes() -> None:
+    j = model.build_manual_job(cronjob(), "mp-orders-sync-manual")
+    m = j["metadata"]
+    assert j["apiVersion"] == "batch/v1" and j["kind"] == "Job"
+    assert m["name"] == "mp-orders-sync-manual" and m["namespace"] == "integrations"
+    # kubectl: instantiate=manual first, then template annotations copied over it (template wins)
+    assert m["annotations"] == {"cronjob.kubernetes.io/instantiate": "from-template", "owner": "team-a"}
+    assert m["labels"] == {"app": "sync"}
+    assert m["ownerReferences"] == [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "mp-orders-sync",
+                                     "uid": "cj-uid-1", "controller": True}]
+    assert "blockOwnerDeletion" not in m["ownerReferences"][0]
+    assert j["spec"] == cronjob()["spec"]["jobTemplate"]["spec"]
+    assert model.SCHEDULED_TS not in m["annotations"]
+
+
+def test_the_manual_job_does_not_share_state_with_the_cronjob() -> None:
+    cj = cronjob()
+    j = model.build_manual_job(cj, "x", occurrence_at=datetime(2026, 1, 1, tzinfo=UTC))
+    j["spec"]["template"]["spec"]["containers"][0]["image"] = "changed"
+    assert cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] == "app:1"
+    assert cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] == "stale"
+
+
+def test_the_occurrence_reaches_every_container_and_init_container_once() -> None:
+    at = datetime(2026, 12, 2, 12, 20, tzinfo=timezone(timedelta(hours=3)))
+    j = model.build_manual_job(cronjob(), "x", occurrence_at=at,
+                               extra_annotations={model.ANN_OCCURRENCE: "2026-12-02T09:20:00Z"})
+    ps = j["spec"]["template"]["spec"]
+    for c in ps["initContainers"] + ps["containers"]:
+        occ = [e for e in c["env"] if e["name"] == "CRONCTL_OCCURRENCE"]
+        assert occ == [{"name": "CRONCTL_OCCURRENCE", "value": "2026-12-02T09:20:00Z"}], c["name"]
+    assert {"name": "A", "value": "1"} in ps["containers"][0]["env"]
+    assert j["metadata"]["annotations"][model.ANN_OCCURRENCE] == "2026-12-02T09:20:00Z"
+
+
+def test_the_run_record_round_trips_through_annotations() -> None:
+    rec = model.RunRecord(run_id="r1", original_suspend=True, operator="alice", reason="catch up",
+                          job_name="cj-manual", step="created", started="2026-01-01T00:00:00Z",
+                          holder="host/42")
+    cj = cronjob()
+    cj["metadata"]["annotations"].update(rec.to_annotations())
+    assert rec.to_annotations()["cronctl.dev/original-suspend"] == "true"
+    assert model.read_record(cj) == rec
+    assert model.read_record(cronjob()) is None
+    cleared = model.clear_record_annotations()
+    assert set(cleared) == set(rec.to_annotations()) and set(cleared.values()) == {None}
+
+
+def test_unfinished_children_are_owned_jobs_without_a_terminal_condition() -> None:
+    cj = cronjob()
+    jobs = [job("running"), job("done", conditions=[{"type": "Complete", "status": "True"}]),
+            job("foreign", uid="zzz")]
+    assert [model.name_of(j) for j in model.unfinished_children(cj, jobs)] == ["running"]
+
+
+def test_overlapping_intervals_are_paired_and_touching_ones_are_not() -> None:
+    now = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+    jobs = [job("manual", start="2026-01-01T00:00:00Z", completion="2026-01-01T00:26:00Z"),
+            job("s1", start="2026-01-01T00:10:00Z", completion="2026-01-01T00:11:00Z"),
+            job("s2", start="2026-01-01T00:26:00Z", completion="2026-01-01T00:27:00Z"),
+            job("running", start="2026-01-01T00:50:00Z")]
+    assert model.overlaps(jobs, now) == [("manual", "s1")]
+    assert model.duration(jobs[0], now) == timedelta(minutes=26)
+    assert model.duration(jobs[3], now) == timedelta(minutes=10)
