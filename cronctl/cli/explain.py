@@ -1,13 +1,221 @@
-"""`cronctl explain` (placeholder until the schedule engine lands; owned by the explain work)."""
+"""`cronctl explain`: a schedule, a live CronJob or a manifest file, exactly as the controller sees it.
+
+Thin: parse options, read the clock once, call :mod:`cronctl.explain`, render. Nothing heavy is
+imported at module import time (the kubernetes client only in live mode, yaml only for files and
+``-o yaml``), so ``cronctl explain`` starts fast.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from datetime import datetime
+from typing import Annotated, Any, Optional
+
+import typer
+
 from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+
+_LIVE_PREFIXES = ("cronjob/", "cronjobs/", "cj/", "cronjob.batch/", "cronjobs.batch/")
 
 
 @app.command()
-def explain() -> None:
-    """Explain a schedule exactly as the Kubernetes CronJob controller computes it."""
-    from cronctl.errors import CronctlError
+def explain(
+    target: Annotated[Optional[str], typer.Argument(
+        help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
+        show_default=False)] = None,
+    filename: Annotated[Optional[str], typer.Option(
+        "--filename", "-f", help="Explain every CronJob in this manifest, multi-document YAML, JSON or "
+        "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too.", show_default=False)] = None,
+    tz: Annotated[Optional[str], typer.Option(
+        "--tz", help="IANA zone, as spec.timeZone (default: none = the controller's local zone, UTC).",
+        show_default=False)] = None,
+    from_: Annotated[Optional[str], typer.Option(
+        "--from", help="List runs strictly after this RFC3339 instant (default: --now, else now).",
+        show_default=False)] = None,
+    count: Annotated[int, typer.Option("--count", "-c", help="How many next runs to list.", min=0)] = 10,
+    created: Annotated[Optional[str], typer.Option(
+        "--created", help="Controller input: metadata.creationTimestamp (RFC3339).", show_default=False)] = None,
+    last_schedule: Annotated[Optional[str], typer.Option(
+        "--last-schedule", help="Controller input: status.lastScheduleTime (RFC3339).", show_default=False)] = None,
+    starting_deadline: Annotated[Optional[int], typer.Option(
+        "--starting-deadline", help="Controller input: spec.startingDeadlineSeconds.", show_default=False)] = None,
+    now: Annotated[Optional[str], typer.Option(
+        "--now", help="Controller input: the instant of the sync (RFC3339; default: the clock).",
+        show_default=False)] = None,
+    suspended: Annotated[bool, typer.Option(
+        "--suspended", help="Controller input: spec.suspend is true (say what unsuspending would do).")] = False,
+    name: Annotated[Optional[str], typer.Option(
+        "--name", help="Controller input: the CronJob's name (for the Job name).", show_default=False)] = None,
+    dialect: Annotated[str, typer.Option(
+        "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (seed 000).")] = "kubernetes",
+    missed_limit: Annotated[Optional[int], typer.Option(
+        "--missed-limit", help="Atlas only: missedScheduleLimit (default 100 when unset or <= 0).",
+        show_default=False)] = None,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Explain a schedule exactly as the Kubernetes CronJob controller computes it.
 
-    raise CronctlError("explain is not implemented yet")
+    The schedule in words, the next runs in its zone and in UTC, every DST gap (a run that will
+    not happen) or fold (a run that happens twice) touching them, and, given controller inputs
+    or a live CronJob, what the controller does now. Exit 5 on bad input.
+    """
+    import click
+
+    from cronctl.errors import BadInput
+    from cronctl.explain import DIALECTS, ControllerInputs, explain_file, explain_schedule
+    from cronctl.timeutil import UTC, parse_rfc3339
+
+    if dialect not in DIALECTS:
+        raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
+    if (target is None) == (filename is None):
+        raise click.UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
+    # The clock is read once, here; everything below takes it as a parameter.
+    now_t = parse_rfc3339(now, what="--now") if now is not None else datetime.now(UTC)
+    after = parse_rfc3339(from_, what="--from") if from_ is not None else now_t
+    created_t = parse_rfc3339(created, what="--created") if created is not None else None
+    last_t = parse_rfc3339(last_schedule, what="--last-schedule") if last_schedule is not None else None
+    # --now and --name alone only set the reference instant / the name; a starting point or a
+    # deadline/suspend asks for the controller's decision.
+    controller_given = (created_t is not None or last_t is not None or starting_deadline is not None
+                        or suspended)
+    inputs = ControllerInputs(now=now_t, created=created_t, last_schedule=last_t,
+                              starting_deadline=starting_deadline, suspended=suspended,
+                              name=name or "cronjob", missed_limit=missed_limit)
+
+    result: Any
+    if filename is not None:
+        result = explain_file(filename, after=after if from_ is not None else None, now=now_t, count=count,
+                              overrides=inputs if controller_given else None,
+                              dialect=dialect if dialect == "atlas" else None)
+    elif target is not None and target.startswith(_LIVE_PREFIXES):
+        result = _live(target.split("/", 1)[1], kubeconfig, context, namespace, after if from_ else None,
+                       now_t, count, inputs if controller_given else None)
+    else:
+        assert target is not None
+        if controller_given and created_t is None and last_t is None:
+            raise BadInput("controller inputs need --created or --last-schedule (the controller's starting point)")
+        result = explain_schedule(target, time_zone=tz, after=after, count=count, dialect=dialect,
+                                  controller=inputs if controller_given else None, name=name)
+    _render(result, output)
+
+
+def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
+          after: datetime | None, now: datetime, count: int, overrides: Any) -> dict[str, Any]:
+    from cronctl.errors import BadInput
+    from cronctl.explain import explain_object
+
+    if not cj:
+        raise BadInput("cronjob/NAME needs a name")
+    from cronctl.kube import connect  # the only path that loads the kubernetes client
+
+    cluster = connect(kubeconfig, context, namespace)
+    obj = cluster.get_cronjob(cj)
+    # A live object exists already: the API's create-only rules (TZ in schedule, 52-char name)
+    # are checked as an update of itself.
+    return explain_object(obj, after=after, now=now, count=count, overrides=overrides, api_create=False,
+                          with_controller=True)
+
+
+def _render(result: Any, output: Output) -> None:
+    if output == Output.json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    elif output == Output.yaml:
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=1000))
+    elif isinstance(result, list):
+        for i, item in enumerate(result):
+            if i:
+                out.print()
+            _render_text(item)
+    else:
+        _render_text(result)
+
+
+def _render_text(r: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    if r.get("name") is not None:
+        kind = "Atlas CronJob" if r["dialect"] == "atlas" else "CronJob"
+        ns = f"{r['namespace']}/" if r.get("namespace") else ""
+        out.print(Text(f"{kind} {ns}{r['name']}", style="bold"))
+    zone_note = {"timeZone": "spec.timeZone", "prefix": "TZ= prefix in the schedule",
+                 "controller-local": "no timeZone: the controller's local zone", "timezone": "timezone",
+                 "default-utc": "no timezone: Atlas defaults to UTC"}.get(r["zoneSource"], r["zoneSource"])
+    dialect = "Kubernetes CronJob controller (robfig/cron v3)" if r["dialect"] == "kubernetes" else \
+        "Atlas (seed 000: strict fields, all must match)"
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("Schedule", Text(r["schedule"]))
+    head.add_row("Time zone", Text(f"{r['zone']} ({zone_note})"))
+    head.add_row("Dialect", Text(dialect))
+    head.add_row("Meaning", Text(r["description"], style="red" if r["neverFires"] else ""))
+    out.print(head)
+
+    if r["next"]:
+        out.print()
+        out.print(Text(f"Next {len(r['next'])} run{'s' if len(r['next']) != 1 else ''} after {r['from']}",
+                       style="bold"))
+        t = Table(box=None, padding=(0, 2), show_edge=False)
+        t.add_column("#", justify="right")
+        t.add_column(f"local ({r['zone']})")
+        t.add_column("UTC")
+        for i, n in enumerate(r["next"], 1):
+            local = n["local"]
+            t.add_row(str(i), f"{n['weekday']} {local[:10]} {local[11:16]} {local[19:] or 'Z'}",
+                      f"{n['weekday'] if n['utc'][:10] == local[:10] else _utc_weekday(n['utc'])} "
+                      f"{n['utc'][:10]} {n['utc'][11:16]}Z")
+        out.print(t)
+    elif not r["neverFires"]:
+        out.print()
+        out.print(Text("No runs listed (--count 0).", style="dim"))
+
+    if r["dst"]:
+        out.print()
+        out.print(Text("Daylight-saving changes touching these runs", style="bold"))
+        for d in r["dst"]:
+            out.print(Text(f"  ! {d['message']}", style="yellow"))
+
+    c = r.get("controller")
+    if c is not None:
+        out.print()
+        if r["dialect"] == "atlas":
+            out.print(Text(f"Atlas RunOnce at {c['now']} (base {c['base']}, missed limit {c['missedLimit']})",
+                           style="bold"))
+        else:
+            out.print(Text(f"Controller at {c['now']}: decision {c['decision']}", style="bold"))
+        for s in c["summary"]:
+            out.print(Text(f"  - {s}"))
+        if r["dialect"] == "kubernetes":
+            g = Table.grid(padding=(0, 2))
+            g.add_column(style="dim")
+            g.add_column()
+            g.add_row("earliest", c["earliest"])
+            g.add_row("most recent", c["mostRecent"] or "none")
+            g.add_row("missed", f"{c['missed']} ({c['missedRunsCount']} run(s) in (earliest, now])")
+            if c["jobName"]:
+                g.add_row("job name", c["jobName"])
+                g.add_row("scheduled-timestamp", c["scheduledTimestamp"] or "")
+            if c["nextWakeUp"]:
+                g.add_row("next wake-up", c["nextWakeUp"])
+            for e in c["events"]:
+                g.add_row("event", Text(e))
+            out.print(g)
+
+    if r["warnings"]:
+        out.print()
+        out.print(Text("Warnings", style="bold"))
+        for w in r["warnings"]:
+            out.print(Text(f"  ! {w}", style="yellow"))
+
+
+def _utc_weekday(utc: str) -> str:
+    d = datetime.fromisoformat(utc[:10])
+    return ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[d.weekday()]

@@ -1,0 +1,381 @@
+"""The ``cronctl explain`` service: one schedule or one CronJob in, one result dict out.
+
+Pure apart from what its caller gives it: no clock (``now``/``after`` are parameters), no
+network, no kubernetes import, no typer/rich. The dict is the documented JSON contract of
+``cronctl explain -o json`` (README "## cronctl explain"); the CLI renders the same dict as text.
+Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending in ``Z``,
+``local`` with the zone's offset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Any, Sequence
+
+from cronctl.errors import BadInput, CronctlError, ScheduleError
+from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+
+UTC = timezone.utc
+Obj = dict[str, Any]
+
+DIALECTS = ("kubernetes", "atlas")
+#: Lists of instants in the controller object are cut at this length (counts stay exact).
+MAX_LISTED = 1000
+DEFAULT_NAME = "cronjob"
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+@dataclass(frozen=True)
+class ControllerInputs:
+    """What the controller would know at one sync. ``created`` or ``last_schedule`` is required."""
+
+    now: datetime
+    created: datetime | None = None
+    last_schedule: datetime | None = None
+    starting_deadline: int | None = None
+    suspended: bool = False
+    name: str = DEFAULT_NAME
+    missed_limit: int | None = None  # Atlas only (missedScheduleLimit)
+
+
+def _zone(name: str) -> tzinfo:
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(name)
+    except (KeyError, ValueError, OSError):
+        return UTC
+
+
+def instant(t: datetime, tz: tzinfo) -> Obj:
+    """One run as the contract prints it: ``{"utc", "local", "weekday"}`` (weekday of the local date)."""
+    local = t.astimezone(tz)
+    return {"utc": rfc3339_z(t), "local": rfc3339_local(local), "weekday": _WEEKDAYS[local.weekday()]}
+
+
+def _z(t: datetime | None) -> str | None:
+    return None if t is None else rfc3339_z(t)
+
+
+def _local_words(t: datetime, tz: tzinfo) -> str:
+    """'14:10 MSK on Wed 2026-12-02' - how an operator reads a run in the CronJob's zone."""
+    local = t.astimezone(tz)
+    abbr = local.tzname() or ""
+    return f"{local:%H:%M} {abbr} on {_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d}".replace("  ", " ")
+
+
+def _listed(ts: Sequence[datetime]) -> list[str]:
+    return [rfc3339_z(t) for t in ts[:MAX_LISTED]]
+
+
+def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count: int = 10,
+                     dialect: str = "kubernetes", controller: ControllerInputs | None = None,
+                     name: str | None = None, namespace: str | None = None,
+                     api_create: bool = True) -> Obj:
+    """Explain one schedule: words, the next ``count`` runs after ``after``, DST events, and
+    (given ``controller``) what the controller decides at ``controller.now``.
+
+    Raises ScheduleError (bad expression or zone) and BadInput (bad controller inputs).
+    """
+    from cronctl.schedule.describe import describe, never_fires_reason
+    from cronctl.schedule.dst import dst_events
+
+    if dialect not in DIALECTS:
+        raise BadInput(f"unknown dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
+    if count < 0:
+        raise BadInput(f"bad --count {count}: must be 0 or more")
+    atlas = dialect == "atlas"
+    if atlas:
+        from cronctl.schedule.atlas import parse_atlas
+
+        sched: Any = parse_atlas(expr, time_zone)
+        zone_source = "timezone" if time_zone else "default-utc"
+    else:
+        from cronctl.schedule import parse
+
+        sched = parse(expr, time_zone)
+        zone_source = "prefix" if sched.zone_from_prefix else ("timeZone" if time_zone else "controller-local")
+    tz = _zone(sched.zone)
+    runs = list(sched.runs(after, count)) if count else []
+    never = never_fires_reason(sched, and_rule=atlas) if getattr(sched, "every", None) is None else None
+    if never is None and count and not runs:
+        never = "no run within the search horizon: this schedule never fires"
+    events = dst_events(sched, after, runs, and_rule=atlas)
+    result: Obj = {}
+    if namespace is not None or name is not None:
+        result["namespace"] = namespace
+        result["name"] = name
+    result.update({
+        "dialect": dialect,
+        "schedule": expr,
+        "timeZone": time_zone,
+        "zone": sched.zone,
+        "zoneSource": zone_source,
+        "description": describe(sched, sched.zone if atlas else time_zone, and_rule=atlas),
+        "neverFires": never is not None,
+        "from": rfc3339_z(after),
+        "next": [instant(t, tz) for t in runs],
+        "dst": [_dst_obj(e, tz) for e in events],
+        "warnings": _warnings(sched, expr, time_zone, name, atlas, api_create),
+    })
+    if controller is not None:
+        if atlas:
+            result["controller"] = _atlas_controller(sched, controller, tz)
+        else:
+            result["controller"] = _kube_controller(expr, time_zone, controller, tz)
+    return result
+
+
+def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, atlas: bool,
+              api_create: bool) -> list[str]:
+    if atlas:
+        return []
+    from cronctl.schedule import validate_for_api
+
+    out = [f"the API server would refuse this: {m}"
+           for m in validate_for_api(expr, time_zone, name=name, create=api_create,
+                                     old_expr=None if api_create else expr)]
+    if sched.zone_from_prefix:
+        out.append("TZ=/CRON_TZ= in the schedule: the controller emits Warning UnsupportedSchedule on every "
+                   "sync, and the prefix wins over spec.timeZone")
+    if time_zone is None and not sched.zone_from_prefix and sched.every is None:
+        out.append("no timeZone: the schedule follows the kube-controller-manager's local zone (usually UTC); "
+                   "set spec.timeZone")
+    return out
+
+
+def _dst_obj(e: Any, tz: tzinfo) -> Obj:
+    t = e.transition
+    return {
+        "kind": e.kind,
+        "transition": rfc3339_z(t.at),
+        "offsetBefore": _offset(t.offset_before),
+        "offsetAfter": _offset(t.offset_after),
+        "wallStart": t.wall_start.isoformat(timespec="minutes"),
+        "wallEnd": t.wall_end.isoformat(timespec="minutes"),
+        "skipped": [w.isoformat(timespec="minutes") for w in e.skipped],
+        "repeated": [{"wall": w.isoformat(timespec="minutes"), "utc": [rfc3339_z(a), rfc3339_z(b)]}
+                     for w, a, b in e.repeated],
+        "message": e.message(),
+    }
+
+
+def _offset(d: timedelta) -> str:
+    total = int(d.total_seconds())
+    sign = "-" if total < 0 else "+"
+    h, m = divmod(abs(total) // 60, 60)
+    return f"{sign}{h:02d}:{m:02d}"
+
+
+def _base(c: ControllerInputs) -> datetime:
+    base = c.last_schedule or c.created
+    if base is None:
+        raise BadInput("controller inputs need --created or --last-schedule (the controller's starting point)")
+    return base
+
+
+def _kube_controller(expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
+    from cronctl.schedule import decide
+
+    if c.created is None and c.last_schedule is None:
+        _base(c)
+    if c.starting_deadline is not None and c.starting_deadline < 0:
+        raise BadInput(f"bad --starting-deadline {c.starting_deadline}: must be 0 or more (API validation)")
+    created = c.created or c.last_schedule
+    assert created is not None
+    kwargs: Obj = dict(time_zone=time_zone, name=c.name, created=created, last_schedule=c.last_schedule,
+                       starting_deadline=c.starting_deadline, now=c.now)
+    d = decide(expr, suspended=False, **kwargs)
+    shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
+    return {
+        "now": rfc3339_z(c.now),
+        "suspended": c.suspended,
+        "decision": shown.decision,
+        "earliest": rfc3339_z(d.earliest),
+        "mostRecent": _z(d.most_recent),
+        "missed": d.missed,
+        "error": d.error,
+        "jobName": d.job_name,
+        "scheduledTimestamp": d.scheduled_timestamp,
+        "nextWakeUp": _z(shown.next_wakeup),
+        "events": list(shown.events),
+        "missedRunsCount": len(d.missed_runs),
+        "missedRuns": _listed(d.missed_runs),
+        "neverMadeUpCount": len(d.never_made_up),
+        "neverMadeUp": _listed(d.never_made_up),
+        "estimateSkipped": _z(d.estimate_skipped),
+        "summary": _kube_summary(c, d, shown, tz),
+    }
+
+
+def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo) -> list[str]:
+    """The decision in words, one sentence per fact."""
+    out: list[str] = []
+    if d.error:
+        return [f"the controller cannot schedule this: Warning InvalidSchedule ({d.error}); "
+                "no Job is ever created"]
+    if c.starting_deadline == 0:
+        out.append("startingDeadlineSeconds is 0: the controller never starts a Job (its earliest time is now, "
+                   "and the next run is always later)")
+    lead = "unsuspending now would" if c.suspended else "a sync now would"
+    if c.suspended:
+        out.append("suspended: the controller does nothing and records nothing until spec.suspend is false")
+    skipped_n = len(d.never_made_up)
+    if d.most_recent is not None:
+        out.append(f"{lead} start one Job for {_local_words(d.most_recent, tz)} ({d.job_name})")
+    elif c.starting_deadline != 0:
+        if d.estimate_skipped is not None:
+            out.append(f"{lead} start nothing, although the run at {_local_words(d.estimate_skipped, tz)} was "
+                       "missed: the controller's estimate (it assumes every gap equals the first one) lands "
+                       "after it, so it finds no time to run")
+        else:
+            out.append(f"{lead} start nothing: no scheduled time has passed since {rfc3339_z(d.earliest)}")
+    if skipped_n:
+        noun = "run is" if skipped_n == 1 else "runs are"
+        what = "earlier " if d.most_recent is not None else "missed "
+        out.append(f"{skipped_n} {what}{noun} never made up (only the most recent missed time is ever started)")
+    if d.missed == "many":
+        out.append("the estimate counts more than 100 missed start times: Warning TooManyMissedTimes "
+                   "(the Job is still created); set or lower startingDeadlineSeconds")
+    if c.starting_deadline is None and len(d.missed_runs) > 1:
+        out.append("no startingDeadlineSeconds: a missed run of any age can still be started; set it to bound "
+                   "catch-up")
+    if c.suspended:
+        out.append("no wake-up is queued while suspended; unsuspending triggers an immediate sync")
+    elif shown.next_wakeup is not None:
+        out.append(f"the controller wakes next at {rfc3339_z(shown.next_wakeup)} "
+                   f"(in {human_duration(shown.next_wakeup - c.now)})")
+    return out
+
+
+def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> Obj:
+    from cronctl.schedule.atlas import DEFAULT_MISSED_LIMIT
+
+    base = _base(c)
+    limit = c.missed_limit if c.missed_limit is not None and c.missed_limit > 0 else DEFAULT_MISSED_LIMIT
+    due = sched.due(base, c.now, limit)
+    beyond = sched.due(due[-1], c.now, 1) if len(due) == limit else []
+    words: list[str] = []
+    if c.suspended:
+        words.append("suspended: Atlas creates nothing while suspended")
+    if due:
+        lead = "resuming now would" if c.suspended else "RunOnce now would"
+        words.append(f"{lead} create {len(due)} Job{'s' if len(due) != 1 else ''}, the earliest due first: "
+                     f"{_local_words(due[0], tz)} through {_local_words(due[-1], tz)}")
+        if beyond:
+            words.append(f"more runs are due than the missed limit ({limit}): later ones wait for the next pass")
+        words.append("with Forbid, an active Job at the start suppresses the whole due list; with none active, "
+                     "several due Jobs can be created in one pass")
+    else:
+        words.append(f"nothing is due: no occurrence in ({rfc3339_z(base)}, {rfc3339_z(c.now)}]")
+    return {
+        "now": rfc3339_z(c.now),
+        "suspended": c.suspended,
+        "base": rfc3339_z(base),
+        "missedLimit": limit,
+        "dueCount": len(due),
+        "due": _listed(due),
+        "moreDue": bool(beyond),
+        "summary": words,
+    }
+
+
+# --- Kubernetes objects -------------------------------------------------------------------
+
+def _is_atlas_manifest(obj: Obj) -> bool:
+    """The seed-000 Atlas CLI envelope: name/schedule/timezone/jobTemplate, no apiVersion/kind."""
+    return "kind" not in obj and "apiVersion" not in obj and isinstance(obj.get("schedule"), str)
+
+
+def _ts(value: Any, what: str) -> datetime | None:
+    return None if value is None else parse_rfc3339(str(value), what=what)
+
+
+def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: int = 10,
+                   overrides: ControllerInputs | None = None, source: str = "",
+                   api_create: bool = True, with_controller: bool | None = None) -> Obj:
+    """Explain one CronJob object (a batch/v1 CronJob dict, or an Atlas CLI manifest).
+
+    Controller inputs come from the object (creationTimestamp, status.lastScheduleTime,
+    spec.startingDeadlineSeconds, spec.suspend), overridden by ``overrides`` where those set
+    them. The controller part is included when the object or the overrides give a starting
+    point (or ``with_controller`` forces it). Errors name ``source`` and the object.
+    """
+    if _is_atlas_manifest(obj):
+        name = obj.get("name")
+        where = f"{source}: atlas cronjob {name}" if source else f"atlas cronjob {name}"
+        try:
+            spec_name = str(name) if name is not None else DEFAULT_NAME
+            ctl = None
+            if overrides is not None and (overrides.created or overrides.last_schedule):
+                limit = overrides.missed_limit if overrides.missed_limit is not None else obj.get("missedScheduleLimit")
+                ctl = ControllerInputs(now=overrides.now, created=overrides.created,
+                                       last_schedule=overrides.last_schedule, suspended=overrides.suspended,
+                                       name=spec_name, missed_limit=int(limit) if isinstance(limit, int) else None)
+            tzname = obj.get("timezone")
+            return explain_schedule(str(obj["schedule"]), time_zone=str(tzname) if tzname else None,
+                                    after=after or now, count=count, dialect="atlas", controller=ctl,
+                                    name=spec_name, namespace=None)
+        except CronctlError as e:
+            raise type(e)(f"{where}: {e.message}") from None
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    ns, name = meta.get("namespace"), meta.get("name")
+    where = f"cronjob {ns + '/' if ns else ''}{name}"
+    if source:
+        where = f"{source}: {where}"
+    try:
+        if not isinstance(spec, dict) or not isinstance(spec.get("schedule"), str):
+            raise BadInput("spec.schedule is missing or not a string")
+        tzv = spec.get("timeZone")
+        if tzv is not None and not isinstance(tzv, str):
+            raise BadInput("spec.timeZone is not a string")
+        created = _ts(meta.get("creationTimestamp"), "metadata.creationTimestamp")
+        last = _ts(status.get("lastScheduleTime"), "status.lastScheduleTime")
+        deadline = spec.get("startingDeadlineSeconds")
+        if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int)):
+            raise BadInput(f"spec.startingDeadlineSeconds {deadline!r} is not an integer")
+        suspended = bool(spec.get("suspend", False))
+        o = overrides
+        if o is not None:
+            created = o.created or created
+            last = o.last_schedule or last
+            deadline = o.starting_deadline if o.starting_deadline is not None else deadline
+            suspended = o.suspended or suspended
+        want = with_controller if with_controller is not None else (created is not None or last is not None)
+        ctl = None
+        if want:
+            ctl = ControllerInputs(now=now, created=created, last_schedule=last, starting_deadline=deadline,
+                                   suspended=suspended, name=str(name) if name else DEFAULT_NAME)
+        return explain_schedule(spec["schedule"], time_zone=tzv, after=after or now, count=count,
+                                controller=ctl, name=name, namespace=ns, api_create=api_create)
+    except CronctlError as e:
+        raise type(e)(f"{where}: {e.message}") from None
+
+
+def cronjobs_in(objs: Sequence[Obj], source: str) -> list[Obj]:
+    """The CronJobs (batch/v1 or Atlas manifests) among ``objs``; BadInput naming ``source`` when none."""
+    found = [o for o in objs if o.get("kind") == "CronJob" or _is_atlas_manifest(o)]
+    if not found:
+        kinds = sorted({str(o.get("kind")) for o in objs if o.get("kind")})
+        seen = f" (found: {', '.join(kinds)})" if kinds else ""
+        raise BadInput(f"{source}: no CronJob in file{seen}")
+    return found
+
+
+def explain_file(path: str, *, after: datetime | None, now: datetime, count: int = 10,
+                 overrides: ControllerInputs | None = None, dialect: str | None = None) -> list[Obj]:
+    """Every CronJob in a manifest, multi-document YAML, JSON, or ``kubectl get -o yaml|json`` List."""
+    from cronctl.manifest import load_objects
+
+    objs = load_objects(path)
+    out = []
+    for obj in cronjobs_in(objs, path):
+        if dialect == "atlas" and not _is_atlas_manifest(obj):
+            spec = obj.get("spec") or {}
+            obj = {"name": (obj.get("metadata") or {}).get("name"), "schedule": spec.get("schedule"),
+                   "timezone": spec.get("timeZone")}
+        out.append(explain_object(obj, after=after, now=now, count=count, overrides=overrides, source=path))
+    return out
