@@ -1,0 +1,568 @@
+"""robfig/cron v3.0.1 ``ParseStandard``, reproduced exactly, and the :class:`Schedule` it returns.
+
+What Kubernetes accepts is what this accepts (see SEMANTICS.md §1): the ``TZ=``/``CRON_TZ=``
+prefix, exact-match descriptors, ``@every`` with Go durations, five whitespace-separated fields,
+comma lists with empty items skipped, ``*``/``?`` in every field, ranges, steps, ``N/S`` meaning
+``N``-max, the ``*-5`` quirk, Go ``strconv.Atoi`` numbers (``+5``, ``05``), three-letter names in
+month and day-of-week only, and the star bits that decide the day-of-month/day-of-week rule.
+
+Every failure raises :class:`~cronctl.errors.ScheduleError` (as :class:`CronParseError`, which
+also carries upstream's own error text in ``upstream``); nothing else escapes. Inputs on which
+upstream panics (``"TZ=UTC"`` without a space) are clear errors here.
+
+Pure and light: stdlib only (``from cronctl.schedule import parse`` imports no yaml/kubernetes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from cronctl.errors import ScheduleError
+from cronctl.schedule.walk import SpecWalker, Zone, from_datetime_floor, get_zone, to_datetime
+
+__all__ = ["CronParseError", "Schedule", "parse", "parse_standard", "format_schedule",
+           "load_location", "FIELD_NAMES"]
+
+FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
+
+_STAR_BIT = 1 << 63
+# Go's unicode.IsSpace (what strings.Fields and strings.TrimSpace split/trim on). Python's
+# str.isspace() also counts U+001C..U+001F, which Go does not.
+_GO_SPACE = frozenset("\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                      "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+_MONTH_NAMES = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7,
+                "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+_DOW_NAMES = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+# (min, max, names) per field, as spec.go's bounds
+_BOUNDS: tuple[tuple[int, int, dict[str, int] | None], ...] = (
+    (0, 59, None), (0, 23, None), (1, 31, None), (1, 12, _MONTH_NAMES), (0, 6, _DOW_NAMES))
+
+_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
+                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_INT64_MAX = (1 << 63) - 1
+
+
+class CronParseError(ScheduleError):
+    """A schedule robfig/cron v3 rejects. ``str(e)`` is cronctl's message (names the field and the
+    value); ``upstream`` is the error text the Kubernetes controller would print (what appears in
+    its UnparseableSchedule event)."""
+
+    def __init__(self, message: str, *, upstream: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.upstream = upstream
+
+
+# ---------------------------------------------------------------------------------------------
+# Go helpers
+# ---------------------------------------------------------------------------------------------
+
+def go_fields(s: str) -> list[str]:
+    """strings.Fields: split on runs of Go whitespace, no empty items."""
+    out: list[str] = []
+    cur: list[str] = []
+    for ch in s:
+        if ch in _GO_SPACE:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def go_trim_space(s: str) -> str:
+    """strings.TrimSpace with Go's whitespace set."""
+    i, j = 0, len(s)
+    while i < j and s[i] in _GO_SPACE:
+        i += 1
+    while j > i and s[j - 1] in _GO_SPACE:
+        j -= 1
+    return s[i:j]
+
+
+def go_quote(s: str) -> str:
+    """strconv.Quote (close enough for messages: escapes quotes, backslashes, non-printables)."""
+    out = ['"']
+    for ch in s:
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                        "\t": "\\t", "\v": "\\v"}[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+class _AtoiError(Exception):
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind  # "invalid syntax" | "value out of range"
+
+
+def go_atoi(s: str) -> int:
+    """strconv.Atoi on 64-bit Go: optional sign, ASCII digits only, int64 range."""
+    body = s[1:] if s[:1] in ("+", "-") else s
+    if not body or any(not ("0" <= c <= "9") for c in body):
+        raise _AtoiError("invalid syntax")
+    v = int(body)
+    if s[:1] == "-":
+        v = -v
+    if v > _INT64_MAX or v < -_INT64_MAX - 1:
+        raise _AtoiError("value out of range")
+    return v
+
+
+def _go_lower(s: str) -> str:
+    # Go's strings.ToLower uses simple case mapping: U+0130 lowers to plain "i" (Python: "i̇").
+    return s.replace("\u0130", "i").lower()
+
+
+class _DurationError(Exception):
+    pass
+
+
+def go_parse_duration(orig: str) -> int:
+    """time.ParseDuration, in nanoseconds. Raises _DurationError with Go's message."""
+    s = orig
+    d = 0
+    neg = False
+    q = go_quote(orig)
+    if s and s[0] in "+-":
+        neg = s[0] == "-"
+        s = s[1:]
+    if s == "0":
+        return 0
+    if s == "":
+        raise _DurationError(f"time: invalid duration {q}")
+    while s:
+        if not (s[0] == "." or "0" <= s[0] <= "9"):
+            raise _DurationError(f"time: invalid duration {q}")
+        # leading int
+        i = 0
+        v = 0
+        while i < len(s) and "0" <= s[i] <= "9":
+            if v > (1 << 63) // 10:
+                raise _DurationError(f"time: invalid duration {q}")
+            v = v * 10 + ord(s[i]) - 48
+            if v > 1 << 63:
+                raise _DurationError(f"time: invalid duration {q}")
+            i += 1
+        pre = i > 0
+        s = s[i:]
+        f, scale, post = 0, 1.0, False
+        if s and s[0] == ".":
+            s = s[1:]
+            i = 0
+            overflow = False
+            while i < len(s) and "0" <= s[i] <= "9":
+                if not overflow:
+                    if f > ((1 << 63) - 1) // 10:
+                        overflow = True
+                    else:
+                        y = f * 10 + ord(s[i]) - 48
+                        if y > 1 << 63:
+                            overflow = True
+                        else:
+                            f = y
+                            scale *= 10
+                i += 1
+            post = i > 0
+            s = s[i:]
+        if not pre and not post:
+            raise _DurationError(f"time: invalid duration {q}")
+        i = 0
+        while i < len(s) and not (s[i] == "." or "0" <= s[i] <= "9"):
+            i += 1
+        if i == 0:
+            raise _DurationError(f"time: missing unit in duration {q}")
+        u = s[:i]
+        s = s[i:]
+        unit = _DURATION_UNITS.get(u)
+        if unit is None:
+            raise _DurationError(f"time: unknown unit {go_quote(u)} in duration {q}")
+        if v > (1 << 63) // unit:
+            raise _DurationError(f"time: invalid duration {q}")
+        v *= unit
+        if f > 0:
+            v += int(float(f) * (float(unit) / scale))
+            if v > 1 << 63:
+                raise _DurationError(f"time: invalid duration {q}")
+        d += v
+        if d > 1 << 63:
+            raise _DurationError(f"time: invalid duration {q}")
+    if neg:
+        return -d
+    if d > _INT64_MAX:
+        raise _DurationError(f"time: invalid duration {q}")
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Zones
+# ---------------------------------------------------------------------------------------------
+
+def load_location(name: str, *, local_zone: str = "UTC") -> str:
+    """time.LoadLocation: returns the IANA name the walk uses ("" and "UTC" give "UTC", "Local"
+    gives ``local_zone``, the controller's zone). Raises ScheduleError for unknown zones."""
+    if name in ("", "UTC"):
+        return "UTC"
+    if name == "Local":
+        name = local_zone
+        if name in ("", "UTC"):
+            return "UTC"
+    try:
+        get_zone(name)
+    except LookupError:
+        raise ScheduleError(f"unknown time zone '{name}'") from None
+    return name
+
+
+def format_schedule(expr: str, tz: str | None) -> str:
+    """The controller's ``formatSchedule``: a schedule containing ``TZ`` is used as is (its
+    prefix wins over ``timeZone``); otherwise ``timeZone`` becomes a ``TZ=`` prefix."""
+    if "TZ" in expr:
+        return expr
+    if tz is not None:
+        return f"TZ={tz} {expr}"
+    return expr
+
+
+# ---------------------------------------------------------------------------------------------
+# The parser
+# ---------------------------------------------------------------------------------------------
+
+def _bad(field: int, item: str, expr: str, reason: str, upstream: str,
+         hint: str | None = None) -> CronParseError:
+    return CronParseError(f"bad {FIELD_NAMES[field]} '{item}' in '{expr}': {reason}",
+                          upstream=upstream, hint=hint)
+
+
+def _parse_int_or_name(s: str, field: int, item: str, expr: str) -> int:
+    names = _BOUNDS[field][2]
+    if names is not None:
+        v = names.get(_go_lower(s))
+        if v is not None:
+            return v
+    return _must_parse_int(s, field, item, expr)
+
+
+def _must_parse_int(s: str, field: int, item: str, expr: str) -> int:
+    try:
+        num = go_atoi(s)
+    except _AtoiError as e:
+        up = f"failed to parse int from {s}: strconv.Atoi: parsing {go_quote(s)}: {e.kind}"
+        if e.kind == "value out of range":
+            raise _bad(field, item, expr, f"number '{s}' is too large", up) from None
+        if s == "":
+            what = "a number is missing"
+        elif field == 3:
+            what = f"'{s}' is not a number or a month name (jan..dec)"
+        elif field == 4:
+            what = f"'{s}' is not a number or a day name (sun..sat)"
+        else:
+            what = f"'{s}' is not a number"
+        hint = None
+        if any(c in s for c in "LW#H"):
+            hint = "L, W, # and H are not supported by the Kubernetes cron parser"
+        elif field in (3, 4) and s.isalpha() and len(s) != 3:
+            hint = "names must be exactly three letters (e.g. mon, jan)"
+        raise _bad(field, item, expr, what, up, hint) from None
+    if num < 0:
+        raise _bad(field, item, expr, f"negative number ({num})",
+                   f"negative number ({num}) not allowed: {item}")
+    return num
+
+
+def _get_range(item: str, field: int, expr: str) -> int:
+    lo_b, hi_b, _names = _BOUNDS[field]
+    range_and_step = item.split("/")
+    low_and_high = range_and_step[0].split("-")
+    single = len(low_and_high) == 1
+    extra = 0
+    if low_and_high[0] in ("*", "?"):
+        start, end = lo_b, hi_b
+        extra = _STAR_BIT
+    else:
+        start = _parse_int_or_name(low_and_high[0], field, item, expr)
+        if len(low_and_high) == 1:
+            end = start
+        elif len(low_and_high) == 2:
+            end = _parse_int_or_name(low_and_high[1], field, item, expr)
+        else:
+            raise _bad(field, item, expr, "more than one '-'", f"too many hyphens: {item}")
+    if len(range_and_step) == 1:
+        step = 1
+    elif len(range_and_step) == 2:
+        step = _must_parse_int(range_and_step[1], field, item, expr)
+        if single:
+            end = hi_b  # "N/step" means "N-max/step"
+        if step > 1:
+            extra = 0
+    else:
+        raise _bad(field, item, expr, "more than one '/'", f"too many slashes: {item}")
+    if start < lo_b:
+        raise _bad(field, item, expr, f"below minimum ({lo_b})",
+                   f"beginning of range ({start}) below minimum ({lo_b}): {item}")
+    if end > hi_b:
+        hint = "Sunday is 0; 7 is not accepted" if field == 4 and end == 7 else None
+        raise _bad(field, item, expr, f"above maximum ({hi_b})",
+                   f"end of range ({end}) above maximum ({hi_b}): {item}", hint)
+    if start > end:
+        raise _bad(field, item, expr, f"range start {start} is after its end {end} (ranges do not wrap)",
+                   f"beginning of range ({start}) beyond end of range ({end}): {item}")
+    if step == 0:
+        raise _bad(field, item, expr, "step must be a positive number",
+                   f"step of range should be a positive number: {item}")
+    bits = 0
+    for v in range(start, end + 1, step):
+        bits |= 1 << v
+    return bits | extra
+
+
+def _get_field(text: str, field: int, expr: str) -> int:
+    bits = 0
+    for item in text.split(","):
+        if item == "":
+            continue  # strings.FieldsFunc skips empty list items
+        bits |= _get_range(item, field, expr)
+    return bits
+
+
+def _values(bits: int, lo: int, hi: int) -> tuple[int, ...]:
+    return tuple(v for v in range(lo, hi + 1) if (bits >> v) & 1)
+
+
+_ALL = {f: sum(1 << v for v in range(_BOUNDS[f][0], _BOUNDS[f][1] + 1)) | _STAR_BIT
+        for f in range(5)}
+
+
+def parse_standard(spec: str, *, expr: str | None = None, local_zone: str = "UTC",
+                   prefixed_by_us: bool = False) -> Schedule:
+    """``cron.ParseStandard(spec)``. ``expr`` is the text to show in messages and to keep as
+    ``Schedule.expr`` (defaults to ``spec``); ``prefixed_by_us`` marks a ``TZ=`` prefix that
+    came from ``timeZone`` (formatSchedule), not from the user's text."""
+    shown = spec if expr is None else expr
+    if not isinstance(spec, str):
+        raise CronParseError("the schedule must be a string", upstream="empty spec string")
+    if len(spec) == 0:
+        raise CronParseError("empty schedule", upstream="empty spec string")
+    zone = local_zone if local_zone else "UTC"
+    from_prefix = False
+    if spec.startswith("TZ=") or spec.startswith("CRON_TZ="):
+        i = spec.find(" ")
+        eq = spec.find("=")
+        if i < 0:
+            raise CronParseError(
+                f"'{shown}': a TZ=/CRON_TZ= prefix must be followed by a space and the schedule",
+                upstream="panic: runtime error: slice bounds out of range [:-1]",
+                hint="the Kubernetes cron parser crashes (panics) on this input")
+        name = spec[eq + 1:i]
+        try:
+            zone = load_location(name, local_zone=zone)
+        except ScheduleError:
+            up = f"provided bad location {name}: unknown time zone {name}"
+            if prefixed_by_us:
+                raise CronParseError(f"unknown time zone '{name}'", upstream=up) from None
+            raise CronParseError(f"unknown time zone '{name}' in '{shown}'", upstream=up) from None
+        from_prefix = not prefixed_by_us
+        spec = go_trim_space(spec[i:])
+    if spec.startswith("@"):
+        return _parse_descriptor(spec, shown, zone, from_prefix)
+    fields = go_fields(spec)
+    if len(fields) != 5:
+        up = f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
+        raise CronParseError(
+            f"expected exactly 5 fields (minute hour day-of-month month day-of-week), found "
+            f"{len(fields)} in '{shown}'", upstream=up,
+            hint="seconds and year fields are not supported" if len(fields) in (6, 7) else None)
+    bits = [_get_field(fields[f], f, shown) for f in range(5)]
+    return _make(shown, zone, from_prefix, bits, None, None)
+
+
+def _make(expr: str, zone: str, from_prefix: bool, bits: list[int], descriptor: str | None,
+          every: timedelta | None) -> Schedule:
+    return Schedule(
+        expr=expr, zone=zone, zone_from_prefix=from_prefix,
+        minutes=_values(bits[0], 0, 59), hours=_values(bits[1], 0, 23),
+        days_of_month=_values(bits[2], 1, 31), months=_values(bits[3], 1, 12),
+        days_of_week=_values(bits[4], 0, 6),
+        dom_star=bool(bits[2] & _STAR_BIT), dow_star=bool(bits[4] & _STAR_BIT),
+        descriptor=descriptor, every=every)
+
+
+def _parse_descriptor(spec: str, shown: str, zone: str, from_prefix: bool) -> Schedule:
+    a = _ALL
+    if spec in ("@yearly", "@annually"):
+        bits = [1, 1, 1 << 1, 1 << 1, a[4]]
+    elif spec == "@monthly":
+        bits = [1, 1, 1 << 1, a[3], a[4]]
+    elif spec == "@weekly":
+        bits = [1, 1, a[2], a[3], 1]
+    elif spec in ("@daily", "@midnight"):
+        bits = [1, 1, a[2], a[3], a[4]]
+    elif spec == "@hourly":
+        bits = [1, a[1], a[2], a[3], a[4]]
+    elif spec.startswith("@every "):
+        text = spec[len("@every "):]
+        try:
+            ns = go_parse_duration(text)
+        except _DurationError as e:
+            msg = str(e)
+            reason = msg.removeprefix("time: ").replace(f" {go_quote(text)}", "")
+            raise CronParseError(
+                f"bad duration '{text}' in '{shown}': {reason} (Go durations: e.g. 90m, 1h30m, "
+                f"units ns us ms s m h)", upstream=f"failed to parse duration {spec}: {msg}") from None
+        if ns < 1_000_000_000:
+            ns = 1_000_000_000
+        secs = ns // 1_000_000_000  # sub-second part dropped (robfig Every)
+        return Schedule(expr=shown, zone=zone, zone_from_prefix=from_prefix, minutes=(),
+                        hours=(), days_of_month=(), months=(), days_of_week=(),
+                        dom_star=False, dow_star=False, descriptor="@every",
+                        every=timedelta(seconds=secs))
+    else:
+        hint = None
+        if spec.strip().lower() in _DESCRIPTORS:
+            hint = "descriptors are matched exactly: lower case, no extra spaces"
+        elif spec.startswith("@reboot"):
+            hint = "@reboot is not supported by Kubernetes"
+        raise CronParseError(
+            f"unknown descriptor '{spec}' in '{shown}' (accepted: @yearly, @annually, @monthly, "
+            f"@weekly, @daily, @midnight, @hourly, @every <duration>)",
+            upstream=f"unrecognized descriptor: {spec}", hint=hint)
+    return _make(shown, zone, from_prefix, bits, spec, None)
+
+
+def parse(expr: str, tz: str | None = None, *, local_zone: str = "UTC") -> Schedule:
+    """Parse a CronJob schedule exactly as Kubernetes does.
+
+    ``tz`` is ``spec.timeZone`` (IANA name; None = the controller's local zone, ``local_zone``,
+    UTC by default). As the controller's ``formatSchedule`` does, a schedule containing ``TZ``
+    is used as is (a ``TZ=``/``CRON_TZ=`` prefix wins over ``tz``); otherwise ``tz`` becomes a
+    ``TZ=`` prefix. Raises ScheduleError (a :class:`CronParseError` for syntax) naming the field
+    and value.
+    """
+    if not isinstance(expr, str):
+        raise ScheduleError(f"the schedule must be a string, not {type(expr).__name__}")
+    if tz is not None and not isinstance(tz, str):
+        raise ScheduleError(f"the time zone must be a string, not {type(tz).__name__}")
+    if "TZ" not in expr and tz is not None:
+        load_location(tz, local_zone=local_zone)  # unknown zone: clear error, not a parse error
+        return parse_standard(f"TZ={tz} {expr}", expr=expr, local_zone=local_zone,
+                              prefixed_by_us=True)
+    return parse_standard(expr, local_zone=local_zone)
+
+
+# ---------------------------------------------------------------------------------------------
+# The schedule
+# ---------------------------------------------------------------------------------------------
+
+def _mask(values: tuple[int, ...]) -> int:
+    m = 0
+    for v in values:
+        m |= 1 << v
+    return m
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A parsed schedule (robfig ``SpecSchedule`` or ``ConstantDelaySchedule``) and its walk."""
+
+    expr: str  # the text as given
+    zone: str  # IANA name the walk uses ("UTC" when tz is None and no prefix)
+    zone_from_prefix: bool  # True when the zone came from a TZ=/CRON_TZ= prefix
+    minutes: tuple[int, ...]  # sorted values of each field (empty: field made only of commas)
+    hours: tuple[int, ...]
+    days_of_month: tuple[int, ...]
+    months: tuple[int, ...]
+    days_of_week: tuple[int, ...]  # 0 = Sunday
+    dom_star: bool  # robfig "star bit" of day-of-month (* or ? with no step / step 1)
+    dow_star: bool
+    descriptor: str | None  # "@daily", "@hourly", "@every", ... when written as a descriptor
+    every: timedelta | None  # @every <d> (ConstantDelaySchedule), rounded as robfig does
+
+    @cached_property
+    def _walker(self) -> SpecWalker:
+        return SpecWalker(_mask(self.minutes), _mask(self.hours), _mask(self.days_of_month),
+                          _mask(self.months), _mask(self.days_of_week), self.dom_star,
+                          self.dow_star, self._zone)
+
+    @cached_property
+    def _zone(self) -> Zone:
+        return get_zone(self.zone)
+
+    @cached_property
+    def _delay(self) -> int:
+        return 0 if self.every is None else int(self.every.total_seconds())
+
+    def next_unix(self, secs: int) -> int | None:
+        """``Next`` on whole Unix seconds (the instant's sub-second part already dropped)."""
+        if self.every is not None:
+            return secs + self._delay
+        return self._walker.next(secs)
+
+    def next_after(self, instant: datetime) -> datetime | None:
+        """The first run strictly after ``instant`` (aware), as an aware UTC datetime; None when
+        nothing fires within 5 years (upstream returns Go's zero time)."""
+        secs = _floor_secs(instant)
+        r = self.next_unix(secs)
+        return None if r is None or r > _MAX_UNIX else _to_dt(r)
+
+    def runs(self, after: datetime, count: int) -> list[datetime]:
+        """Up to ``count`` successive runs strictly after ``after`` (each Next of the previous)."""
+        out: list[datetime] = []
+        u: int | None = _floor_secs(after)
+        nxt = self.next_unix
+        while len(out) < count:
+            assert u is not None
+            u = nxt(u)
+            if u is None or u > _MAX_UNIX:
+                break
+            out.append(_to_dt(u))
+        return out
+
+    def runs_between(self, after: datetime, until: datetime) -> list[datetime]:
+        """Every run with ``after < t <= until``."""
+        out: list[datetime] = []
+        end = _floor_secs(until)
+        u: int | None = _floor_secs(after)
+        nxt = self.next_unix
+        while True:
+            assert u is not None
+            u = nxt(u)
+            if u is None or u > end or u > _MAX_UNIX:
+                break
+            out.append(_to_dt(u))
+        return out
+
+
+_MAX_UNIX = 253402300799 - 86400 * 366  # keep results inside datetime's range
+
+
+def _floor_secs(instant: datetime) -> int:
+    if not isinstance(instant, datetime):
+        raise ScheduleError(f"expected a datetime, got {type(instant).__name__}")
+    try:
+        secs, _micros = from_datetime_floor(instant)
+    except ValueError:
+        raise ScheduleError(f"naive datetime {instant.isoformat()}: an aware instant is needed") from None
+    return secs
+
+
+def _to_dt(u: int) -> datetime:
+    if u > _MAX_UNIX:
+        raise ScheduleError("result beyond year 9998")
+    return to_datetime(u)
