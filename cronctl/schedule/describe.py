@@ -272,7 +272,9 @@ def describe(s: Fields, time_zone: str | None = None, *, and_rule: bool = False)
     if dom_decides and len(s.days_of_month) == 1 and len(s.months) == 1:
         # "on February 29" reads better than "on day 29 of the month in February".
         day, month = f"on {MONTHS[s.months[0] - 1]} {s.days_of_month[0]}", ""
-    if day != "every day" or (not month and time.startswith("at ")):
+    # "every day" only after fixed times of day ("at 09:00 every day"); "every 15 minutes" and
+    # "at minutes 0 and 30 of every hour" already say it.
+    if day != "every day" or (not month and time.startswith("at ") and "hour" not in time):
         parts.append(day)
     if month:
         parts.append(month)
