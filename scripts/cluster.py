@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""A real Kubernetes control plane on 127.0.0.1 for cronctl's tests and demos.
+
+Usage: scripts/cluster install|up|down|env|logs|status
+
+* ``install``  installs etcd (Debian ``etcd-server``) if it is missing and builds, once per version,
+  kube-apiserver, kube-controller-manager and kubectl from the Go module proxy
+  (``scripts/build-k8s.sh``, cached in ``~/.cache/cronctl/k8s/v<version>/bin``).
+* ``up``       installs if needed, then starts etcd, kube-apiserver, kube-controller-manager and the
+  pod simulator (``scripts/podsim.py``, there is no kubelet) on 127.0.0.1 only, waits until the
+  apiserver's ``/readyz`` is ok, the controller-manager is healthy and the simulated node is Ready,
+  and writes an admin kubeconfig. Idempotent: when everything already runs it does nothing. Each
+  fresh start begins with an empty etcd (tests must not see the previous run's objects).
+* ``down``     stops exactly the processes ``up`` started (pid files, checked against the process
+  start time so a reused pid is never signalled).
+* ``env``      prints ``export KUBECONFIG=...`` (and puts the matching kubectl first on PATH).
+* ``logs``     prints the components' logs (``logs [COMPONENT] [--lines N]``).
+* ``status``   prints what runs; exit 0 when all components run, 1 otherwise.
+
+State lives in ``$CRONCTL_CLUSTER_DIR`` (default ``/tmp/cronctl-cluster``): ``pki/``, ``logs/``,
+``run/`` (pid files, ports), ``kubeconfig``. etcd's data sits on ``/dev/shm`` when available
+(etcd 3.4 fsyncs every write; tmpfs makes that free, and the data is throw-away anyway).
+
+Only the standard library is used, so this runs with any python3 >= 3.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+K8S_VERSION = os.environ.get("K8S_VERSION", "1.36.3")
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s" / f"v{K8S_VERSION}"
+BIN = CACHE / "bin"
+STATE = Path(os.environ.get("CRONCTL_CLUSTER_DIR") or "/tmp/cronctl-cluster")
+PKI, LOGS, RUN = STATE / "pki", STATE / "logs", STATE / "run"
+KUBECONFIG = STATE / "kubeconfig"
+NODE_NAME = "cronctl-sim"
+SERVICE_CIDR = "10.96.0.0/16"
+# order matters: started in this order, stopped in reverse
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "podsim")
+START_TIMEOUT = float(os.environ.get("CRONCTL_CLUSTER_START_TIMEOUT", "90"))
+
+
+class ClusterError(Exception):
+    """A step of install/up failed; the message says which and where to look."""
+
+
+def log(msg: str) -> None:
+    print(f"cluster: {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# locking, pids, ports
+# ---------------------------------------------------------------------------------------------
+
+class Lock:
+    """An exclusive flock on STATE/lock: `up`/`down` from parallel pytest workers serialize."""
+
+    def __enter__(self) -> "Lock":
+        STATE.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(STATE / "lock", os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def _proc_start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # field 22 (starttime); the command name (field 2) may contain spaces, so split after ')'
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def running_pid(name: str) -> int | None:
+    """The pid of component `name` if the process we started is still alive, else None."""
+    try:
+        pid_s, start = (RUN / f"{name}.pid").read_text().split()
+        pid = int(pid_s)
+    except (OSError, ValueError):
+        return None
+    if _proc_start_time(pid) != start:
+        return None  # gone, or the pid was reused by another process
+    try:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return None
+    except OSError:
+        return None
+    return pid
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def load_ports() -> dict[str, int]:
+    try:
+        return {k: int(v) for k, v in json.loads((RUN / "ports.json").read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
+def pick_ports() -> dict[str, int]:
+    """Reuse last run's ports when free (stable URLs for a human), otherwise take free ones."""
+    names = ("etcd_client", "etcd_peer", "apiserver", "kcm", "kubelet")
+    old = load_ports()
+    ports: dict[str, int] = {}
+    for n in names:
+        p = old.get(n)
+        if not p or not port_free(p) or p in ports.values():
+            p = free_port()
+            while p in ports.values():
+                p = free_port()
+        ports[n] = p
+    RUN.mkdir(parents=True, exist_ok=True)
+    (RUN / "ports.json").write_text(json.dumps(ports, indent=1))
+    return ports
+
+
+# ---------------------------------------------------------------------------------------------
+# install
+# ---------------------------------------------------------------------------------------------
+
+def etcd_binary() -> str | None:
+    for cand in (os.environ.get("ETCD"), shutil.which("etcd"), "/usr/bin/etcd"):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def install() -> None:
+    if etcd_binary() is None:
+        log("etcd not found: installing Debian package etcd-server")
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        if not shutil.which("apt-get"):
+            raise ClusterError("etcd is not installed and apt-get is not available; install etcd 3.4+ and put it on PATH (or set ETCD=/path/to/etcd)")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "etcd-server"]):
+            r = subprocess.run(sudo + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if r.returncode != 0:
+                raise ClusterError(f"{' '.join(sudo + cmd)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}")
+        if etcd_binary() is None:
+            raise ClusterError("etcd-server installed but no etcd binary on PATH")
+    missing = [b for b in ("kube-apiserver", "kube-controller-manager", "kubectl") if not os.access(BIN / b, os.X_OK)]
+    if missing:
+        log(f"building Kubernetes v{K8S_VERSION} ({', '.join(missing)} missing; cold build takes ~5-10 min)")
+        t0 = time.monotonic()
+        r = subprocess.run([str(ROOT / "scripts" / "build-k8s.sh")], env=dict(os.environ, K8S_VERSION=K8S_VERSION))
+        if r.returncode != 0:
+            raise ClusterError(f"scripts/build-k8s.sh failed (exit {r.returncode})")
+        log(f"built in {time.monotonic() - t0:.0f}s")
+
+
+# ---------------------------------------------------------------------------------------------
+# PKI (openssl)
+# ---------------------------------------------------------------------------------------------
+
+def _openssl(*args: str) -> None:
+    r = subprocess.run(["openssl", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise ClusterError(f"openssl {' '.join(args[:2])} failed: {r.stdout.strip()[-2000:]}")
+
+
+def _ec_key(path: Path) -> None:
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(path))
+    path.chmod(0o600)
+
+
+def _cert(name: str, subj: str, *, client: bool = False, sans: str = "", ca: str = "ca") -> None:
+    key, crt = PKI / f"{name}.key", PKI / f"{name}.crt"
+    _ec_key(key)
+    usage = "clientAuth" if client else "serverAuth"
+    ext = [
+        "-addext", "basicConstraints=critical,CA:FALSE",
+        "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
+        "-addext", f"extendedKeyUsage={usage}",
+    ]
+    if sans:
+        ext += ["-addext", f"subjectAltName={sans}"]
+    _openssl("req", "-new", "-x509", "-key", str(key), "-out", str(crt), "-subj", subj, "-days", "3650",
+             "-CA", str(PKI / f"{ca}.crt"), "-CAkey", str(PKI / f"{ca}.key"), *ext)
+
+
+def ensure_pki() -> None:
+    """Create the CAs and certificates once; they survive `down` so restarts are fast."""
+    PKI.mkdir(parents=True, exist_ok=True)
+    if (PKI / "complete").exists():
+        return
+    for ca, cn in (("ca", "cronctl-local-ca"), ("front-proxy-ca", "cronctl-local-front-proxy-ca")):
+        _ec_key(PKI / f"{ca}.key")
+        _openssl("req", "-new", "-x509", "-key", str(PKI / f"{ca}.key"), "-out", str(PKI / f"{ca}.crt"),
+                 "-subj", f"/CN={cn}", "-days", "3650",
+                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature")
+    _cert("apiserver", "/CN=kube-apiserver",
+          sans="IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")
+    _cert("admin", "/O=system:masters/CN=cronctl-admin", client=True)
+    _cert("kcm", "/CN=system:kube-controller-manager", client=True)
+    # the apiserver's identity towards the (simulated) kubelet, and the kubelet's serving cert
+    _cert("apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", client=True)
+    _cert("kubelet", f"/O=system:nodes/CN=system:node:{NODE_NAME}", sans="IP:127.0.0.1,DNS:localhost")
+    _cert("front-proxy-client", "/CN=front-proxy-client", client=True, ca="front-proxy-ca")
+    # service-account token signing pair (RSA, as kubeadm does)
+    _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(PKI / "sa.key"))
+    _openssl("pkey", "-in", str(PKI / "sa.key"), "-pubout", "-out", str(PKI / "sa.pub"))
+    (PKI / "complete").write_text("ok\n")
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def write_kubeconfig(path: Path, server: str, user: str, cert: str) -> None:
+    """A self-contained kubeconfig (data embedded), TLS verified against our CA."""
+    text = f"""apiVersion: v1
+kind: Config
+clusters:
+- name: cronctl-local
+  cluster:
+    server: {server}
+    certificate-authority-data: {_b64(PKI / "ca.crt")}
+users:
+- name: {user}
+  user:
+    client-certificate-data: {_b64(PKI / f"{cert}.crt")}
+    client-key-data: {_b64(PKI / f"{cert}.key")}
+contexts:
+- name: cronctl-local
+  context:
+    cluster: cronctl-local
+    user: {user}
+current-context: cronctl-local
+"""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+# ---------------------------------------------------------------------------------------------
+
+def etcd_data_dir() -> Path:
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        tag = hashlib.sha256(str(STATE).encode()).hexdigest()[:10]
+        return shm / f"cronctl-etcd-{os.getuid()}-{tag}"
+    return STATE / "etcd-data"
+
+
+def spawn(name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    RUN.mkdir(parents=True, exist_ok=True)
+    logf = open(LOGS / f"{name}.log", "ab", buffering=0)
+    logf.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} start: {' '.join(argv)}\n".encode())
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                         start_new_session=True, env=env or os.environ.copy(), cwd=STATE)
+    logf.close()
+    start = _proc_start_time(p.pid)
+    (RUN / f"{name}.pid").write_text(f"{p.pid} {start}\n")
+
+
+def argv_for(name: str, ports: dict[str, int]) -> list[str]:
+    api = f"https://127.0.0.1:{ports['apiserver']}"
+    if name == "etcd":
+        return [etcd_binary() or "etcd", "--name", "cronctl", "--data-dir", str(etcd_data_dir()),
+                "--listen-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
+                "--advertise-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
+                "--listen-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
+                "--initial-advertise-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
+                "--initial-cluster", f"cronctl=http://127.0.0.1:{ports['etcd_peer']}",
+                "--listen-metrics-urls", "",
+                "--quota-backend-bytes", str(4 * 1024**3), "--auto-compaction-retention", "1",
+                "--snapshot-count", "10000", "--logger", "zap", "--log-outputs", "stderr"]
+    if name == "kube-apiserver":
+        p = str(PKI)
+        return [str(BIN / "kube-apiserver"),
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports['apiserver']}",
+                f"--etcd-servers=http://127.0.0.1:{ports['etcd_client']}",
+                f"--tls-cert-file={p}/apiserver.crt", f"--tls-private-key-file={p}/apiserver.key",
+                f"--client-ca-file={p}/ca.crt",
+                # without it the controller-manager logs errors forever about extension-apiserver-authentication
+                f"--requestheader-client-ca-file={p}/front-proxy-ca.crt",
+                "--requestheader-allowed-names=front-proxy-client",
+                "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={p}/front-proxy-client.crt", f"--proxy-client-key-file={p}/front-proxy-client.key",
+                "--authorization-mode=RBAC", "--anonymous-auth=false",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-signing-key-file={p}/sa.key", f"--service-account-key-file={p}/sa.pub",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                # a loopback advertise address is not valid in Endpoints
+                "--endpoint-reconciler-type=none",
+                # logs/exec go to the simulated kubelet at the node's InternalIP, TLS verified both ways
+                "--kubelet-preferred-address-types=InternalIP",
+                f"--kubelet-certificate-authority={p}/ca.crt",
+                f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
+                f"--kubelet-client-key={p}/apiserver-kubelet-client.key",
+                "--profiling=false", "--v=1"]
+    if name == "kube-controller-manager":
+        kc = str(STATE / "kcm.kubeconfig")
+        return [str(BIN / "kube-controller-manager"),
+                f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+                "--bind-address=127.0.0.1", f"--secure-port={ports['kcm']}",
+                "--leader-elect=false",
+                # each controller acts as its own service account (events come from cronjob-controller)
+                "--use-service-account-credentials=true",
+                f"--service-account-private-key-file={PKI}/sa.key", f"--root-ca-file={PKI}/ca.crt",
+                f"--cluster-signing-cert-file={PKI}/ca.crt", f"--cluster-signing-key-file={PKI}/ca.key",
+                f"--service-cluster-ip-range={SERVICE_CIDR}", "--allocate-node-cidrs=false",
+                # client-side rate limits: the defaults (20/30) throttle a 2,000-Job benchmark for minutes
+                "--kube-api-qps=100", "--kube-api-burst=200",
+                "--profiling=false", "--v=1"]
+    if name == "podsim":
+        return [sys.executable, str(ROOT / "scripts" / "podsim.py"), "--config", str(STATE / "podsim.json")]
+    raise KeyError(name)
+
+
+def _https_get(url: str, *, verify: bool = True, timeout: float = 3) -> tuple[int, str]:
+    ctx = ssl.create_default_context(cafile=str(PKI / "ca.crt")) if verify else ssl._create_unverified_context()
+    if verify:
+        ctx.load_cert_chain(str(PKI / "admin.crt"), str(PKI / "admin.key"))
+    try:
+        with urllib.request.urlopen(url, context=ctx, timeout=timeout) as r:
+            return r.status, r.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _wait(what: str, check: Callable[[], bool], deadline: float, component: str | None) -> None:
+    while True:
+        if component and running_pid(component) is None:
+            raise ClusterError(f"{component} exited while waiting for {what}; see {LOGS / (component + '.log')}")
+        try:
+            if check():
+                return
+        except (OSError, ValueError, ssl.SSLError):
+            pass
+        if time.monotonic() > deadline:
+            raise ClusterError(f"timed out waiting for {what}; see {LOGS}/")
+        time.sleep(0.2)
+
+
+def _etcd_ok(ports: dict[str, int]) -> bool:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ports['etcd_client']}/health", timeout=2) as r:
+        return bool(json.loads(r.read()).get("health") in ("true", True))
+
+
+def _node_ready(ports: dict[str, int]) -> bool:
+    code, body = _https_get(f"https://127.0.0.1:{ports['apiserver']}/api/v1/nodes/{NODE_NAME}")
+    if code != 200:
+        return False
+    conds = json.loads(body).get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+
+def all_running() -> bool:
+    return all(running_pid(c) is not None for c in COMPONENTS)
+
+
+def healthy(ports: dict[str, int]) -> bool:
+    try:
+        code, _ = _https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz", timeout=2)
+        return code == 200
+    except (OSError, ssl.SSLError):
+        return False
+
+
+def up() -> None:
+    with Lock():
+        ports = load_ports()
+        if all_running() and ports and healthy(ports) and KUBECONFIG.exists():
+            log(f"already running; KUBECONFIG={KUBECONFIG}")
+            return
+        if any(running_pid(c) is not None for c in COMPONENTS):
+            log("partly running: stopping the leftovers first")
+            _down()
+        install()
+        t0 = time.monotonic()
+        ensure_pki()
+        ports = pick_ports()
+        server = f"https://127.0.0.1:{ports['apiserver']}"
+        write_kubeconfig(STATE / "kcm.kubeconfig", server, "system:kube-controller-manager", "kcm")
+        (STATE / "podsim.json").write_text(json.dumps({
+            "server": server, "ca": str(PKI / "ca.crt"),
+            "client_cert": str(PKI / "admin.crt"), "client_key": str(PKI / "admin.key"),
+            "kubelet_port": ports["kubelet"], "kubelet_cert": str(PKI / "kubelet.crt"),
+            "kubelet_key": str(PKI / "kubelet.key"), "node": NODE_NAME,
+        }, indent=1))
+        # a fresh cluster each time: tests must not see objects of a previous run
+        shutil.rmtree(etcd_data_dir(), ignore_errors=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        try:
+            spawn("etcd", argv_for("etcd", ports))
+            _wait("etcd /health", lambda: _etcd_ok(ports), deadline, "etcd")
+            spawn("kube-apiserver", argv_for("kube-apiserver", ports))
+            _wait("kube-apiserver /readyz", lambda: _https_get(f"{server}/readyz")[0] == 200, deadline, "kube-apiserver")
+            spawn("kube-controller-manager", argv_for("kube-controller-manager", ports), env=dict(os.environ, TZ="UTC"))
+            spawn("podsim", argv_for("podsim", ports))
+            _wait("kube-controller-manager /healthz",
+                  lambda: _https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
+                  deadline, "kube-controller-manager")
+            _wait(f"node {NODE_NAME} Ready", lambda: _node_ready(ports), deadline, "podsim")
+        except ClusterError:
+            _down(quiet=True)
+            raise
+        write_kubeconfig(KUBECONFIG, server, "cronctl-admin", "admin")
+        log(f"up in {time.monotonic() - t0:.1f}s: apiserver {server}; KUBECONFIG={KUBECONFIG}")
+
+
+def _stop(name: str) -> bool:
+    pid = running_pid(name)
+    if pid is None:
+        (RUN / f"{name}.pid").unlink(missing_ok=True)
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    for _ in range(100):
+        if running_pid(name) is None:
+            break
+        time.sleep(0.1)
+    else:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    (RUN / f"{name}.pid").unlink(missing_ok=True)
+    return True
+
+
+def _down(quiet: bool = False) -> None:
+    for name in reversed(COMPONENTS):
+        if _stop(name) and not quiet:
+            log(f"stopped {name}")
+    shutil.rmtree(etcd_data_dir(), ignore_errors=True)
+
+
+def down() -> None:
+    with Lock():
+        _down()
+
+
+def status() -> int:
+    ports = load_ports()
+    ok = True
+    for c in COMPONENTS:
+        pid = running_pid(c)
+        ok &= pid is not None
+        rss = ""
+        if pid:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss = f" rss={int(line.split()[1]) // 1024}MiB"
+        print(f"{c:24} {'running pid ' + str(pid) + rss if pid else 'stopped'}")
+    if ok and ports:
+        print(f"{'readyz':24} {'ok' if healthy(ports) else 'NOT ready'}")
+        print(f"{'kubeconfig':24} {KUBECONFIG}")
+    return 0 if ok else 1
+
+
+def logs_(component: str | None, lines: int) -> None:
+    names = [component] if component else list(COMPONENTS)
+    for n in names:
+        f = LOGS / f"{n}.log"
+        print(f"===== {n} ({f}) =====")
+        if not f.exists():
+            print("(no log)")
+            continue
+        text = f.read_bytes().decode(errors="replace").splitlines()
+        print("\n".join(text[-lines:] if lines > 0 else text))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="scripts/cluster", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install", help="install etcd and build the Kubernetes binaries (cached)")
+    sub.add_parser("up", help="start the control plane (idempotent)")
+    sub.add_parser("down", help="stop the processes `up` started")
+    sub.add_parser("env", help="print shell exports (eval \"$(scripts/cluster env)\")")
+    sub.add_parser("status", help="show what runs; exit 1 unless all components run")
+    lp = sub.add_parser("logs", help="print component logs")
+    lp.add_argument("component", nargs="?", choices=COMPONENTS)
+    lp.add_argument("--lines", "-n", type=int, default=200, help="last N lines of each log (0 = all)")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "install":
+            install()
+        elif a.cmd == "up":
+            up()
+        elif a.cmd == "down":
+            down()
+        elif a.cmd == "env":
+            print(f"export KUBECONFIG={KUBECONFIG}")
+            print(f'export PATH="{BIN}:$PATH"')
+        elif a.cmd == "status":
+            return status()
+        elif a.cmd == "logs":
+            logs_(a.component, a.lines)
+    except ClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

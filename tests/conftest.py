@@ -1,0 +1,191 @@
+"""Shared fixtures: the real local control plane for tests marked ``cluster``.
+
+Fixtures
+--------
+``kubeconfig`` (session)
+    Path (``str``) to an admin kubeconfig of a running cluster: ``$CRONCTL_TEST_KUBECONFIG`` when
+    set, otherwise the cluster that ``scripts/cluster up`` starts (once per run; parallel
+    pytest-xdist workers share it through the script's file lock). Pytest never stops it:
+    ``scripts/test`` does, when it started it; a local ``pytest`` run leaves it up for the next run
+    (``scripts/cluster down`` stops it).
+``namespace`` (function)
+    Name of a fresh namespace ``t-<test>-<random>``, labelled ``created-by=cronctl-tests``, whose
+    ``default`` ServiceAccount exists (so pods can be created at once). Deleted after the test
+    without waiting for the deletion to finish.
+``namespace_factory`` (session)
+    ``.create(hint)`` / ``.delete(name)`` for namespaces shared by several tests (e.g. a
+    module-scoped scenario); what is left is deleted at the end of the session.
+``k8s`` (session)
+    ``K8s`` with ``core`` (CoreV1Api), ``batch`` (BatchV1Api), ``events`` (EventsV1Api) and
+    ``api`` (ApiClient) of the kubernetes client, for test setup and assertions only (cronctl
+    itself talks through ``cronctl.kube``).
+
+Any test that uses one of these fixtures is marked ``cluster`` automatically.
+
+Skipping: ``CRONCTL_SKIP_CLUSTER=1`` skips cluster tests and the terminal summary says how many.
+In CI (``CI=true``) they are never skipped: if the cluster cannot start, each cluster test errors
+with the components' logs, so the run fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory"}
+TEST_LABEL = {"created-by": "cronctl-tests"}
+SKIP_REASON = "CRONCTL_SKIP_CLUSTER=1: needs the real control plane (scripts/cluster)"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _skip_requested() -> bool:
+    return os.environ.get("CRONCTL_SKIP_CLUSTER", "") not in ("", "0") and not _in_ci()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.cluster)
+        if item.get_closest_marker("cluster") and _skip_requested():
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if os.environ.get("CRONCTL_SKIP_CLUSTER", "") not in ("", "0") and _in_ci():
+        terminalreporter.write_line("CI=true: CRONCTL_SKIP_CLUSTER ignored, cluster tests ran", yellow=True)
+    # counted from the reports (not at collection) so it also works under pytest-xdist
+    n = sum(1 for r in terminalreporter.stats.get("skipped", []) if SKIP_REASON in str(r.longrepr))
+    if n:
+        terminalreporter.write_line(
+            f"CRONCTL_SKIP_CLUSTER=1: {n} cluster test(s) SKIPPED, not run against the real control plane",
+            yellow=True, bold=True)
+
+
+def _cluster_logs() -> str:
+    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "logs", "--lines", "60"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return r.stdout
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> str:
+    """Admin kubeconfig path of the running local control plane (started on first use)."""
+    given = os.environ.get("CRONCTL_TEST_KUBECONFIG")
+    if given:
+        if not Path(given).is_file():
+            pytest.fail(f"CRONCTL_TEST_KUBECONFIG={given}: no such file", pytrace=False)
+        return given
+    t0 = time.monotonic()
+    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"scripts/cluster up failed (exit {r.returncode}) after {time.monotonic() - t0:.0f}s:\n"
+                    f"{r.stdout}\n----- component logs -----\n{_cluster_logs()}", pytrace=False)
+    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True, check=True)
+    m = re.search(r"^export KUBECONFIG=(.+)$", out.stdout, re.M)
+    assert m, out.stdout
+    return m.group(1).strip()
+
+
+@dataclass(frozen=True)
+class K8s:
+    """kubernetes client APIs bound to the test cluster (setup and assertions only)."""
+
+    api: Any
+    core: Any
+    batch: Any
+    events: Any
+
+
+@pytest.fixture(scope="session")
+def k8s(kubeconfig: str) -> K8s:
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    return K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
+
+
+def _namespace_name(nodeid: str) -> str:
+    test = re.sub(r"[^a-z0-9]+", "-", nodeid.rsplit("::", 1)[-1].lower()).strip("-")
+    test = re.sub(r"^test-", "", test)[:40].strip("-") or "test"
+    return f"t-{test}-{secrets.token_hex(3)}"
+
+
+def create_test_namespace(k8s: K8s, name: str, timeout: float = 30) -> str:
+    """Create namespace `name` with the test label and wait for its default ServiceAccount."""
+    from kubernetes import client, watch
+
+    k8s.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=dict(TEST_LABEL))))
+    # pods are rejected until the serviceaccount controller made "default": wait for it by watch
+    sas = k8s.core.list_namespaced_service_account(name, field_selector="metadata.name=default")
+    if not sas.items:
+        w = watch.Watch()
+        for _ in w.stream(k8s.core.list_namespaced_service_account, name, field_selector="metadata.name=default",
+                          resource_version=sas.metadata.resource_version, timeout_seconds=int(timeout)):
+            w.stop()
+            break
+        else:
+            raise TimeoutError(f"namespace {name}: no default ServiceAccount after {timeout}s")
+    return name
+
+
+def delete_test_namespace(k8s: K8s, name: str) -> None:
+    from kubernetes.client.rest import ApiException
+
+    try:
+        k8s.core.delete_namespace(name, propagation_policy="Background")
+    except ApiException as e:
+        if e.status != 404:
+            print(f"warning: could not delete namespace {name}: {e.status} {e.reason}", file=sys.stderr)
+
+
+class NamespaceFactory:
+    """Creates labelled test namespaces (for fixtures wider than one test) and deletes them."""
+
+    def __init__(self, k8s: K8s):
+        self.k8s = k8s
+        self.created: list[str] = []
+
+    def create(self, hint: str) -> str:
+        name = create_test_namespace(self.k8s, _namespace_name(hint))
+        self.created.append(name)
+        return name
+
+    def delete(self, name: str) -> None:
+        delete_test_namespace(self.k8s, name)
+        if name in self.created:
+            self.created.remove(name)
+
+
+@pytest.fixture(scope="session")
+def namespace_factory(k8s: K8s) -> Iterator[NamespaceFactory]:
+    """``.create(hint) -> name`` / ``.delete(name)``; what is left is deleted at the session end."""
+    f = NamespaceFactory(k8s)
+    yield f
+    for name in list(f.created):
+        f.delete(name)
+
+
+@pytest.fixture
+def namespace(k8s: K8s, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace for this test (label created-by=cronctl-tests), deleted afterwards."""
+    name = create_test_namespace(k8s, _namespace_name(request.node.nodeid))
+    try:
+        yield name
+    finally:
+        delete_test_namespace(k8s, name)
