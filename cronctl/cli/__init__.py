@@ -11,6 +11,18 @@ def main(argv: list[str] | None = None) -> int:
 
     from cronctl.errors import CronctlError, ExitCode
 
+    # typer >= 0.20 carries its own copy of click: its usage errors and Abort are not click's.
+    usage_errors: tuple[type[BaseException], ...] = (click.ClickException,)
+    aborts: tuple[type[BaseException], ...] = (click.exceptions.Abort,)
+    try:
+        from typer import _click as _tclick
+        from typer.exceptions import Abort as _TAbort
+
+        usage_errors += (_tclick.exceptions.ClickException,)
+        aborts += (_TAbort,)
+    except ImportError:  # an older typer on plain click
+        pass
+
     from cronctl.cli.app import app
     from cronctl.cli.common import err
 
@@ -22,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         if e.hint:
             err.print(f"hint: {e.hint}", markup=False)
         code = int(e.exit_code)
-    except click.exceptions.Abort:
+    except aborts:
         err.print("interrupted", markup=False)
         code = int(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
@@ -30,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         code = int(ExitCode.INTERRUPTED)
     except click.exceptions.Exit as e:
         code = int(e.exit_code)
-    except click.ClickException as e:
-        e.show()
-        code = int(e.exit_code)
+    except usage_errors as e:
+        e.show()  # type: ignore[attr-defined]
+        code = int(e.exit_code)  # type: ignore[attr-defined]
     else:
         code = int(rv) if isinstance(rv, int) else 0
     if argv is None:

@@ -1,0 +1,1 @@
+complete --command cronctl --no-files --arguments "(env _CRONCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) cronctl)" --condition "env _CRONCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) cronctl"

@@ -1,0 +1,81 @@
+"""`cronctl completion bash|zsh|fish [--install]`: the shell completion scripts.
+
+The scripts are Typer's (click-style: the shell calls ``cronctl`` back with
+``_CRONCTL_COMPLETE=complete_<shell>`` and the app itself answers, so completions always match
+the installed version). The same text is kept in completions/ (a test regenerates and compares).
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.completion import completion_init, get_completion_script
+
+from cronctl.cli.app import app
+from cronctl.cli.common import err
+
+# Register Typer's bash/zsh/fish completers, so that `_CRONCTL_COMPLETE=complete_bash cronctl`
+# (what the scripts run on <TAB>) is answered. The app is built with add_completion=False, which
+# would otherwise leave them unregistered.
+completion_init()
+
+PROG = "cronctl"
+COMPLETE_VAR = "_CRONCTL_COMPLETE"
+
+
+class Shell(str, Enum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for ``shell``, exactly as kept in completions/."""
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell).strip() + "\n"
+
+
+def install_path(shell: str, env: dict[str, str] | None = None) -> Path:
+    """Where each shell looks for a user's completion scripts by convention."""
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    if shell == "bash":  # bash-completion loads these on demand
+        return Path(env.get("BASH_COMPLETION_USER_DIR") or data / "bash-completion") / "completions" / PROG
+    if shell == "zsh":  # a directory the user puts on $fpath
+        return home / ".zfunc" / f"_{PROG}"
+    return config / "fish" / "completions" / f"{PROG}.fish"
+
+
+_AFTER = {
+    "bash": "bash-completion loads it in new shells (package bash-completion must be installed).",
+    "zsh": "add to ~/.zshrc, before compinit:  fpath+=(~/.zfunc); autoload -Uz compinit; compinit",
+    "fish": "fish loads it in new shells.",
+}
+
+
+@app.command()
+def completion(
+    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
+    install: Annotated[bool, typer.Option(
+        "--install", help="Write the script to the shell's usual per-user location instead of printing it.")] = False,
+) -> None:
+    """Print (or --install) the shell completion script."""
+    from cronctl.errors import BadInput
+
+    script = completion_script(shell.value)
+    if not install:
+        typer.echo(script, nl=False)
+        return
+    path = install_path(shell.value)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script, encoding="utf-8")
+    except OSError as e:
+        raise BadInput(f"cannot write {path}: {e.strerror}") from None
+    err.print(f"installed {shell.value} completion in {path}", markup=False)
+    err.print(_AFTER[shell.value], markup=False)

@@ -1,0 +1,140 @@
+"""`cronctl lint`: risk checks on live CronJobs or manifest files, for people (table) and CI
+(JSON, SARIF 2.1.0, exit code 8 at or above ``--fail-on``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out
+
+
+class LintOutput(str, Enum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+    sarif = "sarif"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    none = "none"
+
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+@app.command()
+def lint(
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
+             "or in the files given with -f.", show_default=False)] = None,
+    filename: Annotated[Optional[list[str]], typer.Option(
+        "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
+        show_default=False)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="Check the CronJobs of every namespace.")] = False,
+    output: Annotated[LintOutput, typer.Option(
+        "--output", "-o", help="text (table), json, yaml, or sarif (SARIF 2.1.0 for code scanning).")] = LintOutput.text,
+    fail_on: Annotated[FailOn, typer.Option(
+        "--fail-on", help="Exit with code 8 when a finding at or above this severity exists.")] = FailOn.error,
+    now_text: Annotated[Optional[str], typer.Option(
+        "--now", help="Evaluate time-dependent rules (DST, intervals) at this RFC3339 instant.",
+        show_default=False)] = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001...)."""
+    from cronctl import __version__
+    from cronctl.errors import BadInput, ExitCode
+    from cronctl.lint.engine import fails, lint_objects, summarize
+    from cronctl.timeutil import parse_rfc3339
+
+    now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    name = cronjob.split("/", 1)[1] if cronjob and cronjob.lower().startswith(("cronjob/", "cronjobs/", "cj/")) else cronjob
+    texts: dict[str, str] = {}
+    findings = []
+    checked = 0
+    if filename:
+        if all_namespaces:
+            raise BadInput("--all-namespaces cannot be combined with -f/--filename")
+        from cronctl.manifest import load_objects, read_text
+
+        for path in filename:
+            objs = load_objects(path)
+            if path != "-":
+                texts[path] = read_text(path)
+            if name is not None:
+                objs = [o for o in objs if (o.get("metadata") or {}).get("name") == name]
+            n, fs = lint_objects(objs, now, source=path)
+            if n == 0:
+                err.print(f"{path}: no CronJob{f' named {name}' if name else ''} in this file", markup=False)
+            checked += n
+            findings.extend(fs)
+    else:
+        from cronctl.kube import connect
+
+        cluster = connect(kubeconfig, context, namespace)
+        if name is not None:
+            if all_namespaces:
+                raise BadInput("a CronJob name cannot be combined with --all-namespaces")
+            objs = [cluster.get_cronjob(name)]
+        else:
+            objs = cluster.list_cronjobs(all_namespaces=all_namespaces)
+            if not objs:
+                where = "any namespace" if all_namespaces else f"namespace {cluster.namespace}"
+                err.print(f"no CronJobs in {where}", markup=False)
+        checked, findings = lint_objects(objs, now)
+
+    if output is LintOutput.sarif:
+        from cronctl.lint.sarif import to_sarif
+
+        typer.echo(json.dumps(to_sarif(findings, tool_version=__version__, texts=texts), indent=2))
+    elif output in (LintOutput.json, LintOutput.yaml):
+        doc: dict[str, Any] = {"checked": checked, "summary": summarize(findings),
+                               "findings": [f.to_dict() for f in findings]}
+        if output is LintOutput.json:
+            typer.echo(json.dumps(doc, indent=2))
+        else:
+            import yaml
+
+            typer.echo(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), nl=False)
+    else:
+        _print_table(findings, checked)
+
+    if fails(findings, fail_on.value):
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _print_table(findings: list[Any], checked: int) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from cronctl.lint.engine import summarize
+
+    if findings:
+        table = Table(box=None, show_edge=False, pad_edge=False, expand=False)
+        table.add_column("SEVERITY", no_wrap=True)
+        table.add_column("RULE", no_wrap=True)
+        table.add_column("CRONJOB", overflow="fold")
+        table.add_column("FINDING", overflow="fold")  # fold, never cut: the field path must stay whole
+        for f in findings:
+            body = Text(f.message)
+            body.append(f"\nwhy: {f.why}\nfix: {f.fix}", style="dim")
+            table.add_row(Text(f.severity, style=_STYLE[f.severity]), f.rule, f.ref, body)
+        out.print(table)
+    counts = summarize(findings)
+    plural = "" if checked == 1 else "s"
+    if findings:
+        parts = ", ".join(f"{n} {sev}" for sev, n in counts.items() if n)
+        out.print(f"{checked} CronJob{plural} checked: {parts}", markup=False)
+    else:
+        out.print(f"{checked} CronJob{plural} checked: no findings", markup=False)

@@ -1,0 +1,628 @@
+"""The lint rules: one pure function per rule over a CronJob dict (the API's camelCase JSON, as
+``kubectl get -o json`` shows it) and ``now``.
+
+Every rule has a stable id (``CJ001`` ...), a default severity (``error`` = the CronJob is broken
+or will be refused, ``warning`` = a known way to lose or duplicate work, ``info`` = worth a look),
+a one-line *why* and a *fix*. A check returns :class:`Hit` values: the message names the field
+and its value. Schedules are evaluated only through the engine (``cronctl.schedule``), so lint
+and ``cronctl explain`` can never disagree.
+
+Intent annotations on the CronJob let a team say what lint cannot see:
+``cronctl.io/side-effects: "none"`` (runs only recompute things: overlap is harmless) and
+``cronctl.io/interruptible: "true"`` (a run may be killed at any point). ``cronctl.io/lint-ignore:
+"CJ001,CJ023"`` silences rules for one object (handled by the engine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Callable, Iterator
+
+from cronctl.errors import ScheduleError
+from cronctl.timeutil import human_duration
+
+Obj = dict[str, Any]
+UTC = timezone.utc
+
+SEVERITIES = ("error", "warning", "info")  # most severe first
+
+ANN_SIDE_EFFECTS = "cronctl.io/side-effects"
+ANN_INTERRUPTIBLE = "cronctl.io/interruptible"
+ANN_LINT_IGNORE = "cronctl.io/lint-ignore"
+
+# Defaults the API server fills in when a field is unset (batch/v1 defaulting).
+DEFAULT_SUCCESSFUL_HISTORY = 3
+DEFAULT_FAILED_HISTORY = 1
+DEFAULT_BACKOFF_LIMIT = 6
+EVENT_TTL = timedelta(hours=1)  # kube-apiserver --event-ttl default
+DST_HORIZON = timedelta(days=731)  # "within the next two years"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One thing a rule found: the message (names the field and value) and the field's path."""
+
+    message: str
+    field: str
+    severity: str | None = None  # None = the rule's default severity
+
+
+Check = Callable[[Obj, datetime], list[Hit]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str  # kebab-case slug, stable like the id
+    severity: str
+    summary: str  # one line: what the rule looks for
+    why: str  # one line: what goes wrong
+    fix: str  # one line: what to change
+    check: Check
+
+
+# --------------------------------------------------------------------------- object access
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _spec(cj: Obj) -> Obj:
+    s = cj.get("spec")
+    return s if isinstance(s, dict) else {}
+
+
+def _job_spec(cj: Obj) -> Obj:
+    s = _get(cj, "spec", "jobTemplate", "spec")
+    return s if isinstance(s, dict) else {}
+
+
+def _pod_spec(cj: Obj) -> Obj:
+    s = _get(cj, "spec", "jobTemplate", "spec", "template", "spec")
+    return s if isinstance(s, dict) else {}
+
+
+JOB = "spec.jobTemplate.spec"
+POD = "spec.jobTemplate.spec.template.spec"
+
+
+def annotations(cj: Obj) -> dict[str, str]:
+    a = _get(cj, "metadata", "annotations")
+    return {str(k): str(v) for k, v in a.items()} if isinstance(a, dict) else {}
+
+
+def _declared(cj: Obj, key: str, value: str) -> bool:
+    return annotations(cj).get(key, "").strip().lower() == value
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _schedule_text(cj: Obj) -> str | None:
+    s = _spec(cj).get("schedule")
+    return s if isinstance(s, str) else None
+
+
+def _time_zone(cj: Obj) -> str | None:
+    tz = _spec(cj).get("timeZone")
+    return tz if isinstance(tz, str) else None
+
+
+def _has_tz_prefix(expr: str) -> bool:
+    # API validation refuses any schedule containing "TZ" anywhere (SEMANTICS §1), not just a prefix.
+    return "TZ" in expr
+
+
+def parsed_schedule(cj: Obj) -> Any:
+    """The engine's Schedule for this CronJob (``spec.schedule`` in ``spec.timeZone``), or None
+    when the schedule or zone is rejected (other rules report that)."""
+    from cronctl.schedule import parse
+
+    expr = _schedule_text(cj)
+    if expr is None:
+        return None
+    try:
+        return parse(expr, _time_zone(cj))
+    except ScheduleError:
+        return None
+
+
+def _wall_schedule(sched: Any) -> Any:
+    """The same fields evaluated in UTC, i.e. on a wall clock without DST: the reference that
+    shows which wall-clock slots a zone's transitions remove or repeat."""
+    from cronctl.schedule import parse
+
+    expr: str = sched.expr
+    if sched.zone_from_prefix:
+        expr = expr.strip().split(None, 1)[1]
+    return parse(expr, "UTC")
+
+
+def schedule_interval(sched: Any, now: datetime) -> timedelta | None:
+    """The shortest gap between two consecutive runs on a wall clock (DST ignored, so the doubled
+    run of a fall-back night does not count as a one-hour interval), or None if it runs < 2 times."""
+    if sched.every is not None:
+        return sched.every  # type: ignore[no-any-return]
+    runs = _wall_schedule(sched).runs(now, 200)
+    gaps = [b - a for a, b in zip(runs, runs[1:])]
+    return min(gaps) if gaps else None
+
+
+def _fmt_seconds(n: int) -> str:
+    return f"{n} ({human_duration(timedelta(seconds=n))})" if n >= 120 else f"{n}"
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def check_missing_time_zone(cj: Obj, now: datetime) -> list[Hit]:
+    expr = _schedule_text(cj) or ""
+    if _time_zone(cj) is None and not _has_tz_prefix(expr):
+        return [Hit("spec.timeZone is not set: the schedule follows kube-controller-manager's local zone", "spec.timeZone")]
+    return []
+
+
+def check_no_starting_deadline(cj: Obj, now: datetime) -> list[Hit]:
+    if _spec(cj).get("startingDeadlineSeconds") is None:
+        return [Hit("spec.startingDeadlineSeconds is not set: a missed run of any age is started on unsuspend "
+                    "or after controller downtime", "spec.startingDeadlineSeconds")]
+    return []
+
+
+def check_starting_deadline_zero(cj: Obj, now: datetime) -> list[Hit]:
+    if _int(_spec(cj).get("startingDeadlineSeconds")) == 0:
+        return [Hit("spec.startingDeadlineSeconds is 0: the controller never starts a Job", "spec.startingDeadlineSeconds")]
+    return []
+
+
+def check_starting_deadline_short(cj: Obj, now: datetime) -> list[Hit]:
+    d = _int(_spec(cj).get("startingDeadlineSeconds"))
+    if d is not None and 0 < d < 10:
+        return [Hit(f"spec.startingDeadlineSeconds is {d}: under the controller's ~10 s sync period, a run "
+                    "delayed by one slow sync is dropped without an event", "spec.startingDeadlineSeconds")]
+    return []
+
+
+def check_tz_in_schedule(cj: Obj, now: datetime) -> list[Hit]:
+    expr = _schedule_text(cj)
+    if expr is not None and _has_tz_prefix(expr):
+        msg = f"spec.schedule '{expr}' contains TZ/CRON_TZ: refused on create, UnsupportedSchedule warning on every sync"
+        if _time_zone(cj) is not None:
+            msg += f", and the prefix overrides spec.timeZone '{_time_zone(cj)}'"
+        return [Hit(msg, "spec.schedule")]
+    return []
+
+
+def check_unparseable_schedule(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.schedule import parse
+
+    expr = _spec(cj).get("schedule")
+    if expr is None or expr == "":
+        return [Hit("spec.schedule is missing", "spec.schedule")]
+    if not isinstance(expr, str):
+        return [Hit(f"spec.schedule is a {type(expr).__name__}, not a string", "spec.schedule")]
+    try:
+        parse(expr, None)
+    except ScheduleError as e:
+        return [Hit(f"spec.schedule: {e.message}", "spec.schedule")]
+    return []
+
+
+def check_unknown_time_zone(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.schedule import parse
+
+    tz = _spec(cj).get("timeZone")
+    if tz is None:
+        return []
+    if not isinstance(tz, str):
+        return [Hit(f"spec.timeZone is a {type(tz).__name__}, not a string", "spec.timeZone")]
+    if tz == "" or tz == "Local":
+        # API validation: "" must be nil or non-empty; "Local" is refused (it would mean the controller's zone).
+        return [Hit(f"spec.timeZone '{tz}' is refused by the API server", "spec.timeZone")]
+    try:
+        # A plain schedule, so that a broken spec.schedule does not hide a broken zone.
+        parse("0 0 * * *", tz)
+    except ScheduleError as e:
+        return [Hit(f"spec.timeZone '{tz}': {e.message}", "spec.timeZone")]
+    return []
+
+
+def check_never_fires(cj: Obj, now: datetime) -> list[Hit]:
+    sched = parsed_schedule(cj)
+    if sched is None:
+        return []
+    if sched.next_after(now) is None:
+        return [Hit(f"spec.schedule '{sched.expr}' never fires (no run within 5 years): the controller "
+                    "reports InvalidSchedule and never creates a Job", "spec.schedule")]
+    return []
+
+
+def check_name_too_long(cj: Obj, now: datetime) -> list[Hit]:
+    name = _get(cj, "metadata", "name")
+    if isinstance(name, str) and len(name) > 52:
+        return [Hit(f"metadata.name '{name}' is {len(name)} characters; a CronJob name may have at most 52",
+                    "metadata.name")]
+    return []
+
+
+def _concurrency(cj: Obj) -> str | None:
+    p = _spec(cj).get("concurrencyPolicy")
+    return p if isinstance(p, str) else None
+
+
+def check_replace_interrupts(cj: Obj, now: datetime) -> list[Hit]:
+    if _concurrency(cj) == "Replace" and not _declared(cj, ANN_INTERRUPTIBLE, "true"):
+        return [Hit("spec.concurrencyPolicy is Replace: a run still going at the next slot is deleted mid-work",
+                    "spec.concurrencyPolicy")]
+    return []
+
+
+def check_allow_overlaps(cj: Obj, now: datetime) -> list[Hit]:
+    policy = _concurrency(cj)
+    if policy not in (None, "Allow") or _declared(cj, ANN_SIDE_EFFECTS, "none"):
+        return []
+    if policy is None:
+        return [Hit("spec.concurrencyPolicy is not set (= Allow): overlapping runs of work with side effects "
+                    "both do it", "spec.concurrencyPolicy", "warning")]
+    return [Hit("spec.concurrencyPolicy is Allow: overlapping runs of work with side effects both do it",
+                "spec.concurrencyPolicy", "info")]
+
+
+def check_no_active_deadline(cj: Obj, now: datetime) -> list[Hit]:
+    if _job_spec(cj).get("activeDeadlineSeconds") is None:
+        return [Hit(f"{JOB}.activeDeadlineSeconds is not set: a hung run holds its slot forever",
+                    f"{JOB}.activeDeadlineSeconds")]
+    return []
+
+
+def check_active_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
+    ads = _int(_job_spec(cj).get("activeDeadlineSeconds"))
+    if ads is None or _concurrency(cj) != "Forbid":
+        return []
+    sched = parsed_schedule(cj)
+    if sched is None:
+        return []
+    interval = schedule_interval(sched, now)
+    if interval is None or timedelta(seconds=ads) < interval:
+        return []
+    return [Hit(f"{JOB}.activeDeadlineSeconds {_fmt_seconds(ads)} is at or above the schedule's shortest interval "
+                f"{human_duration(interval)} with concurrencyPolicy Forbid: one slow run blocks the next "
+                "(JobAlreadyActive), which starts late or never", f"{JOB}.activeDeadlineSeconds")]
+
+
+def check_default_backoff_limit(cj: Obj, now: datetime) -> list[Hit]:
+    js = _job_spec(cj)
+    if js.get("backoffLimit") is None and js.get("backoffLimitPerIndex") is None:
+        return [Hit(f"{JOB}.backoffLimit is not set (= {DEFAULT_BACKOFF_LIMIT}): a failing run is retried "
+                    f"{DEFAULT_BACKOFF_LIMIT} times", f"{JOB}.backoffLimit")]
+    return []
+
+
+def check_restart_on_failure(cj: Obj, now: datetime) -> list[Hit]:
+    if _pod_spec(cj).get("restartPolicy") == "OnFailure":
+        return [Hit(f"{POD}.restartPolicy is OnFailure: retries restart the container inside the same pod",
+                    f"{POD}.restartPolicy")]
+    return []
+
+
+def check_failed_history_zero(cj: Obj, now: datetime) -> list[Hit]:
+    if _int(_spec(cj).get("failedJobsHistoryLimit")) == 0:
+        return [Hit("spec.failedJobsHistoryLimit is 0: a failed Job, its pods and logs are deleted on the next sync",
+                    "spec.failedJobsHistoryLimit")]
+    return []
+
+
+def check_successful_history_zero(cj: Obj, now: datetime) -> list[Hit]:
+    if _int(_spec(cj).get("successfulJobsHistoryLimit")) == 0:
+        return [Hit("spec.successfulJobsHistoryLimit is 0: every finished Job and its logs are deleted at once, "
+                    "so overlaps and duplicates cannot be proven", "spec.successfulJobsHistoryLimit")]
+    return []
+
+
+def check_successful_history_short(cj: Obj, now: datetime) -> list[Hit]:
+    raw = _spec(cj).get("successfulJobsHistoryLimit")
+    limit = DEFAULT_SUCCESSFUL_HISTORY if raw is None else _int(raw)
+    if not limit:  # 0 is CJ019's
+        return []
+    sched = parsed_schedule(cj)
+    interval = schedule_interval(sched, now) if sched is not None else None
+    if interval is None or interval * limit >= timedelta(days=1):
+        return []
+    shown = f"{limit}" if raw is not None else f"not set (= {limit})"
+    return [Hit(f"spec.successfulJobsHistoryLimit {shown} keeps about {human_duration(interval * limit)} of runs "
+                f"at this schedule's interval of {human_duration(interval)}", "spec.successfulJobsHistoryLimit")]
+
+
+def check_failed_history_low(cj: Obj, now: datetime) -> list[Hit]:
+    raw = _spec(cj).get("failedJobsHistoryLimit")
+    limit = DEFAULT_FAILED_HISTORY if raw is None else _int(raw)
+    if limit is None or limit == 0 or limit >= 3:
+        return []
+    shown = f"{limit}" if raw is not None else f"not set (= {limit})"
+    kept = "the last failed Job and its logs are" if limit == 1 else f"the last {limit} failed Jobs and their logs are"
+    return [Hit(f"spec.failedJobsHistoryLimit {shown}: only {kept} kept",
+                "spec.failedJobsHistoryLimit")]
+
+
+def check_short_ttl(cj: Obj, now: datetime) -> list[Hit]:
+    ttl = _int(_job_spec(cj).get("ttlSecondsAfterFinished"))
+    if ttl is None or ttl >= 86400:
+        return []
+    field = f"{JOB}.ttlSecondsAfterFinished"
+    if timedelta(seconds=ttl) < EVENT_TTL:
+        return [Hit(f"{field} is {_fmt_seconds(ttl)}: a finished Job, its pods and logs are deleted before "
+                    "anyone is paged", field, "warning")]
+    return [Hit(f"{field} is {_fmt_seconds(ttl)}: a finished Job and its logs are gone within a day", field, "info")]
+
+
+def _containers(cj: Obj) -> Iterator[tuple[str, Obj]]:
+    ps = _pod_spec(cj)
+    for kind in ("initContainers", "containers"):
+        items = ps.get(kind)
+        if isinstance(items, list):
+            for i, c in enumerate(items):
+                if isinstance(c, dict):
+                    yield f"{POD}.{kind}[{i}]", c
+
+
+def check_image_digest(cj: Obj, now: datetime) -> list[Hit]:
+    hits = []
+    for path, c in _containers(cj):
+        image = c.get("image")
+        if isinstance(image, str) and "@sha256:" not in image:
+            hits.append(Hit(f"{path}.image '{image}' ({c.get('name', '?')}) is not pinned by digest", f"{path}.image"))
+    return hits
+
+
+def check_default_service_account(cj: Obj, now: datetime) -> list[Hit]:
+    ps = _pod_spec(cj)
+    sa = ps.get("serviceAccountName") or ps.get("serviceAccount") or "default"
+    if sa == "default" and ps.get("automountServiceAccountToken") is not False:
+        return [Hit(f"{POD}.serviceAccountName is {'not set (= default)' if 'serviceAccountName' not in ps else 'default'}"
+                    ": the pod gets the namespace's shared default token", f"{POD}.serviceAccountName")]
+    return []
+
+
+# --------------------------------------------------------------------------- DST
+
+
+@dataclass(frozen=True)
+class Transition:
+    at: datetime  # the first UTC instant with the new offset
+    before: timedelta
+    after: timedelta
+
+    @property
+    def gap(self) -> bool:
+        return self.after > self.before
+
+    def wall_range(self) -> tuple[datetime, datetime]:
+        """[start, end) of the wall-clock times that do not exist (gap) or happen twice (fold),
+        as naive local datetimes."""
+        lo = min(self.before, self.after)
+        hi = max(self.before, self.after)
+        at = self.at.replace(tzinfo=None)
+        return at + lo, at + hi
+
+
+def zone_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
+    """Every UTC-offset change of ``zone`` in (start, end], found day by day and then bisected to
+    the second (tz rules change offsets at whole seconds)."""
+    from zoneinfo import ZoneInfo
+
+    z = ZoneInfo(zone)
+
+    def off(t: datetime) -> timedelta:
+        o = t.astimezone(z).utcoffset()
+        assert o is not None
+        return o
+
+    out: list[Transition] = []
+    t = start.astimezone(UTC).replace(microsecond=0)
+    o = off(t)
+    while t < end:
+        t2 = t + timedelta(hours=12)
+        o2 = off(t2)
+        if o2 != o:
+            lo, hi = t, t2  # off(lo) == o, off(hi) == o2
+            while hi - lo > timedelta(seconds=1):
+                mid = lo + (hi - lo) / 2
+                mid = mid.replace(microsecond=0)
+                if off(mid) == o:
+                    lo = mid
+                else:
+                    hi = mid
+            out.append(Transition(hi, o, o2))
+        t, o = t2, o2
+    return out
+
+
+@dataclass(frozen=True)
+class DstHit:
+    transition: Transition
+    local_date: date
+    slots: tuple[datetime, ...]  # naive wall-clock times of the schedule inside the gap/fold
+    wall_runs: int  # runs that day on a DST-free wall clock
+    zone_runs: int  # runs that day as the controller (engine) walks the real zone
+    zone_instants: tuple[datetime, ...]  # the engine's UTC runs inside the fold (doubles)
+
+
+def dst_hits(sched: Any, now: datetime, horizon: timedelta = DST_HORIZON) -> list[DstHit]:
+    """The zone's transitions within ``horizon`` after ``now`` that change how often the schedule
+    runs on that local day, by comparing the engine's walk in the real zone with its walk on a
+    DST-free wall clock (UTC) for the same fields.
+
+    A schedule that fires every hour is left out: its runs follow real hours (SEMANTICS §3), so a
+    transition only relabels them."""
+    from zoneinfo import ZoneInfo
+
+    if sched.every is not None or sched.zone in ("UTC", "Etc/UTC") or len(sched.hours) == 24:
+        return []  # @every ignores zones; every-hour schedules keep real-time spacing
+    z = ZoneInfo(sched.zone)
+    wall = _wall_schedule(sched)
+    one = timedelta(seconds=1)
+    hits: list[DstHit] = []
+    for tr in zone_transitions(sched.zone, now, now + horizon):
+        lo, hi = tr.wall_range()
+        slots = wall.runs_between(lo.replace(tzinfo=UTC) - one, hi.replace(tzinfo=UTC) - one)
+        if not slots:
+            continue
+        day = lo.date()
+        midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        wall_runs = len(wall.runs_between(midnight - one, midnight + timedelta(days=1) - one))
+        around = sched.runs_between(tr.at - timedelta(days=2), tr.at + timedelta(days=2))
+        zone_day = [r for r in around if r.astimezone(z).date() == day]
+        in_fold = tuple(r for r in zone_day if lo <= r.astimezone(z).replace(tzinfo=None) < hi)
+        if len(zone_day) != wall_runs:
+            hits.append(DstHit(tr, day, tuple(s.replace(tzinfo=None) for s in slots), wall_runs,
+                               len(zone_day), in_fold))
+    return hits
+
+
+def _abbr(zone: str, instant: datetime) -> str:
+    from zoneinfo import ZoneInfo
+
+    return instant.astimezone(ZoneInfo(zone)).strftime("%Z")
+
+
+def check_dst_gap(cj: Obj, now: datetime) -> list[Hit]:
+    sched = parsed_schedule(cj)
+    if sched is None:
+        return []
+    parts = []
+    for h in dst_hits(sched, now):
+        if h.transition.gap and h.zone_runs < h.wall_runs:
+            lo, hi = h.transition.wall_range()
+            times = ", ".join(s.strftime("%H:%M") for s in h.slots)
+            parts.append(f"{h.local_date} {times} (clocks jump {lo:%H:%M}->{hi:%H:%M}): skipped")
+    if not parts:
+        return []
+    return [Hit(f"spec.schedule '{sched.expr}' in {sched.zone} falls in a DST gap: " + "; ".join(parts), "spec.schedule")]
+
+
+def check_dst_fold(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.timeutil import rfc3339_z
+
+    sched = parsed_schedule(cj)
+    if sched is None:
+        return []
+    parts = []
+    for h in dst_hits(sched, now):
+        if not h.transition.gap and h.zone_runs > h.wall_runs:
+            times = ", ".join(s.strftime("%H:%M") for s in h.slots)
+            both = " and ".join(f"{rfc3339_z(r)} ({_abbr(sched.zone, r)})" for r in h.zone_instants)
+            parts.append(f"{h.local_date} {times} happens twice: runs at {both}")
+    if not parts:
+        return []
+    return [Hit(f"spec.schedule '{sched.expr}' in {sched.zone} falls in a DST repeat: " + "; ".join(parts), "spec.schedule")]
+
+
+# --------------------------------------------------------------------------- the registry
+
+RULES: tuple[Rule, ...] = (
+    Rule("CJ001", "missing-time-zone", "warning", "spec.timeZone is not set",
+         "The schedule then follows kube-controller-manager's local zone, which can change with the cluster.",
+         "Set spec.timeZone (Etc/UTC for interval work, the business zone only for local-time promises).",
+         check_missing_time_zone),
+    Rule("CJ002", "no-starting-deadline", "warning", "spec.startingDeadlineSeconds is not set",
+         "On unsuspend or after controller downtime the most recent missed run starts, however old.",
+         "Set spec.startingDeadlineSeconds to how late a run is still useful (at least 10).",
+         check_no_starting_deadline),
+    Rule("CJ003", "starting-deadline-zero", "error", "spec.startingDeadlineSeconds is 0",
+         "The controller only starts runs inside (now - 0 s, now], so no Job is ever created.",
+         "Set spec.startingDeadlineSeconds to 10 or more, or remove it.",
+         check_starting_deadline_zero),
+    Rule("CJ004", "starting-deadline-too-short", "warning", "spec.startingDeadlineSeconds under 10 s",
+         "The controller syncs about every 10 s; one late sync drops the run without any event.",
+         "Set spec.startingDeadlineSeconds to 10 or more (how late a run is still useful).",
+         check_starting_deadline_short),
+    Rule("CJ005", "tz-in-schedule", "error", "TZ= or CRON_TZ= in spec.schedule",
+         "The API server refuses it on create; old objects get an UnsupportedSchedule warning every sync.",
+         "Remove the prefix from spec.schedule and set spec.timeZone instead.",
+         check_tz_in_schedule),
+    Rule("CJ006", "dst-gap-skips-run", "warning", "a run falls in a DST gap within two years",
+         "Wall-clock times in a spring-forward gap do not exist; the controller skips that run (not moved later).",
+         "Move the run out of the zone's transition hour, or use timeZone Etc/UTC.",
+         check_dst_gap),
+    Rule("CJ007", "dst-fold-doubles-run", "warning", "a run falls in a DST repeat within two years",
+         "Wall-clock times in a fall-back hour happen twice; the controller runs the Job twice.",
+         "Move the run out of the zone's transition hour, use Etc/UTC, or make the run idempotent per local date.",
+         check_dst_fold),
+    Rule("CJ008", "schedule-never-fires", "error", "the schedule never fires",
+         "An impossible date (e.g. 30 February) parses, but the controller reports InvalidSchedule and creates nothing.",
+         "Fix spec.schedule to a date that exists.",
+         check_never_fires),
+    Rule("CJ009", "unparseable-schedule", "error", "spec.schedule does not parse",
+         "The API server refuses it, and the controller reports UnparseableSchedule for an old object.",
+         "Write a 5-field robfig/cron v3 schedule (check it with cronctl explain).",
+         check_unparseable_schedule),
+    Rule("CJ010", "unknown-time-zone", "error", "spec.timeZone is not a valid IANA zone",
+         "The API server refuses it; the controller reports UnknownTimeZone and creates nothing.",
+         "Use an IANA zone name such as Europe/Berlin or Etc/UTC.",
+         check_unknown_time_zone),
+    Rule("CJ011", "name-too-long", "error", "metadata.name over 52 characters",
+         "Job names are <name>-<8 digits> and must fit in 63 characters, so the API server refuses longer names.",
+         "Shorten metadata.name to 52 characters or fewer.",
+         check_name_too_long),
+    Rule("CJ012", "replace-interrupts-work", "warning", "concurrencyPolicy Replace on work that cannot be interrupted",
+         "Replace deletes the running Job at the next slot, possibly between a side effect and its record.",
+         f"Use Forbid, or annotate {ANN_INTERRUPTIBLE}: \"true\" if every step is resumable.",
+         check_replace_interrupts),
+    Rule("CJ013", "allow-overlaps-side-effects", "warning", "concurrencyPolicy Allow (or unset) on work with side effects",
+         "Two overlapping runs both do the work: duplicate documents, double reservations.",
+         f"Set concurrencyPolicy Forbid, or annotate {ANN_SIDE_EFFECTS}: \"none\" if overlaps are harmless.",
+         check_allow_overlaps),
+    Rule("CJ014", "no-active-deadline", "warning", "no activeDeadlineSeconds on the Job template",
+         "A hung run never ends: with Forbid every later slot is blocked, with Allow they pile up.",
+         f"Set {JOB}.activeDeadlineSeconds to the longest acceptable run, retries included.",
+         check_no_active_deadline),
+    Rule("CJ015", "active-deadline-exceeds-interval", "warning", "activeDeadlineSeconds at or above the interval with Forbid",
+         "A run allowed to last longer than the interval holds back the next slots (JobAlreadyActive).",
+         f"Keep {JOB}.activeDeadlineSeconds below the schedule's shortest interval, or space the schedule out.",
+         check_active_deadline_vs_interval),
+    Rule("CJ016", "default-backoff-limit", "warning", "backoffLimit not set (6 retries)",
+         "Six retries with backoff up to 6 minutes repeat side effects and hide a permanent failure.",
+         f"Set {JOB}.backoffLimit deliberately (0-3 for work with side effects) and use podFailurePolicy.",
+         check_default_backoff_limit),
+    Rule("CJ017", "restart-policy-on-failure", "warning", "restartPolicy OnFailure",
+         "Retries restart the container in the same pod: earlier attempts' logs are lost and counting is muddled.",
+         f"Set {POD}.restartPolicy: Never so each attempt is its own pod with its own logs.",
+         check_restart_on_failure),
+    Rule("CJ018", "failed-history-zero", "warning", "failedJobsHistoryLimit is 0",
+         "The evidence of a failure (Job, pods, logs) is deleted before anyone can look at it.",
+         "Set spec.failedJobsHistoryLimit to 3 or more, and ship logs elsewhere.",
+         check_failed_history_zero),
+    Rule("CJ019", "successful-history-zero", "warning", "successfulJobsHistoryLimit is 0",
+         "Finished Jobs vanish at once: duplicate or overlapping runs cannot be proven afterwards.",
+         "Set spec.successfulJobsHistoryLimit to cover at least a day of runs.",
+         check_successful_history_zero),
+    Rule("CJ020", "successful-history-short", "info", "successful history covers less than a day",
+         "An incident found the next morning has already lost the Jobs that show it.",
+         "Raise spec.successfulJobsHistoryLimit, or collect evidence with cronctl bundle before it expires.",
+         check_successful_history_short),
+    Rule("CJ021", "failed-history-low", "info", "failedJobsHistoryLimit below 3 (default 1)",
+         "Only the last failure is kept; a pattern of failures cannot be seen.",
+         "Set spec.failedJobsHistoryLimit to 3 or more.",
+         check_failed_history_low),
+    Rule("CJ022", "short-ttl-deletes-evidence", "warning", "ttlSecondsAfterFinished under a day",
+         "The TTL controller deletes finished Jobs with their pods and logs, whatever the history limits say.",
+         f"Raise {JOB}.ttlSecondsAfterFinished to 86400 or more, or remove it and rely on history limits.",
+         check_short_ttl),
+    Rule("CJ023", "image-not-pinned", "warning", "container image without a digest",
+         "A tag can move: a rerun may execute different code than the run it repeats.",
+         "Pin the image as name@sha256:<digest>.",
+         check_image_digest),
+    Rule("CJ024", "default-service-account", "warning", "pods run as the default service account",
+         "Permissions granted to 'default' reach every pod in the namespace; the Job gets more than it needs.",
+         f"Set {POD}.serviceAccountName to a dedicated account (or automountServiceAccountToken: false).",
+         check_default_service_account),
+)
+
+RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

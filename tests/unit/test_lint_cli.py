@@ -1,0 +1,137 @@
+"""`cronctl lint -f FILE` end to end through the real CLI entry point (no cluster needed)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from cronctl.cli import main
+from cronctl.errors import ExitCode
+
+ANSI = re.compile(r"\x1b\[")
+
+BAD = """\
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: never-runs, namespace: ops}
+spec:
+  schedule: "30 2 * * *"
+  timeZone: America/New_York
+  startingDeadlineSeconds: 0
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox}]
+"""
+
+WARN_ONLY = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: batch/v1
+  kind: CronJob
+  metadata: {name: nightly, namespace: ops}
+  spec:
+    schedule: "0 3 * * *"
+    timeZone: Etc/UTC
+    startingDeadlineSeconds: 600
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: busybox}]
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: not-a-cronjob}
+"""
+
+
+def run(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["lint", "--now", "2026-12-02T12:00:00Z", *args])
+    o, e = capfd.readouterr()
+    return code, o, e
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> str:
+    p = tmp_path / "bad.yaml"
+    p.write_text(BAD)
+    return str(p)
+
+
+@pytest.fixture
+def warn_only(tmp_path: Path) -> str:
+    p = tmp_path / "list.yaml"
+    p.write_text(WARN_ONLY)
+    return str(p)
+
+
+def test_an_error_finding_exits_8_and_the_table_names_rule_object_and_fix(capfd, bad) -> None:
+    code, o, e = run(capfd, "-f", bad)
+    assert code == ExitCode.FINDINGS == 8
+    assert "CJ003" in o and "ops/never-runs" in o and "fix:" in o
+    assert "2027-03-14" in o  # the DST gap, named by date
+    assert "1 CronJob checked: 1 error" in o
+    assert not ANSI.search(o + e)
+    assert e == ""
+
+
+def test_warnings_pass_by_default_and_fail_with_fail_on_warning(capfd, warn_only) -> None:
+    assert run(capfd, "-f", warn_only)[0] == 0
+    assert run(capfd, "-f", warn_only, "--fail-on", "warning")[0] == 8
+    assert run(capfd, "-f", warn_only, "--fail-on", "none")[0] == 0
+
+
+def test_json_output_lists_findings_with_a_summary(capfd, bad, warn_only) -> None:
+    code, o, _ = run(capfd, "-f", bad, "-f", warn_only, "-o", "json", "--fail-on", "none")
+    assert code == 0
+    doc = json.loads(o)
+    assert doc["checked"] == 2  # the ConfigMap is not counted
+    assert doc["summary"]["error"] == 1
+    f = next(x for x in doc["findings"] if x["rule"] == "CJ003")
+    assert f["field"] == "spec.startingDeadlineSeconds" and f["severity"] == "error"
+    assert f["object"] == {"kind": "CronJob", "namespace": "ops", "name": "never-runs", "source": bad}
+
+
+def test_sarif_output_validates_against_the_official_schema(capfd, bad) -> None:
+    code, o, _ = run(capfd, "-f", bad, "-o", "sarif")
+    assert code == 8
+    log = json.loads(o)
+    schema = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+    assert any(r["ruleId"] == "CJ006" for r in log["runs"][0]["results"])
+
+
+def test_a_name_argument_limits_a_file_to_that_cronjob(capfd, bad, warn_only) -> None:
+    code, o, e = run(capfd, "-f", bad, "-f", warn_only, "nightly", "-o", "json")
+    assert code == 0
+    assert {f["object"]["name"] for f in json.loads(o)["findings"]} == {"nightly"}
+    assert "no CronJob named nightly" in e  # said for bad.yaml, on stderr
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (None, "no such file"),
+    ("kind: CronJob\nspec: [unclosed\n", "malformed YAML"),
+    ("- just\n- a list\n", "not a Kubernetes object"),
+])
+def test_a_bad_file_is_one_line_on_stderr_with_exit_5(capfd, tmp_path: Path, content: str | None, needle: str) -> None:
+    p = tmp_path / "in.yaml"
+    if content is not None:
+        p.write_text(content)
+    code, o, e = run(capfd, "-f", str(p))
+    assert code == ExitCode.BAD_INPUT == 5
+    assert o == ""
+    assert e.count("\n") == 1 and e.startswith("error: ") and needle in e and "Traceback" not in e
+
+
+def test_a_bad_now_is_bad_input(capfd, bad) -> None:
+    code = main(["lint", "-f", bad, "--now", "yesterday"])
+    _, e = capfd.readouterr()
+    assert code == 5 and "--now" in e

@@ -1,0 +1,234 @@
+"""Each lint rule on a table of CronJobs: a positive and a negative case per rule, expectations
+derived by hand from the Kubernetes docs/SEMANTICS.md and the tz rules (not from the code)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from cronctl.lint.engine import fails, lint_object, summarize
+from cronctl.lint.rules import RULES, RULES_BY_ID
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+DIGEST = "registry.example/orders-sync@sha256:" + "a" * 64
+DELETE = object()
+
+# A CronJob that every rule accepts: explicit zone, deadlines, Forbid, enough history, pinned
+# image, dedicated service account. */10 => interval 10m; 200 successful Jobs = 33h of history.
+GOOD: dict[str, Any] = {
+    "apiVersion": "batch/v1", "kind": "CronJob",
+    "metadata": {"name": "mp-orders-sync", "namespace": "integrations"},
+    "spec": {
+        "schedule": "*/10 * * * *", "timeZone": "Etc/UTC", "startingDeadlineSeconds": 120,
+        "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 200, "failedJobsHistoryLimit": 5,
+        "jobTemplate": {"spec": {
+            "activeDeadlineSeconds": 300, "backoffLimit": 1, "ttlSecondsAfterFinished": 604800,
+            "template": {"spec": {
+                "restartPolicy": "Never", "serviceAccountName": "orders-sync",
+                "containers": [{"name": "sync", "image": DIGEST}],
+            }},
+        }},
+    },
+}
+
+
+def cj(**changes: Any) -> dict[str, Any]:
+    """GOOD with dotted-path changes: cj(**{"spec.timeZone": DELETE}); a callable value edits in place."""
+    obj = copy.deepcopy(GOOD)
+    for path, value in changes.items():
+        keys = path.split(".")
+        node = obj
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+        if value is DELETE:
+            node.pop(keys[-1], None)
+        elif callable(value):
+            value(node[keys[-1]])
+        else:
+            node[keys[-1]] = value
+    return obj
+
+
+POD = "spec.jobTemplate.spec.template.spec"
+JOB = "spec.jobTemplate.spec"
+
+
+def hits(rule_id: str, obj: dict[str, Any]) -> list[Any]:
+    return RULES_BY_ID[rule_id].check(obj, NOW)
+
+
+def test_the_good_cronjob_has_no_findings_at_all() -> None:
+    assert lint_object(GOOD, NOW) == []
+
+
+def test_rule_ids_are_unique_stable_and_complete() -> None:
+    ids = [r.id for r in RULES]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 25)]
+    assert len({r.name for r in RULES}) == len(RULES)
+    for r in RULES:
+        assert r.severity in ("error", "warning", "info")
+        assert r.why and r.fix and "\n" not in r.why and "\n" not in r.fix
+
+
+# (rule, changes, expected hit count, substrings every message must contain, severity of the hit)
+CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
+    # CJ001 missing timeZone
+    ("CJ001", {"spec.timeZone": DELETE}, 1, ("spec.timeZone",), "warning"),
+    ("CJ001", {}, 0, (), None),
+    ("CJ001", {"spec.timeZone": DELETE, "spec.schedule": "TZ=UTC 0 * * * *"}, 0, (), None),  # CJ005's job
+    # CJ002 startingDeadlineSeconds absent
+    ("CJ002", {"spec.startingDeadlineSeconds": DELETE}, 1, ("spec.startingDeadlineSeconds",), "warning"),
+    ("CJ002", {"spec.startingDeadlineSeconds": 0}, 0, (), None),
+    # CJ003 startingDeadlineSeconds 0 = never runs (SEMANTICS §4.3)
+    ("CJ003", {"spec.startingDeadlineSeconds": 0}, 1, ("spec.startingDeadlineSeconds is 0", "never"), "error"),
+    ("CJ003", {"spec.startingDeadlineSeconds": 10}, 0, (), None),
+    ("CJ003", {"spec.startingDeadlineSeconds": DELETE}, 0, (), None),
+    # CJ004 under 10 s
+    ("CJ004", {"spec.startingDeadlineSeconds": 9}, 1, ("spec.startingDeadlineSeconds is 9",), "warning"),
+    ("CJ004", {"spec.startingDeadlineSeconds": 1}, 1, ("is 1",), "warning"),
+    ("CJ004", {"spec.startingDeadlineSeconds": 10}, 0, (), None),
+    ("CJ004", {"spec.startingDeadlineSeconds": 0}, 0, (), None),  # CJ003's job
+    # CJ005 TZ / CRON_TZ in the schedule
+    ("CJ005", {"spec.schedule": "TZ=UTC 0 * * * *", "spec.timeZone": DELETE}, 1, ("TZ",), "error"),
+    ("CJ005", {"spec.schedule": "CRON_TZ=Europe/Berlin 0 * * * *"}, 1, ("overrides spec.timeZone 'Etc/UTC'",), "error"),
+    ("CJ005", {}, 0, (), None),
+    # CJ008 never fires: 30 February does not exist (parses, SEMANTICS §1)
+    ("CJ008", {"spec.schedule": "0 0 30 2 *"}, 1, ("'0 0 30 2 *'", "never fires"), "error"),
+    ("CJ008", {"spec.schedule": "0 0 29 2 *"}, 0, (), None),  # leap day is found within 5 years
+    ("CJ008", {"spec.schedule": "0 0 32 * *"}, 0, (), None),  # unparseable: CJ009's job
+    # CJ009 unparseable
+    ("CJ009", {"spec.schedule": "0 0 32 * *"}, 1, ("spec.schedule", "32"), "error"),
+    ("CJ009", {"spec.schedule": "0 0 * *"}, 1, ("spec.schedule",), "error"),
+    ("CJ009", {"spec.schedule": DELETE}, 1, ("spec.schedule is missing",), "error"),
+    ("CJ009", {"spec.schedule": "@reboot"}, 1, ("spec.schedule",), "error"),
+    ("CJ009", {"spec.schedule": "0 0 ? * MON"}, 0, (), None),
+    # CJ010 unknown zone
+    ("CJ010", {"spec.timeZone": "Mars/Base"}, 1, ("spec.timeZone 'Mars/Base'",), "error"),
+    ("CJ010", {"spec.timeZone": ""}, 1, ("spec.timeZone ''",), "error"),
+    ("CJ010", {"spec.timeZone": "Europe/Berlin"}, 0, (), None),
+    # CJ011 name over 52 characters (63 - 11 for the "-<8 digits>" suffix)
+    ("CJ011", {"metadata.name": "a" * 53}, 1, ("metadata.name", "53 characters"), "error"),
+    ("CJ011", {"metadata.name": "a" * 52}, 0, (), None),
+    # CJ012 Replace on work that cannot be interrupted
+    ("CJ012", {"spec.concurrencyPolicy": "Replace"}, 1, ("spec.concurrencyPolicy is Replace",), "warning"),
+    ("CJ012", {"spec.concurrencyPolicy": "Replace",
+               "metadata.annotations": {"cronctl.io/interruptible": "true"}}, 0, (), None),
+    ("CJ012", {}, 0, (), None),
+    # CJ013 Allow (explicit = info, unset = warning) on work with side effects
+    ("CJ013", {"spec.concurrencyPolicy": DELETE}, 1, ("not set (= Allow)",), "warning"),
+    ("CJ013", {"spec.concurrencyPolicy": "Allow"}, 1, ("spec.concurrencyPolicy is Allow",), "info"),
+    ("CJ013", {"spec.concurrencyPolicy": "Allow",
+               "metadata.annotations": {"cronctl.io/side-effects": "none"}}, 0, (), None),
+    ("CJ013", {}, 0, (), None),
+    # CJ014 no activeDeadlineSeconds
+    ("CJ014", {f"{JOB}.activeDeadlineSeconds": DELETE}, 1, (f"{JOB}.activeDeadlineSeconds",), "warning"),
+    ("CJ014", {}, 0, (), None),
+    # CJ015 activeDeadlineSeconds >= interval with Forbid. */10 => 600 s.
+    ("CJ015", {f"{JOB}.activeDeadlineSeconds": 600}, 1, ("600 (10m)", "interval 10m"), "warning"),
+    ("CJ015", {f"{JOB}.activeDeadlineSeconds": 599}, 0, (), None),
+    ("CJ015", {f"{JOB}.activeDeadlineSeconds": 600, "spec.concurrencyPolicy": "Allow"}, 0, (), None),
+    # weekdays at 09:00: shortest gap Mon->Tue = 24h = 86400 s (Fri->Mon is 72h)
+    ("CJ015", {"spec.schedule": "0 9 * * 1-5", f"{JOB}.activeDeadlineSeconds": 86400}, 1, ("86400 (24h)", "interval 24h"), "warning"),
+    ("CJ015", {"spec.schedule": "0 9 * * 1-5", f"{JOB}.activeDeadlineSeconds": 86399}, 0, (), None),
+    # 09:00 and 10:00 daily: shortest gap is 1h
+    ("CJ015", {"spec.schedule": "0 9,10 * * *", f"{JOB}.activeDeadlineSeconds": 3600}, 1, ("interval 60m",), "warning"),
+    # 01:30 New York runs twice one hour apart on fall-back nights; that is not the interval (24h)
+    ("CJ015", {"spec.schedule": "30 1 * * *", "spec.timeZone": "America/New_York",
+               f"{JOB}.activeDeadlineSeconds": 7200}, 0, (), None),
+    ("CJ015", {"spec.schedule": "@every 90m", f"{JOB}.activeDeadlineSeconds": 5400}, 1, ("interval 90m",), "warning"),
+    # CJ016 default backoffLimit
+    ("CJ016", {f"{JOB}.backoffLimit": DELETE}, 1, (f"{JOB}.backoffLimit is not set (= 6)",), "warning"),
+    ("CJ016", {f"{JOB}.backoffLimit": 0}, 0, (), None),
+    # CJ017 restartPolicy OnFailure
+    ("CJ017", {f"{POD}.restartPolicy": "OnFailure"}, 1, (f"{POD}.restartPolicy is OnFailure",), "warning"),
+    ("CJ017", {}, 0, (), None),
+    # CJ018 / CJ019 history limits 0
+    ("CJ018", {"spec.failedJobsHistoryLimit": 0}, 1, ("spec.failedJobsHistoryLimit is 0",), "warning"),
+    ("CJ018", {"spec.failedJobsHistoryLimit": 1}, 0, (), None),
+    ("CJ019", {"spec.successfulJobsHistoryLimit": 0}, 1, ("spec.successfulJobsHistoryLimit is 0",), "warning"),
+    ("CJ019", {"spec.successfulJobsHistoryLimit": 1}, 0, (), None),
+    # CJ020 successful history shorter than a day: default 3 x 10m = 30m; 144 x 10m = 24h exactly is enough
+    ("CJ020", {"spec.successfulJobsHistoryLimit": DELETE}, 1, ("not set (= 3)", "about 30m", "interval of 10m"), "info"),
+    ("CJ020", {"spec.successfulJobsHistoryLimit": 143}, 1, ("143",), "info"),
+    ("CJ020", {"spec.successfulJobsHistoryLimit": 144}, 0, (), None),
+    ("CJ020", {"spec.successfulJobsHistoryLimit": DELETE, "spec.schedule": "0 3 * * *"}, 0, (), None),  # 3 days
+    ("CJ020", {"spec.successfulJobsHistoryLimit": 0}, 0, (), None),  # CJ019's job
+    # CJ021 failed history below 3 (default 1)
+    ("CJ021", {"spec.failedJobsHistoryLimit": DELETE}, 1, ("not set (= 1)",), "info"),
+    ("CJ021", {"spec.failedJobsHistoryLimit": 2}, 1, ("spec.failedJobsHistoryLimit 2",), "info"),
+    ("CJ021", {"spec.failedJobsHistoryLimit": 3}, 0, (), None),
+    ("CJ021", {"spec.failedJobsHistoryLimit": 0}, 0, (), None),  # CJ018's job
+    # CJ022 TTL: under the 1h event TTL = warning, under a day = info
+    ("CJ022", {f"{JOB}.ttlSecondsAfterFinished": 600}, 1, ("ttlSecondsAfterFinished is 600 (10m)",), "warning"),
+    ("CJ022", {f"{JOB}.ttlSecondsAfterFinished": 0}, 1, ("is 0",), "warning"),
+    ("CJ022", {f"{JOB}.ttlSecondsAfterFinished": 3600}, 1, ("3600 (60m)",), "info"),
+    ("CJ022", {f"{JOB}.ttlSecondsAfterFinished": 86400}, 0, (), None),
+    ("CJ022", {f"{JOB}.ttlSecondsAfterFinished": DELETE}, 0, (), None),
+    # CJ023 image without digest: one hit per container, init containers included
+    ("CJ023", {f"{POD}.containers": [{"name": "sync", "image": "busybox:1.36"}]}, 1,
+     (f"{POD}.containers[0].image 'busybox:1.36'",), "warning"),
+    ("CJ023", {f"{POD}.initContainers": [{"name": "wait", "image": "busybox"}],
+               f"{POD}.containers": [{"name": "a", "image": DIGEST}, {"name": "b", "image": "app:latest"}]}, 2,
+     ("image",), "warning"),
+    ("CJ023", {}, 0, (), None),
+    # CJ024 default service account
+    ("CJ024", {f"{POD}.serviceAccountName": DELETE}, 1, ("not set (= default)",), "warning"),
+    ("CJ024", {f"{POD}.serviceAccountName": "default"}, 1, ("serviceAccountName is default",), "warning"),
+    ("CJ024", {f"{POD}.serviceAccountName": DELETE, f"{POD}.automountServiceAccountToken": False}, 0, (), None),
+    ("CJ024", {}, 0, (), None),
+]
+
+
+@pytest.mark.parametrize(("rule", "changes", "count", "needles", "severity"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_rule_fires_exactly_where_expected(rule: str, changes: dict[str, Any], count: int,
+                                                needles: tuple[str, ...], severity: str | None) -> None:
+    found = hits(rule, cj(**changes))
+    assert len(found) == count, [h.message for h in found]
+    for h in found:
+        for needle in needles:
+            assert needle in h.message
+        assert (h.severity or RULES_BY_ID[rule].severity) == severity
+
+
+def test_the_image_finding_names_each_unpinned_container_field() -> None:
+    obj = cj(**{f"{POD}.initContainers": [{"name": "wait", "image": "busybox"}],
+                f"{POD}.containers": [{"name": "a", "image": DIGEST}, {"name": "b", "image": "app:latest"}]})
+    assert [h.field for h in hits("CJ023", obj)] == [f"{POD}.initContainers[0].image", f"{POD}.containers[1].image"]
+
+
+def test_lint_ignore_annotation_silences_only_the_listed_rules() -> None:
+    obj = cj(**{"spec.timeZone": DELETE, f"{JOB}.backoffLimit": DELETE,
+                "metadata.annotations": {"cronctl.io/lint-ignore": "cj001, CJ099"}})
+    assert [f.rule for f in lint_object(obj, NOW)] == ["CJ016"]
+
+
+def test_findings_come_most_severe_first_and_carry_object_and_fix() -> None:
+    obj = cj(**{"spec.startingDeadlineSeconds": 0, "spec.timeZone": DELETE})
+    found = lint_object(obj, NOW, source="cj.yaml")
+    assert [(f.rule, f.severity) for f in found] == [("CJ003", "error"), ("CJ001", "warning")]
+    assert found[0].ref == "integrations/mp-orders-sync" and found[0].source == "cj.yaml"
+    assert found[0].fix == RULES_BY_ID["CJ003"].fix
+    assert summarize(found) == {"error": 1, "warning": 1, "info": 0}
+
+
+@pytest.mark.parametrize(("changes", "fail_on", "expected"), [
+    ({"spec.startingDeadlineSeconds": 0}, "error", True),
+    ({"spec.timeZone": DELETE}, "error", False),
+    ({"spec.timeZone": DELETE}, "warning", True),
+    ({"spec.concurrencyPolicy": "Allow"}, "warning", False),  # info only
+    ({"spec.concurrencyPolicy": "Allow"}, "info", True),
+    ({"spec.startingDeadlineSeconds": 0}, "none", False),
+    ({}, "info", False),
+])
+def test_fail_on_counts_findings_at_or_above_the_threshold(changes: dict[str, Any], fail_on: str, expected: bool) -> None:
+    assert fails(lint_object(cj(**changes), NOW), fail_on) is expected
+
+
+def test_a_malformed_object_is_linted_without_crashing() -> None:
+    found = lint_object({"kind": "CronJob", "metadata": {"name": "x"}, "spec": "oops"}, NOW)
+    assert "CJ009" in {f.rule for f in found}
+
