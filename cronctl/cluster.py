@@ -87,8 +87,10 @@ class Cluster(Protocol):
         """The Job, or ``None`` when it does not exist."""
         ...
 
-    def list_jobs(self, *, label_selector: str | None = None) -> tuple[list[Obj], str]:
-        """Every Job of the namespace, paginated; returns ``(items, list resourceVersion)``."""
+    def list_jobs(self, *, label_selector: str | None = None,
+                  field_selector: str | None = None) -> tuple[list[Obj], str]:
+        """Every Job of the namespace (matching the selectors), paginated;
+        returns ``(items, list resourceVersion)``."""
         ...
 
     def list_pods(self, *, label_selector: str | None = None) -> list[Obj]:

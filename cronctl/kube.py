@@ -245,8 +245,11 @@ class KubeCluster:
             return None
         return r
 
-    def list_jobs(self, *, label_selector: str | None = None) -> tuple[list[Obj], str]:
-        q = [("labelSelector", label_selector)] if label_selector else None
+    def list_jobs(self, *, label_selector: str | None = None,
+                  field_selector: str | None = None) -> tuple[list[Obj], str]:
+        q = [("labelSelector", label_selector)] if label_selector else []
+        if field_selector:
+            q.append(("fieldSelector", field_selector))
         return self._list(f"/apis/batch/v1/namespaces/{self.namespace}/jobs", query=q,
                           kind="Job", api_version="batch/v1")
 

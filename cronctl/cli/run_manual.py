@@ -1,0 +1,85 @@
+"""``cronctl run-manual CRONJOB``: the safe manual run (see cronctl.procedure.run_manual)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, YesOpt, err,
+                                is_interactive, out)
+
+
+@app.command("run-manual")
+def run_manual_cmd(
+    cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False)],
+    job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default <cronjob>-manual); "
+                                                    "the fixed name is what stops a second run.")] = None,
+    reason: Annotated[str, typer.Option("--reason", help="Why; recorded on the CronJob and the Job.")] = "",
+    occurrence: Annotated[Optional[str], typer.Option(
+        "--occurrence", help="RFC3339 time the run stands for; passed to every container as "
+                             "CRONCTL_OCCURRENCE (the application's idempotency key).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the Job it would create; "
+                                          "change nothing.")] = False,
+    settle: Annotated[str, typer.Option("--settle", help="Check again for running Jobs after this delay "
+                                        "(the controller syncs about every 10s).")] = "15s",
+    wait_active: Annotated[bool, typer.Option("--wait-active", help="Wait (bounded by --timeout) for running "
+                                              "child Jobs instead of stopping.")] = False,
+    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s).")] = "1h",
+    run_dir: Annotated[Optional[str], typer.Option(
+        "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
+    yes: YesOpt = False,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Suspend the CronJob, check nothing runs, run one Job from its template, wait, save logs, restore.
+
+    Exit codes: 0 success, 1 Job failed, 3 refused (locked, running children, name exists,
+    permission missing, not confirmed), 4 timeout, 5 bad input, 6 not found, 7 API error,
+    130 interrupted.
+    """
+    from cronctl.cli.runtime import RichReporter, holder, kill_hook, parse_duration, print_data, sigterm_as_interrupt
+    from cronctl.kube import connect
+    from cronctl.procedure.base import SystemClock, next_commands
+    from cronctl.procedure.run_manual import RunOptions, run_manual
+    from cronctl.timeutil import parse_rfc3339
+
+    opts = RunOptions(
+        cronjob=cronjob, job_name=job_name, reason=reason,
+        occurrence=parse_rfc3339(occurrence, what="--occurrence") if occurrence else None,
+        yes=yes, interactive=is_interactive(), dry_run=dry_run,
+        settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
+        timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
+        after_step=kill_hook())
+    cluster = connect(kubeconfig, context, namespace)
+    sigterm_as_interrupt()
+    res = run_manual(cluster, opts, SystemClock(), RichReporter())
+    if dry_run:
+        if output == Output.text:
+            import yaml
+
+            out.print(yaml.safe_dump(res.job, sort_keys=False).rstrip(), markup=False)
+        else:
+            print_data(res.job, output)
+        err.print("dry run: nothing was changed", markup=False)
+        return
+    rec = res.record
+    for line in rec.get("log_tail") or []:
+        err.print(f"  | {line}", markup=False)
+    for e in rec.get("job_events") or []:
+        err.print(f"  event: {e}", markup=False)
+    if output != Output.text:
+        print_data(rec, output)
+    else:
+        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
+        if rec.get("run_dir"):
+            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
+    if int(res.exit_code) != 0:
+        err.print(f"error: {res.message}", markup=False)
+        err.print("next:", markup=False)
+        for c in res.next_commands or next_commands(cronjob, cluster.namespace):
+            err.print(f"  {c}", markup=False)
+        raise typer.Exit(int(res.exit_code))

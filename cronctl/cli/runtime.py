@@ -1,0 +1,136 @@
+"""CLI plumbing shared by run-manual, status and restore: the rich reporter, duration flags,
+output of records, the holder check and the test-only kill hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from rich.status import Status
+
+from cronctl.cli.common import Output, err, out
+from cronctl.errors import BadInput
+from cronctl.procedure.base import Progress
+from cronctl.timeutil import human_duration
+
+#: Test-only hook: ``CRONCTL_TEST_KILL_AFTER_STEP=<step>`` makes run-manual SIGKILL itself right
+#: after that step (suspended, verified, created, finished, restored), so tests can prove that
+#: every intermediate state is explained by ``status`` and finished by ``restore``.
+KILL_HOOK_ENV = "CRONCTL_TEST_KILL_AFTER_STEP"
+
+
+def kill_hook() -> Callable[[str], None] | None:
+    step = os.environ.get(KILL_HOOK_ENV)
+    if not step:
+        return None
+
+    def hook(done: str) -> None:
+        if done == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
+
+
+def holder() -> str:
+    return f"{socket.gethostname()}/{os.getpid()}"
+
+
+def holder_alive(h: str) -> bool | None:
+    """True if ``host/pid`` names a live process on this host; None when it is on another host."""
+    host, _, pid = h.rpartition("/")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sigterm_as_interrupt() -> None:
+    """SIGTERM stops waiting exactly like Ctrl-C (record updated, exit 130)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, *, flag: str) -> float:
+    """``90``, ``15s``, ``2m``, ``1h30m``, ``500ms`` -> seconds (a bare number is seconds)."""
+    import re
+
+    s = text.strip()
+    try:
+        v = float(s)
+    except ValueError:
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", s)
+        if not parts or "".join(n + u for n, u in parts) != s:
+            raise BadInput(f"bad {flag} {text!r}: expected a duration like 15s, 2m, 1h30m") from None
+        v = sum(float(n) * _UNITS[u] for n, u in parts)
+    if v < 0:
+        raise BadInput(f"bad {flag} {text!r}: must not be negative")
+    return v
+
+
+class RichReporter:
+    """Steps as plain lines on stderr; live progress as a rich status line on a terminal."""
+
+    def __init__(self) -> None:
+        self.live = err.is_terminal
+        self._status: Status | None = None
+
+    def step(self, message: str) -> None:
+        err.print(f"• {message}", markup=False)
+
+    def warn(self, message: str) -> None:
+        err.print(f"warning: {message}", markup=False, style="yellow")
+
+    def show(self, title: str, rows: list[tuple[str, str]]) -> None:
+        from rich.table import Table
+
+        t = Table(title=title, show_header=False, box=None, title_justify="left", pad_edge=False)
+        t.add_column(style="bold")
+        t.add_column(overflow="fold")
+        for k, v in rows:
+            t.add_row(k, v)
+        err.print(t)
+
+    def confirm(self, question: str) -> bool:
+        import typer
+
+        return bool(typer.confirm(question, default=False, err=True))
+
+    def progress(self, p: Progress) -> None:
+        phases = " ".join(f"{k}={v}" for k, v in sorted(p.pods.items())) or "no pods yet"
+        text = f"elapsed {human_duration(p.elapsed)} · pods {phases}" + (f" · {p.last_log}" if p.last_log else "")
+        if self._status is None:
+            self._status = err.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def progress_done(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def print_data(data: Any, output: Output) -> None:
+    """Machine output on stdout."""
+    if output == Output.yaml:
+        import yaml
+
+        out.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip(), markup=False)
+    else:
+        out.print(json.dumps(data, indent=2, default=str), markup=False)

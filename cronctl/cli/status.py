@@ -1,0 +1,74 @@
+"""``cronctl status CRONJOB``: the CronJob at a glance, and any manual run it is part of."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+
+
+@app.command("status")
+def status_cmd(
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Schedule in words, zone, suspend and run record, child Jobs (manual/scheduled) with overlaps,
+    next runs, and what the controller will do next."""
+    from rich.table import Table
+
+    from cronctl.cli.runtime import print_data
+    from cronctl.kube import connect
+    from cronctl.procedure.base import SystemClock
+    from cronctl.procedure.status import collect_status
+
+    cluster = connect(kubeconfig, context, namespace)
+    s = collect_status(cluster, cronjob, SystemClock().now())
+    if output != Output.text:
+        print_data(s, output)
+        return
+    rec = s["record"]
+    head = Table(show_header=False, box=None, pad_edge=False)
+    head.add_column(style="bold")
+    head.add_column(overflow="fold")
+    head.add_row("cronjob", f"{s['namespace']}/{s['cronjob']}")
+    head.add_row("schedule", str(s["schedule_words"]))
+    head.add_row("time zone", str(s["time_zone"] or "none (the controller's zone, normally UTC)"))
+    head.add_row("concurrency", str(s["concurrency_policy"]))
+    head.add_row("deadline", f"{s['starting_deadline_seconds']}s" if s["starting_deadline_seconds"] is not None
+                 else "none (a missed run of any age is caught up)")
+    head.add_row("suspend", str(s["suspend"]).lower())
+    head.add_row("last schedule", str(s["last_schedule_time"] or "never"))
+    head.add_row("active", ", ".join(s["active"]) or "none")
+    if rec:
+        head.add_row("run record", f"run {rec['run_id']} by {rec['operator']} · step {rec['step']} · started "
+                                   f"{rec['started']} · job {rec['job_name']} · was suspend="
+                                   f"{str(rec['original_suspend']).lower()}"
+                                   + (f" · {rec['holder']}" if rec["holder"] else "")
+                                   + (f" · reason: {rec['reason']}" if rec["reason"] else ""))
+    head.add_row("state", s["explanation"])
+    head.add_row("next runs", ", ".join(s["next_runs"]) or "unknown")
+    head.add_row("controller", "now: " + s["controller_next"]["text"])
+    if s["after_restore"]:
+        head.add_row("after restore", s["after_restore"]["text"])
+    out.print(head)
+    if s["jobs"]:
+        t = Table(title="child Jobs", title_justify="left")
+        for col in ("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION"):
+            t.add_column(col, overflow="fold")
+        overl = {n for pair in s["overlaps"] for n in pair}
+        for j in s["jobs"]:
+            t.add_row(j["name"] + (" !" if j["name"] in overl else ""), j["origin"],
+                      j["scheduled_for"] or (f"({j['occurrence']})" if j["occurrence"] else "-"),
+                      j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
+                      j["duration"] or "-")
+        out.print(t)
+    else:
+        out.print("child Jobs: none")
+    for a, b in s["overlaps"]:
+        out.print(f"overlap: {a} and {b} ran at the same time", markup=False)

@@ -1,0 +1,129 @@
+"""What the CronJob controller will do next, from the schedule engine's controller model.
+
+Wraps :func:`cronctl.schedule.decide` with the CronJob's real fields (SEMANTICS §4.2-4.4):
+``lastScheduleTime``, ``creationTimestamp``, ``startingDeadlineSeconds``, ``timeZone`` and now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from collections.abc import Callable
+from typing import Any, cast
+
+from cronctl import model
+from cronctl.errors import CronctlError
+from cronctl.timeutil import rfc3339_local, rfc3339_z
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The controller's next move if the CronJob's suspend became ``suspended`` at ``now``."""
+
+    now: datetime
+    suspended: bool
+    decision: str                      # "create" | "no-unmet" | "suspended" | "error" | "unknown"
+    catch_up_for: datetime | None      # the one missed time it starts right away
+    job_name: str | None
+    missed: int = 0                    # runs missed in the window the controller looks at
+    never_made_up: int = 0
+    too_many: bool = False             # TooManyMissedTimes warning
+    next_runs: tuple[datetime, ...] = ()
+    error: str | None = None
+    text: str = ""
+    events: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "now": rfc3339_z(self.now), "suspended": self.suspended, "decision": self.decision,
+            "catch_up_for": rfc3339_z(self.catch_up_for) if self.catch_up_for else None,
+            "job_name": self.job_name, "missed": self.missed, "never_made_up": self.never_made_up,
+            "too_many_missed": self.too_many, "next_runs": [rfc3339_z(t) for t in self.next_runs],
+            "error": self.error, "text": self.text, "events": list(self.events),
+        }
+
+
+def _zone_time(t: datetime, zone: str | None) -> str:
+    if not zone:
+        return rfc3339_z(t)
+    try:
+        from zoneinfo import ZoneInfo
+
+        return f"{rfc3339_local(t.astimezone(ZoneInfo(zone)))} ({rfc3339_z(t)})"
+    except Exception:  # unknown zone: the engine reports it; show UTC here
+        return rfc3339_z(t)
+
+
+def schedule_words(cronjob: model.Obj) -> str:
+    """The schedule in words if the describer can, else the raw expression."""
+    spec = cronjob.get("spec") or {}
+    expr = str(spec.get("schedule", ""))
+    tz = spec.get("timeZone")
+    try:
+        from cronctl.schedule import parse
+        from cronctl.schedule.describe import describe
+
+        return f"{describe(parse(expr, tz), tz)} ({expr})"
+    except (ImportError, CronctlError, TypeError, AttributeError):
+        return expr
+
+
+def next_runs(cronjob: model.Obj, now: datetime, count: int = 3) -> list[datetime]:
+    spec = cronjob.get("spec") or {}
+    try:
+        from cronctl.schedule import parse
+
+        return list(parse(str(spec.get("schedule", "")), spec.get("timeZone")).runs(now, count))
+    except (ImportError, CronctlError):
+        return []
+
+
+def predict(cronjob: model.Obj, now: datetime, *, suspended: bool) -> Prediction:
+    """What the controller does at its next sync if ``spec.suspend`` becomes ``suspended`` now.
+
+    Un-suspending triggers an immediate sync (SEMANTICS §4.4) that starts only the most recent
+    missed time, if inside ``startingDeadlineSeconds``; the engine reproduces that, quirks
+    included. Staying suspended: the controller starts nothing.
+    """
+    spec = cronjob.get("spec") or {}
+    tz = spec.get("timeZone")
+    runs = tuple(next_runs(cronjob, now))
+    if suspended:
+        return Prediction(now=now, suspended=True, decision="suspended", catch_up_for=None, job_name=None,
+                          next_runs=runs,
+                          text="it stays suspended (it was suspended before the run): the controller starts nothing")
+    try:
+        from cronctl.schedule import decide as _decide
+    except ImportError:
+        return Prediction(now=now, suspended=False, decision="unknown", catch_up_for=None, job_name=None,
+                          next_runs=runs, error="schedule engine not available",
+                          text="cannot predict the controller's next move (schedule engine not available)")
+    decide = cast(Callable[..., Any], _decide)
+    created = model.created(cronjob) or now
+    deadline = spec.get("startingDeadlineSeconds")
+    try:
+        d = decide(str(spec.get("schedule", "")), time_zone=tz, name=model.name_of(cronjob), created=created,
+                   last_schedule=model.last_schedule_time(cronjob),
+                   starting_deadline=int(deadline) if deadline is not None else None, now=now, suspended=False)
+    except CronctlError as e:
+        return Prediction(now=now, suspended=False, decision="error", catch_up_for=None, job_name=None,
+                          next_runs=runs, error=e.message, text=f"the controller cannot schedule it: {e.message}")
+    never = len(d.never_made_up)
+    if d.decision == "create" and d.most_recent is not None:
+        text = (f"a catch-up Job for {_zone_time(d.most_recent, tz)} will start right away"
+                f" ({d.job_name})")
+        if never:
+            text += f"; {never} earlier missed run(s) will never be made up"
+        if d.missed == "many":
+            text += "; the controller will also warn TooManyMissedTimes"
+    elif d.decision == "error":
+        text = f"no catch-up Job: the controller reports an error ({d.error})"
+    else:
+        nxt = f"; the next run is at {_zone_time(runs[0], tz)}" if runs else ""
+        text = "no catch-up Job" + nxt
+        if never:
+            text += f" ({never} missed run(s) will never be made up)"
+    return Prediction(now=now, suspended=False, decision=d.decision, catch_up_for=d.most_recent,
+                      job_name=d.job_name, missed=len(d.missed_runs), never_made_up=never,
+                      too_many=d.missed == "many", next_runs=runs, error=d.error, text=text,
+                      events=tuple(d.events))

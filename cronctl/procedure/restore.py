@@ -1,0 +1,107 @@
+"""``cronctl restore``: finish or undo a manual run by the record it left on the CronJob.
+
+Rules (documented in README):
+* a record present: put back its ``original-suspend`` and remove the record, in one merge patch
+  guarded by resourceVersion. Before un-suspending, print what the controller will do next.
+* un-suspending while a child Job is unfinished is refused, naming it (that is exactly seed
+  004's incident: the controller would start a scheduled Job beside it). Restoring to
+  ``suspend: true`` is always safe and is not held back by running children.
+* no record and not suspended: nothing to restore (exit 0).
+* no record but suspended: refused (exit 3) — cronctl did not suspend it and cannot know the
+  value before; un-suspend with kubectl if that is what you mean.
+* ``--force`` clears a stale record: one whose original value is missing or garbled (suspend is
+  then left as it is), or whose holder process is still alive on this host. Asks first unless --yes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cronctl import model
+from cronctl.cluster import Cluster
+from cronctl.errors import Conflict, Refused
+from cronctl.procedure.base import Clock, Reporter, rv
+from cronctl.procedure.predict import predict
+
+
+@dataclass
+class RestoreOptions:
+    cronjob: str
+    yes: bool = False
+    interactive: bool = False
+    force: bool = False
+    expect_run_id: str | None = None   # run-manual restoring its own run: only that record
+    check_children: bool = True
+    #: ``holder -> True/False/None`` (alive / dead / cannot tell); given by the CLI.
+    holder_alive: Callable[[str], bool | None] | None = None
+
+
+def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
+    """Restore the recorded original ``suspend`` and clear the record. Returns a result dict
+    (``message``, ``changed``, ``suspend``, ``prediction``, ``record``); raises Refused."""
+    name, ns = opts.cronjob, cluster.namespace
+    confirmed = opts.yes
+    for _ in range(5):
+        cj = cluster.get_cronjob(name)
+        rec = model.read_record(cj)
+        if rec is None:
+            if opts.expect_run_id:
+                raise Refused(f"the run record {opts.expect_run_id} on cronjob {ns}/{name} was removed by "
+                              f"someone else; not touching suspend")
+            if model.is_suspended(cj):
+                raise Refused(f"cronjob {ns}/{name} is suspended but carries no cronctl run record: nothing "
+                              f"to restore (cronctl did not suspend it and does not know the value before)",
+                              hint=f"to resume it on purpose: kubectl -n {ns} patch cronjob {name} --type=merge "
+                                   f"-p '{{\"spec\":{{\"suspend\":false}}}}'")
+            msg = f"nothing to restore: cronjob {ns}/{name} has no run record and is not suspended"
+            reporter.step(msg)
+            return {"cronjob": name, "namespace": ns, "changed": False, "suspend": False, "message": msg,
+                    "prediction": None, "record": None}
+        if opts.expect_run_id and rec.run_id != opts.expect_run_id:
+            raise Refused(f"cronjob {ns}/{name} now carries run record {rec.run_id}, not ours "
+                          f"({opts.expect_run_id}); not touching it")
+        raw = model.annotations(cj).get(model.ANN_ORIGINAL_SUSPEND, "").lower()
+        known = raw in ("true", "false")
+        stale_reasons: list[str] = []
+        if not known:
+            stale_reasons.append(f"its original suspend value is {'missing' if not raw else repr(raw)}")
+        if opts.holder_alive is not None and rec.holder and rec.step in ("suspended", "verified", "created"):
+            if opts.holder_alive(rec.holder):
+                stale_reasons.append(f"its holder {rec.holder} is still running on this host")
+        if stale_reasons and not opts.force:
+            raise Refused(f"run record {rec.run_id} on cronjob {ns}/{name}: " + "; ".join(stale_reasons)
+                          + "; nothing changed", hint="--force clears the record (suspend is left as it is "
+                                                      "when its original value is unknown)")
+        target = rec.original_suspend if known else model.is_suspended(cj)
+        if not target and opts.check_children:
+            jobs, _ = cluster.list_jobs()
+            running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
+            if running:
+                raise Refused(f"job {', '.join(running)} of cronjob {ns}/{name} is still running: un-suspending "
+                              f"now would let the controller start a scheduled Job beside it; nothing changed",
+                              hint=f"wait for it (cronctl status {name} -n {ns}), then run restore again")
+        pred = predict(cj, clock.now(), suspended=target)
+        verb = "set suspend back to false" if not target else "keep suspend=true"
+        reporter.step(f"restore: {verb}; what the controller will do next: {pred.text}")
+        if not confirmed:
+            if not opts.interactive:
+                raise Refused(f"not on a terminal and --yes not given: refusing to restore cronjob {ns}/{name} "
+                              f"without confirmation; nothing changed")
+            q = (f"Clear the stale record {rec.run_id} and {verb}?" if opts.force and stale_reasons
+                 else f"Restore {ns}/{name} ({verb}) and clear run record {rec.run_id}?")
+            if not reporter.confirm(q):
+                raise Refused("not confirmed; nothing changed")
+            confirmed = True
+        patch = {"spec": {"suspend": target}, "metadata": {"annotations": model.clear_record_annotations()}}
+        try:
+            cluster.patch_cronjob(name, patch, resource_version=rv(cj))
+        except Conflict:
+            continue  # changed under us (status update, or another operator): read again, re-check
+        msg = (f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record "
+               f"{rec.run_id}; {pred.text}")
+        reporter.step(msg)
+        return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
+                "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons)}
+    raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

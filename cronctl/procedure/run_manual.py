@@ -1,0 +1,574 @@
+"""``cronctl run-manual``: the safe manual run of a CronJob, as explicit steps.
+
+1. preflight: the CronJob exists; every permission the later steps need (SelfSubjectAccessReview);
+   no run record (lock) on it; the Job name is free.
+2. plan (+ confirmation, or --dry-run: stop and return the Job it would create).
+3. suspend: ``spec.suspend=true`` + the run record, ONE merge patch guarded by resourceVersion.
+4. verify: no ``.status.active`` and no unfinished child Job, again after ``settle`` seconds.
+5. create the fixed-name Job (``kubectl create job --from`` + cronctl annotations).
+6. wait (watch, one deadline), 7. save logs, 8. restore (only after success, only to the
+   original value; the controller's next move is predicted first), 9. the run record.
+
+State is always explainable: the record on the CronJob says who/when/which step; a process
+killed at any step leaves a CronJob that ``cronctl status`` explains and ``cronctl restore``
+finishes. Nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cronctl import model
+from cronctl.cluster import Cluster, Obj
+from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
+                            Refused)
+from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
+from cronctl.procedure.predict import next_runs, predict, schedule_words
+from cronctl.procedure.restore import RestoreOptions, restore
+from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.timeutil import human_duration, rfc3339_z
+
+#: (verb, resource, group, subresource, why) — every permission a run needs, checked up front.
+PERMISSIONS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("get", "cronjobs", "batch", "", "read the CronJob"),
+    ("patch", "cronjobs", "batch", "", "suspend it and write the run record"),
+    ("create", "jobs", "batch", "", "create the manual Job"),
+    ("get", "jobs", "batch", "", "check the Job name is free"),
+    ("list", "jobs", "batch", "", "find unfinished child Jobs"),
+    ("watch", "jobs", "batch", "", "wait for the Job"),
+    ("list", "pods", "", "", "find the Job's pods"),
+    ("get", "pods", "", "log", "save the logs"),
+    ("list", "events", "", "", "show why a Job failed"),
+)
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass
+class RunOptions:
+    cronjob: str
+    job_name: str | None = None
+    reason: str = ""
+    occurrence: datetime | None = None
+    yes: bool = False
+    interactive: bool = False
+    dry_run: bool = False
+    settle: float = 15.0
+    wait_active: bool = False
+    timeout: float = 3600.0
+    run_dir: str | None = None
+    holder: str = ""                      # host/pid of this process
+    after_step: Callable[[str], None] | None = None   # test hook (CRONCTL_TEST_KILL_AFTER_STEP)
+    run_id: str | None = None
+
+
+@dataclass
+class RunResult:
+    exit_code: ExitCode
+    message: str
+    record: dict[str, Any] = field(default_factory=dict)
+    job: Obj | None = None            # the Job created (or, for --dry-run, the one it would create)
+    next_commands: list[str] = field(default_factory=list)
+
+
+def check_permissions(cluster: Cluster, cronjob: str) -> None:
+    """Raise PermissionMissing naming the first permission (of all later steps) the caller lacks."""
+    missing = []
+    for verb, resource, group, sub, why in PERMISSIONS:
+        name = cronjob if resource == "cronjobs" else ""
+        ok, _reason = cluster.can_i(verb, resource, group=group, subresource=sub, name=name)
+        if not ok:
+            res = f"{resource}/{sub}" if sub else resource
+            missing.append(f"{verb} {res}{'.' + group if group else ''} (to {why})")
+    if missing:
+        raise PermissionMissing(
+            f"missing permission in namespace {cluster.namespace}: cannot " + "; cannot ".join(missing)
+            + "; nothing was changed", hint="see examples/rbac-operator.yaml for the operator Role")
+
+
+def locked_message(cronjob: Obj, rec: model.RunRecord) -> str:
+    ns = model.meta(cronjob).get("namespace", "")
+    return (f"cronjob {ns}/{model.name_of(cronjob)} is held by run {rec.run_id} of {rec.operator or 'unknown'}"
+            f" (started {rec.started}, step {rec.step or '?'}"
+            + (f", {rec.holder}" if rec.holder else "") + ")")
+
+
+class _Run:
+    """One run-manual invocation; methods are the steps."""
+
+    def __init__(self, cluster: Cluster, opts: RunOptions, clock: Clock, reporter: Reporter) -> None:
+        self.c = cluster
+        self.o = opts
+        self.clock = clock
+        self.r = reporter
+        self.name = opts.cronjob
+        self.ns = cluster.namespace
+        self.job_name = opts.job_name or f"{opts.cronjob}-manual"
+        self.run_id = opts.run_id or secrets.token_hex(4)
+        self.operator = "unknown"
+        self.cj: Obj = {}
+        self.original_suspend = False
+        self.dir: RunDir | None = None
+        self.record: dict[str, Any] = {}
+        self.requests_at_start = cluster.request_count
+        self.suspended_mono: float | None = None
+        self.wait_stats: dict[str, int] = {}
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    def _now(self) -> str:
+        return rfc3339_z(self.clock.now())
+
+    def _step_local(self, step: str, note: str = "") -> None:
+        self.record["step"] = step
+        self.record.setdefault("steps", []).append({"step": step, "at": self._now(), **({"note": note} if note else {})})
+        self._save()
+
+    def _save(self) -> None:
+        self.record["api_requests"] = self.c.request_count - self.requests_at_start
+        if self.dir is not None:
+            self.dir.write_json("record.json", self.record)
+
+    def _hook(self, step: str) -> None:
+        if self.o.after_step is not None:
+            self.o.after_step(step)
+
+    def _record(self, step: str, note: str = "") -> model.RunRecord:
+        return model.RunRecord(
+            run_id=self.run_id, original_suspend=self.original_suspend, operator=self.operator,
+            reason=self.o.reason, job_name=self.job_name, step=step, started=self.record["started"],
+            holder=self.o.holder, updated=self._now(),
+            occurrence=rfc3339_z(self.o.occurrence) if self.o.occurrence else "", note=note)
+
+    def _update_step(self, step: str, note: str = "") -> None:
+        """Write the step into the record on the CronJob (guarded; only while the record is ours)."""
+        cj = self.cj
+        for _ in range(5):
+            rec = model.read_record(cj)
+            if rec is None or rec.run_id != self.run_id:
+                raise Refused(f"the run record on cronjob {self.ns}/{self.name} was removed or replaced "
+                              f"by someone else (now: {rec.run_id if rec else 'none'}); stopping here")
+            patch = {"metadata": {"annotations": {model.ANN_STEP: step, model.ANN_UPDATED: self._now(),
+                                                  model.ANN_NOTE: note}}}
+            try:
+                self.cj = self.c.patch_cronjob(self.name, patch, resource_version=rv(cj))
+                self._step_local(step, note)
+                return
+            except Conflict:
+                cj = self.c.get_cronjob(self.name)
+        raise Conflict(f"cronjob {self.ns}/{self.name} kept changing; could not record step {step}")
+
+    # -- 1. preflight ---------------------------------------------------------------------------
+    def preflight(self) -> None:
+        if not _DNS_LABEL.match(self.job_name) or len(self.job_name) > 63:
+            raise BadInput(f"bad --job-name {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
+                           f"at most 63 characters)")
+        self.cj = self.c.get_cronjob(self.name)
+        self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
+        check_permissions(self.c, self.name)
+        self.r.step("preflight: every permission the run needs is granted")
+        rec = model.read_record(self.cj)
+        if rec is not None:
+            raise Refused(locked_message(self.cj, rec) + "; nothing was changed",
+                          hint=f"see cronctl status {self.name} -n {self.ns}; if that run is dead, "
+                               f"cronctl restore {self.name} -n {self.ns}")
+        self._check_name_free()
+        self.operator = self.c.whoami()
+
+    def _check_name_free(self) -> None:
+        existing = self.c.get_job(self.job_name)
+        if existing is not None:
+            outcome = model.job_outcome(existing) or "still running"
+            raise Refused(f"job {self.ns}/{self.job_name} already exists (created "
+                          f"{model.meta(existing).get('creationTimestamp', '?')}, {outcome}); nothing was "
+                          f"changed", hint="the fixed name is what stops a second run: save its logs and "
+                                           "delete it on purpose, or choose --job-name")
+
+    # -- 2. plan ----------------------------------------------------------------------------------
+    def plan(self) -> Obj:
+        spec = self.cj.get("spec") or {}
+        jobs, _ = self.c.list_jobs()
+        unfinished = [model.name_of(j) for j in model.unfinished_children(self.cj, jobs)]
+        now = self.clock.now()
+        runs = next_runs(self.cj, now)
+        suspended = model.is_suspended(self.cj)
+        after = predict(self.cj, now, suspended=suspended)
+        job = self.build_job()
+        self.record["plan"] = {
+            "schedule": spec.get("schedule"), "time_zone": spec.get("timeZone"),
+            "concurrency_policy": spec.get("concurrencyPolicy", "Allow"),
+            "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
+            "original_suspend": suspended, "active": model.active_names(self.cj),
+            "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],
+            "job_name": self.job_name, "settle_seconds": self.o.settle, "timeout_seconds": self.o.timeout,
+        }
+        rows = [
+            ("cronjob", f"{self.ns}/{self.name}"),
+            ("schedule", schedule_words(self.cj)),
+            ("time zone", str(spec.get("timeZone") or "none (the controller's zone, normally UTC)")),
+            ("suspend now", str(suspended).lower()),
+            ("active", ", ".join(model.active_names(self.cj)) or "none"),
+            ("unfinished child Jobs", ", ".join(unfinished) or "none"),
+            ("next runs", ", ".join(rfc3339_z(t) for t in runs) or "unknown"),
+            ("operator", self.operator),
+            ("will", f"suspend it, check for running Jobs (again after {human_duration(self.o.settle)}), create "
+                     f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
+                     f"success set suspend back to {str(suspended).lower()}"),
+            ("after the run", f"if restored now: {after.text}"),
+        ]
+        if self.o.occurrence:
+            rows.insert(7, ("occurrence", f"{rfc3339_z(self.o.occurrence)} (env {model.OCCURRENCE_ENV})"))
+        if self.o.reason:
+            rows.insert(7, ("reason", self.o.reason))
+        self.r.show("plan", rows)
+        if unfinished and not self.o.wait_active:
+            self.r.warn(f"unfinished child Jobs now: {', '.join(unfinished)}; the run will stop at "
+                        f"verification unless --wait-active")
+        return job
+
+    def build_job(self) -> Obj:
+        extra = {model.ANN_RUN_ID: self.run_id, model.ANN_OPERATOR: self.operator}
+        if self.o.reason:
+            extra[model.ANN_REASON] = self.o.reason
+        if self.o.occurrence:
+            extra[model.ANN_OCCURRENCE] = rfc3339_z(self.o.occurrence)
+        return model.build_manual_job(self.cj, self.job_name, extra_annotations=extra,
+                                      occurrence_at=self.o.occurrence)
+
+    def confirm(self) -> None:
+        if self.o.yes:
+            return
+        if not self.o.interactive:
+            raise Refused("not on a terminal and --yes not given: refusing to suspend "
+                          f"cronjob {self.ns}/{self.name} without confirmation; nothing was changed")
+        if not self.r.confirm(f"Suspend {self.ns}/{self.name} and run Job {self.job_name}?"):
+            raise Refused("not confirmed; nothing was changed")
+
+    # -- 3. suspend -------------------------------------------------------------------------------
+    def suspend(self) -> None:
+        plan_generation = model.meta(self.cj).get("generation")
+        cj = self.cj
+        for _ in range(5):
+            rec = model.read_record(cj)
+            if rec is not None:
+                raise Refused(locked_message(cj, rec) + "; nothing was changed")
+            if model.meta(cj).get("generation") != plan_generation:
+                raise Refused(f"cronjob {self.ns}/{self.name} was changed (spec generation "
+                              f"{plan_generation} -> {model.meta(cj).get('generation')}) since the plan was "
+                              f"shown; nothing was changed, run again")
+            self.original_suspend = model.is_suspended(cj)
+            patch = {"spec": {"suspend": True},
+                     "metadata": {"annotations": self._record("suspended").to_annotations()}}
+            try:
+                self.cj = self.c.patch_cronjob(self.name, patch, resource_version=rv(cj))
+            except Conflict:
+                # Someone else wrote first (the controller's status update, or another operator):
+                # read again and re-check the lock, never overwrite blindly.
+                cj = self.c.get_cronjob(self.name)
+                continue
+            self.suspended_mono = self.clock.monotonic()
+            self.record["original_suspend"] = self.original_suspend
+            self.record["suspended_at"] = self._now()
+            self._step_local("suspended")
+            self.r.step(f"suspended {self.ns}/{self.name} (it was suspend={str(self.original_suspend).lower()}); "
+                        f"run record {self.run_id} written on it")
+            return
+        raise Conflict(f"cronjob {self.ns}/{self.name} kept changing while suspending; nothing was changed")
+
+    # -- 4. verify ------------------------------------------------------------------------------
+    def _running(self) -> list[str]:
+        cj = self.c.get_cronjob(self.name)
+        self.cj = cj
+        jobs, _ = self.c.list_jobs()
+        by_name = {model.name_of(j): j for j in jobs}
+        names = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
+        for a in model.active_names(cj):
+            j = by_name.get(a)
+            # A stale entry for a finished or vanished Job cannot run; the controller drops it.
+            if a not in names and j is not None and not model.is_finished(j):
+                names.append(a)
+        return sorted(names)
+
+    def verify(self, deadline: float) -> None:
+        for attempt in ("now", "after settle"):
+            if attempt == "after settle":
+                self.r.step(f"verify: waiting {human_duration(self.o.settle)} for a creation the controller "
+                            f"may have in flight")
+                self.clock.sleep(self.o.settle)
+            running = self._running()
+            if running and self.o.wait_active:
+                self.r.step(f"verify: waiting for running Jobs to finish: {', '.join(running)}")
+                try:
+                    wait_for_jobs(self.c, set(running), deadline=deadline, clock=self.clock,
+                                  stats=self.wait_stats)
+                except WaitTimeout as e:
+                    raise WaitTimeout(f"running Jobs did not finish within --timeout: {', '.join(running)}",
+                                      e.state) from e
+                running = self._running()
+            if running:
+                self._abort(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}")
+            self.r.step(f"verify ({attempt}): no active or unfinished child Job")
+        self._update_step("verified")
+
+    def _abort(self, why: str) -> None:
+        """Undo our suspend (to the original value) and clear our record; nothing was created."""
+        restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
+                                       check_children=False), self.clock, self.r)
+        self.record["restored_at"] = self._now()
+        self._step_local("aborted", why)
+        raise Refused(f"{why}; suspend set back to {str(self.original_suspend).lower()}, nothing created",
+                      hint="use --wait-active to wait for them (bounded by --timeout)")
+
+    # -- 5. create --------------------------------------------------------------------------------
+    def create(self) -> Obj:
+        body = self.build_job()
+        try:
+            job = self.c.create_job(body)
+        except Conflict:
+            self._abort(f"job {self.ns}/{self.job_name} appeared since the preflight check")
+            raise  # pragma: no cover (abort raises)
+        self.record["job"] = {"name": self.job_name, "uid": model.meta(job).get("uid"),
+                              "created": model.meta(job).get("creationTimestamp")}
+        self.r.step(f"created Job {self.ns}/{self.job_name}")
+        self._update_step("created")
+        return job
+
+    # -- 6. wait ----------------------------------------------------------------------------------
+    def wait(self, job: Obj, deadline: float) -> Obj | None:
+        t0 = self.clock.monotonic()
+        last: list[tuple[int, int, int]] = []
+
+        def on_change(j: Obj) -> None:
+            st = j.get("status") or {}
+            key = (int(st.get("active") or 0), int(st.get("succeeded") or 0), int(st.get("failed") or 0))
+            if not self.r.live and (not last or last[-1] != key):
+                self.r.step(f"job {self.job_name}: active={key[0]} succeeded={key[1]} failed={key[2]} "
+                            f"({human_duration(self.clock.monotonic() - t0)})")
+            last.append(key)
+
+        sampler = _ProgressSampler(self.c, job, self.clock, self.r, t0) if self.r.live else None
+        if sampler:
+            sampler.start()
+        try:
+            state = wait_for_jobs(self.c, {self.job_name}, deadline=deadline, clock=self.clock,
+                                  on_change=on_change, stats=self.wait_stats)
+        finally:
+            if sampler:
+                sampler.stop()
+            self.r.progress_done()
+        return state[self.job_name]
+
+    # -- 7. logs ----------------------------------------------------------------------------------
+    def save_logs(self, job: Obj) -> list[str]:
+        """Save every pod's every container log (and previous instances); return the tail lines."""
+        assert self.dir is not None
+        uid = model.meta(job).get("uid")
+        logs: list[dict[str, Any]] = []
+        errors: list[str] = []
+        tail: list[str] = []
+        try:
+            pods = self.c.list_pods(label_selector=f"batch.kubernetes.io/controller-uid={uid}")
+        except CronctlError as e:
+            self.record["log_errors"] = [f"cannot list pods: {e.message}"]
+            return []
+        pods.sort(key=lambda p: (str(model.meta(p).get("creationTimestamp", "")), model.name_of(p)))
+        self.dir.write_json("job.json", job)
+        self.dir.write_json("pods.json", pods)
+        for p in pods:
+            pname = model.name_of(p)
+            pspec = p.get("spec") or {}
+            statuses = {s.get("name"): s for s in ((p.get("status") or {}).get("initContainerStatuses") or [])
+                        + ((p.get("status") or {}).get("containerStatuses") or [])}
+            for c in (pspec.get("initContainers") or []) + (pspec.get("containers") or []):
+                cname = str(c.get("name"))
+                restarts = int((statuses.get(cname) or {}).get("restartCount") or 0)
+                for previous in ([True] if restarts else []) + [False]:
+                    rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
+                    try:
+                        text = self.c.read_pod_log(pname, cname, previous=previous)
+                    except CronctlError as e:
+                        errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: {e.message}")
+                        continue
+                    self.dir.write_text(rel, text)
+                    logs.append({"pod": pname, "container": cname, "previous": previous, "file": rel,
+                                 "bytes": len(text.encode())})
+                    if not previous:
+                        tail = [f"[{pname}/{cname}] {ln}" for ln in text.splitlines()[-10:]] or tail
+        self.record["logs"] = logs
+        if errors:
+            self.record["log_errors"] = errors
+        self._save()
+        self.r.step(f"logs: {len(logs)} file(s) saved under {self.dir.path / 'logs'}"
+                    + (f"; {len(errors)} could not be read" if errors else ""))
+        return tail
+
+    def failure_events(self) -> list[str]:
+        try:
+            evs = self.c.list_events(field_selector=f"involvedObject.name={self.job_name}")
+        except CronctlError:
+            return []
+        return [f"{e.get('type')} {e.get('reason')}: {e.get('message')}" for e in evs if e.get("type") == "Warning"]
+
+    # -- the whole run ---------------------------------------------------------------------------
+    def run(self) -> RunResult:
+        started = self.clock.monotonic()
+        self.record = {"schema": "cronctl.dev/run-record/v1", "run_id": self.run_id, "cronjob": self.name,
+                       "namespace": self.ns, "server": self.c.server_url(), "job_name": self.job_name,
+                       "reason": self.o.reason,
+                       "occurrence": rfc3339_z(self.o.occurrence) if self.o.occurrence else None,
+                       "holder": self.o.holder, "started": self._now(), "dry_run": self.o.dry_run}
+        self.preflight()
+        self.record["operator"] = self.operator
+        job = self.plan()
+        if self.o.dry_run:
+            self.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
+            self.record["api_requests"] = self.c.request_count - self.requests_at_start
+            return RunResult(ExitCode.OK, "dry run: nothing was changed", self.record, job)
+        self.confirm()
+        self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
+        self.record["run_dir"] = str(self.dir.path)
+        deadline = started + self.o.timeout
+        self.suspend()
+        self._hook("suspended")
+        nxt = next_commands(self.name, self.ns)
+        try:
+            self.verify(deadline)
+            self._hook("verified")
+            job = self.create()
+            self._hook("created")
+            final = self.wait(job, deadline)
+        except KeyboardInterrupt:
+            return self._stopped("interrupted", ExitCode.INTERRUPTED,
+                                 "interrupted: stopped waiting; the CronJob stays suspended and nothing else changed",
+                                 nxt)
+        except WaitTimeout as e:
+            j = e.state.get(self.job_name)
+            if j is not None:
+                self.save_logs(j)
+            return self._stopped("timeout", ExitCode.TIMEOUT,
+                                 f"{e.message} (--timeout {human_duration(self.o.timeout)}); the CronJob stays "
+                                 f"suspended", nxt)
+        except CronctlError as e:
+            if self.record.get("step") == "aborted":
+                raise  # verification stopped the run and already set suspend back
+            # An API failure mid-run: leave it suspended, say so locally, point at status/restore.
+            self.record.update(outcome="error", error=e.message, next_commands=nxt, exit_code=int(e.exit_code))
+            self._step_local("error", e.message)
+            e.hint = ((e.hint + "; ") if e.hint else "") + "the CronJob stays suspended; next: " + "; ".join(nxt)
+            raise
+        self.record["job"].update(self._job_times(final))
+        outcome = model.job_outcome(final) if final is not None else "Deleted"
+        tail = self.save_logs(final) if final is not None else []
+        self._hook("finished")
+        if outcome != "Complete":
+            why = (f"job {self.job_name} failed" if outcome == "Failed" else f"job {self.job_name} was deleted")
+            events = self.failure_events()
+            if events:
+                self.record["job_events"] = events
+            try:
+                self._update_step("failed", why)
+            except CronctlError as e:
+                self.r.warn(f"could not write step=failed on the CronJob: {e.message}")
+            return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended",
+                                          self.record, final, nxt), "failed", tail, events)
+        self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
+        res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
+                      self.clock, self.r)
+        self._hook("restored")
+        self.record["restored_at"] = self._now()
+        self.record["prediction"] = res.get("prediction")
+        self.record["restored_suspend"] = res.get("suspend")
+        if self.suspended_mono is not None:
+            held = self.clock.monotonic() - self.suspended_mono
+            self.record["suspended_seconds"] = round(held, 3)
+            js = self._job_seconds(final)
+            if js is not None:
+                self.record["suspended_beyond_job_seconds"] = round(held - js, 3)
+        self._step_local("restored")
+        return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded; {res['message']}",
+                                      self.record, final, []), "succeeded", tail, [])
+
+    def _stopped(self, step: str, code: ExitCode, message: str, nxt: list[str]) -> RunResult:
+        try:
+            self._update_step(step, message)
+        except (CronctlError, KeyboardInterrupt) as e:
+            self.r.warn(f"could not write step={step} on the CronJob: {getattr(e, 'message', e)}")
+        self.record.update(outcome=step, exit_code=int(code), next_commands=nxt)
+        self._save()
+        return RunResult(code, message, self.record, None, nxt)
+
+    def _finish(self, res: RunResult, outcome: str, tail: list[str], events: list[str]) -> RunResult:
+        self.record.update(outcome=outcome, exit_code=int(res.exit_code), finished=self._now(),
+                           next_commands=res.next_commands, log_tail=tail)
+        self._save()
+        return res
+
+    @staticmethod
+    def _job_times(job: Obj | None) -> dict[str, Any]:
+        if job is None:
+            return {"outcome": "Deleted"}
+        st = job.get("status") or {}
+        return {"started": st.get("startTime"), "completed": st.get("completionTime"),
+                "outcome": model.job_outcome(job), "succeeded": st.get("succeeded", 0),
+                "failed": st.get("failed", 0)}
+
+    @staticmethod
+    def _job_seconds(job: Obj | None) -> float | None:
+        if job is None:
+            return None
+        s, e = model.started(job), model.finished_at(job)
+        return (e - s).total_seconds() if s and e else None
+
+
+class _ProgressSampler:
+    """Live progress on a terminal: pods by phase and the last log line every few seconds.
+
+    Runs beside the watch (which alone decides when the wait ends); only used when a person
+    is looking, so scripted runs make no extra requests.
+    """
+
+    def __init__(self, cluster: Cluster, job: Obj, clock: Clock, reporter: Reporter, t0: float,
+                 every: float = 3.0) -> None:
+        self.c, self.job, self.clock, self.r, self.t0, self.every = cluster, job, clock, reporter, t0, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="cronctl-progress", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        uid = model.meta(self.job).get("uid")
+        while not self._stop.is_set():
+            last = ""
+            pods: list[Obj] = []
+            try:
+                pods = self.c.list_pods(label_selector=f"batch.kubernetes.io/controller-uid={uid}")
+                running = [p for p in pods if (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")]
+                if running:
+                    p = max(running, key=lambda p: str(model.meta(p).get("creationTimestamp", "")))
+                    cs = ((p.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+                    text = self.c.read_pod_log(model.name_of(p), str(cs), tail_lines=1)
+                    last = text.strip().splitlines()[-1] if text.strip() else ""
+            except CronctlError:
+                pass
+            self.r.progress(Progress(elapsed=self.clock.monotonic() - self.t0, pods=model.pods_by_phase(pods),
+                                     last_log=last[:200]))
+            self._stop.wait(self.every)
+
+
+def run_manual(cluster: Cluster, opts: RunOptions, clock: Clock, reporter: Reporter) -> RunResult:
+    """Run the whole procedure. Refusals before the suspend raise (nothing changed); outcomes after
+    it (success, Job failed, timeout, Ctrl-C) are returned with their exit code and the record."""
+    return _Run(cluster, opts, clock, reporter).run()
+
+
+__all__ = ["PERMISSIONS", "RunOptions", "RunResult", "run_manual", "check_permissions", "Interrupted"]

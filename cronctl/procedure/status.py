@@ -1,0 +1,95 @@
+"""``cronctl status``: a CronJob at a glance, and an explanation of any run record on it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cronctl import model
+from cronctl.cluster import Cluster, Obj
+from cronctl.procedure.predict import next_runs, predict, schedule_words
+from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
+
+
+def _t(d: datetime | None) -> str | None:
+    return rfc3339_z(d) if d else None
+
+
+def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now: datetime) -> str:
+    """One paragraph: what state a (possibly interrupted) manual run left, and what to do next."""
+    ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
+    restore = f"cronctl restore {name} -n {ns}"
+    if rec is None:
+        if model.is_suspended(cj):
+            return ("suspended, with no cronctl run record: someone suspended it by other means; "
+                    "cronctl restore will not guess its earlier value")
+        return "not suspended and no manual run in progress: the controller schedules it normally"
+    age = ""
+    try:
+        age = f" ({human_duration(now - parse_rfc3339(rec.started))} ago)"
+    except Exception:  # a garbled timestamp must not stop status from explaining the rest
+        pass
+    head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
+            f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
+            + f"; suspend was {str(rec.original_suspend).lower()} before it")
+    if manual is None:
+        if rec.step in ("suspended", "verified", "aborted"):
+            nxt = (f"the manual Job {rec.job_name} was never created; if the run's process is gone, "
+                   f"`{restore}` sets suspend back to {str(rec.original_suspend).lower()}")
+        else:
+            nxt = (f"the manual Job {rec.job_name} does not exist (deleted?); `{restore}` sets suspend back "
+                   f"to {str(rec.original_suspend).lower()}")
+    else:
+        outcome = model.job_outcome(manual)
+        if outcome is None:
+            nxt = (f"the manual Job {rec.job_name} is still running; the CronJob must stay suspended until it "
+                   f"ends; then `{restore}`")
+        elif outcome == "Complete":
+            nxt = (f"the manual Job {rec.job_name} completed at {_t(model.finished_at(manual))}; only the "
+                   f"restore is left: `{restore}`")
+        else:
+            nxt = (f"the manual Job {rec.job_name} FAILED; check its logs (cronctl bundle {name} -n {ns}) and "
+                   f"any partly applied work before `{restore}`")
+    return head + ". " + nxt
+
+
+def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
+    """Everything ``cronctl status`` shows, as a JSON-ready dict (the -o json contract)."""
+    cj = cluster.get_cronjob(name)
+    jobs, _ = cluster.list_jobs()
+    children = [j for j in jobs if model.owned_by(j, cj)]
+    children.sort(key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
+    rec = model.read_record(cj)
+    spec = cj.get("spec") or {}
+    manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
+    suspended = model.is_suspended(cj)
+    pred_now = predict(cj, now, suspended=suspended)
+    pred_restore = predict(cj, now, suspended=rec.original_suspend) if rec else None
+    rows = []
+    for j in children:
+        v = model.child_view(j, now)
+        rows.append({
+            "name": v.name, "origin": v.origin, "scheduled_for": _t(v.scheduled_for),
+            "occurrence": _t(v.occurrence), "created": _t(v.created), "started": _t(v.started),
+            "completed": _t(v.completed), "outcome": v.outcome or "Running",
+            "duration": human_duration(v.duration) if v.duration is not None else None,
+            "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
+            "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
+        })
+    return {
+        "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
+        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
+        "time_zone": spec.get("timeZone"), "concurrency_policy": spec.get("concurrencyPolicy", "Allow"),
+        "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
+        "suspend": suspended, "last_schedule_time": (cj.get("status") or {}).get("lastScheduleTime"),
+        "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
+        "active": model.active_names(cj),
+        "record": rec.as_dict() if rec else None,
+        "explanation": explain_record(cj, rec, manual, now),
+        "jobs": rows,
+        "overlaps": [list(p) for p in model.overlaps(children, now)],
+        "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],
+        "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
+        "controller_next": pred_now.as_dict(),
+        "after_restore": pred_restore.as_dict() if pred_restore else None,
+    }
