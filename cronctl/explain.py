@@ -318,7 +318,7 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
                                     after=after or now, count=count, dialect="atlas", controller=ctl,
                                     name=spec_name, namespace=None)
         except CronctlError as e:
-            raise type(e)(f"{where}: {e.message}") from None
+            raise _located(e, where) from None
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -352,7 +352,14 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
         return explain_schedule(spec["schedule"], time_zone=tzv, after=after or now, count=count,
                                 controller=ctl, name=name, namespace=ns, api_create=api_create)
     except CronctlError as e:
-        raise type(e)(f"{where}: {e.message}") from None
+        raise _located(e, where) from None
+
+
+def _located(e: CronctlError, where: str) -> CronctlError:
+    """The same error (same type, same exit code) with the file and object named in front."""
+    e.message = f"{where}: {e.message}"
+    e.args = (e.message,)
+    return e
 
 
 def cronjobs_in(objs: Sequence[Obj], source: str) -> list[Obj]:

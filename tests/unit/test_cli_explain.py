@@ -1,0 +1,357 @@
+"""`cronctl explain` end to end: text, JSON, YAML, files, and every error path with its exit code.
+
+Expected values come from SEMANTICS.md and the upstream vectors (tests/data/vectors), never from
+this command's own output. Most tests call ``cronctl.cli.main([...])`` and read stdout and stderr
+separately; a few run the installed entry point in a subprocess (exit code, no traceback, no
+kubernetes import).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cronctl.cli import main
+from cronctl.errors import ExitCode
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "tests" / "data" / "vectors" / "controller-sample.jsonl"
+CRONCTL = ROOT / ".venv" / "bin" / "cronctl"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    rc = main(["explain", *args])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    rc, out, err = run(capsys, *args, "-o", "json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+# --- next runs and DST ------------------------------------------------------------------------
+
+NY_GAP = ("30 2 * * *", "--tz", "America/New_York", "--from", "2026-03-07T00:00:00Z", "--count", "3")
+
+
+def test_the_spring_forward_day_has_no_run_and_the_next_is_0630z(capsys: pytest.CaptureFixture[str]) -> None:
+    # SEMANTICS §3: `30 2 * * *` America/New_York: no run on 2026-03-08; next 2026-03-09T06:30:00Z.
+    r = run_json(capsys, *NY_GAP)
+    assert [n["utc"] for n in r["next"]] == ["2026-03-07T07:30:00Z", "2026-03-09T06:30:00Z", "2026-03-10T06:30:00Z"]
+    assert [n["local"] for n in r["next"]] == [
+        "2026-03-07T02:30:00-05:00", "2026-03-09T02:30:00-04:00", "2026-03-10T02:30:00-04:00"]
+    assert [n["weekday"] for n in r["next"]] == ["Sat", "Mon", "Tue"]
+    assert r["schedule"] == "30 2 * * *"
+    assert r["timeZone"] == "America/New_York"
+    assert r["description"] == "at 02:30 every day, in America/New_York"
+    [gap] = r["dst"]
+    assert gap["kind"] == "gap"
+    assert gap["transition"] == "2026-03-08T07:00:00Z"  # 02:00 EST -> 03:00 EDT
+    assert (gap["offsetBefore"], gap["offsetAfter"]) == ("-05:00", "-04:00")
+    assert gap["skipped"] == ["2026-03-08T02:30"]
+    assert "controller" not in r
+
+
+def test_the_fall_back_day_runs_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    # SEMANTICS §3: `30 1 * * *` New York on 2026-11-01 at 05:30Z (EDT) and 06:30Z (EST).
+    r = run_json(capsys, "30 1 * * *", "--tz", "America/New_York", "--from", "2026-10-31T12:00:00Z", "--count", "3")
+    assert [n["utc"] for n in r["next"]] == ["2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z", "2026-11-02T06:30:00Z"]
+    assert [n["local"] for n in r["next"]][:2] == ["2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00"]
+    [fold] = r["dst"]
+    assert fold["kind"] == "fold" and fold["transition"] == "2026-11-01T06:00:00Z"
+    assert fold["repeated"] == [{"wall": "2026-11-01T01:30", "utc": ["2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z"]}]
+
+
+def test_text_output_shows_both_zones_the_weekday_and_the_skipped_run(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, *NY_GAP)
+    assert rc == 0 and err == ""
+    assert "at 02:30 every day, in America/New_York" in out
+    assert "Mon 2026-03-09 02:30 -04:00" in out
+    assert "Mon 2026-03-09 06:30Z" in out
+    assert "2026-03-08 02:30" not in out
+    assert "the run at 02:30 will not happen" in out
+    assert "2026-03-08T07:00:00Z" in out
+
+
+def test_yaml_output_is_the_same_document_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    as_json = run_json(capsys, *NY_GAP)
+    rc, out, _ = run(capsys, *NY_GAP, "-o", "yaml")
+    assert rc == 0
+    assert yaml.safe_load(out) == as_json
+
+
+def test_no_zone_means_the_controllers_local_zone_utc(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "0 0 13 * 5", "--from", "2026-03-01T00:00:00Z", "--count", "2")
+    # vectors group syntax: the 13th OR Fridays -> Fri 03-06, Fri 03-13.
+    assert [n["utc"] for n in r["next"]] == ["2026-03-06T00:00:00Z", "2026-03-13T00:00:00Z"]
+    assert r["timeZone"] is None and r["zone"] == "UTC" and r["zoneSource"] == "controller-local"
+    assert r["description"] == "at 00:00 on day 13 of the month, or on Fridays, in the controller's local zone (UTC)"
+    assert any("no timeZone" in w for w in r["warnings"])
+
+
+def test_a_schedule_that_never_fires_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "0 0 30 2 *", "--from", "2026-01-01T00:00:00Z")
+    assert r["neverFires"] is True and r["next"] == []
+    assert r["description"] == "day 30 of February never exists: this schedule never fires"
+
+
+def test_the_atlas_dialect_ands_the_day_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "0 0 13 * 5", "--dialect", "atlas", "--from", "2026-01-01T00:00:00Z", "--count", "2")
+    # Friday the 13ths of 2026 (calendar): Feb 13, Mar 13.
+    assert [n["utc"] for n in r["next"]] == ["2026-02-13T00:00:00Z", "2026-03-13T00:00:00Z"]
+    assert r["dialect"] == "atlas"
+
+
+def test_the_atlas_due_list_is_the_earliest_runs_up_to_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    # Seed 000 exercise 3: three-minute delay, missed limit two -> the two earliest minutes.
+    r = run_json(capsys, "* * * * *", "--dialect", "atlas", "--created", "2026-01-01T00:00:00Z",
+                 "--now", "2026-01-01T00:03:00Z", "--missed-limit", "2")
+    c = r["controller"]
+    assert c["due"] == ["2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"]
+    assert c["missedLimit"] == 2 and c["moreDue"] is True and c["base"] == "2026-01-01T00:00:00Z"
+
+
+# --- the controller's decision (vectors) --------------------------------------------------------
+
+def _vector_lines() -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
+    # Lines computed with another controller local zone cannot be expressed on the command line
+    # (cronctl explain assumes the controller runs in UTC); unparseable schedules are error paths.
+    return [d for d in rows if d.get("controller_local_tz") is None and d["decision"] != "unparseable-schedule"]
+
+
+@pytest.mark.parametrize("v", _vector_lines(), ids=lambda d: f"{d['group']}:{d['expr']}:{d['now']}")
+def test_the_controller_object_matches_the_upstream_vector(capsys: pytest.CaptureFixture[str], v: dict[str, Any]) -> None:
+    args = [v["expr"], "--name", v["name"], "--created", v["creationTimestamp"], "--now", v["now"]]
+    if v["tz"]:
+        args += ["--tz", v["tz"]]
+    if v["lastScheduleTime"]:
+        args += ["--last-schedule", v["lastScheduleTime"]]
+    if v["startingDeadlineSeconds"] is not None:
+        args += ["--starting-deadline", str(v["startingDeadlineSeconds"])]
+    c = run_json(capsys, *args)["controller"]
+    assert c["now"].startswith(v["now"][:19])
+    assert c["mostRecent"] == v["most_recent"]
+    assert c["missed"] == v["missed"] or v["mrst_error"]
+    assert c["jobName"] == v.get("job_name")
+    assert c["scheduledTimestamp"] == v.get("scheduled_timestamp_annotation")
+    assert c["nextWakeUp"] == v.get("requeue_at")
+    assert c["events"] == (v.get("events") or [])
+    if v["most_recent"] is None and v.get("exact_most_recent"):
+        assert c["estimateSkipped"] == v["exact_most_recent"]
+
+
+def test_the_decision_is_said_in_words_with_the_runs_never_made_up(capsys: pytest.CaptureFixture[str]) -> None:
+    # vectors hourly-last: last run 10:00, now 13:30 -> starts 13:00 (mycronjob-29454540); 11:00, 12:00 are lost.
+    rc, out, _ = run(capsys, "0 * * * *", "--name", "mycronjob", "--created", "2026-01-01T00:00:00Z",
+                     "--last-schedule", "2026-01-01T10:00:00Z", "--now", "2026-01-01T13:30:00Z", "--suspended")
+    assert rc == 0
+    assert "unsuspending now would start one Job for 13:00 UTC on Thu 2026-01-01 (mycronjob-29454540)" in out
+    assert "2 earlier runs are never made up" in out
+
+
+def test_too_many_missed_times_is_called_out_and_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    # vectors hourly-creation: created 00:00, now day 5 05:00 -> n = 101 -> "many", still created.
+    r = run_json(capsys, "0 * * * *", "--name", "mycronjob", "--created", "2026-01-01T00:00:00Z",
+                 "--now", "2026-01-05T05:00:00Z")
+    c = r["controller"]
+    assert c["missed"] == "many" and c["jobName"] == "mycronjob-29459820"
+    assert any("TooManyMissedTimes" in s for s in c["summary"])
+
+
+def test_the_estimate_flaw_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    # SEMANTICS §4.2: `0 9 * * 1-5`, last run Wed 09:00, resumed Sat 12:00: Friday 09:00 is not run.
+    rc, out, _ = run(capsys, "0 9 * * 1-5", "--created", "2025-12-01T00:00:00Z",
+                     "--last-schedule", "2026-01-07T09:00:00Z", "--now", "2026-01-10T12:00:00Z")
+    assert rc == 0
+    assert "09:00 UTC on Fri 2026-01-09 was missed" in out
+    assert "finds no time to run" in out
+
+
+def test_a_zero_starting_deadline_never_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "* * * * *", "--created", "2026-01-01T00:00:00Z", "--now", "2026-01-01T01:00:30Z",
+                 "--starting-deadline", "0")
+    c = r["controller"]
+    assert c["mostRecent"] is None and c["jobName"] is None
+    assert any("never starts a Job" in s for s in c["summary"])
+
+
+# --- files ------------------------------------------------------------------------------------
+
+MANIFEST = textwrap.dedent("""\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: not-a-cronjob}
+    ---
+    apiVersion: batch/v1
+    kind: CronJob
+    metadata:
+      name: mp-orders-sync
+      namespace: integrations
+    spec:
+      schedule: "*/10 * * * *"
+      timeZone: Europe/Moscow
+      jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+    ---
+    apiVersion: batch/v1
+    kind: CronJob
+    metadata:
+      name: nightly
+      namespace: billing
+    spec:
+      schedule: "30 2 * * *"
+      timeZone: America/New_York
+      jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+    """)
+
+
+def test_every_cronjob_in_a_multi_document_file_is_explained(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "cronjobs.yaml"
+    f.write_text(MANIFEST)
+    r = run_json(capsys, "-f", str(f), "--from", "2026-03-07T00:00:00Z", "--count", "2")
+    assert [(x["namespace"], x["name"]) for x in r] == [("integrations", "mp-orders-sync"), ("billing", "nightly")]
+    # Moscow is UTC+3 all year: 00:00 MSK = 21:00Z the day before.
+    assert r[0]["next"][0] == {"utc": "2026-03-07T00:10:00Z", "local": "2026-03-07T03:10:00+03:00", "weekday": "Sat"}
+    assert [n["utc"] for n in r[1]["next"]] == ["2026-03-07T07:30:00Z", "2026-03-09T06:30:00Z"]
+    assert r[1]["dst"][0]["skipped"] == ["2026-03-08T02:30"]
+
+
+def test_a_kubectl_list_in_json_is_explained_with_its_status(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # What `kubectl get cronjobs -o json` prints: a List whose items carry creationTimestamp and status.
+    doc = {"apiVersion": "v1", "kind": "List", "items": [{
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "mycronjob", "namespace": "default", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"schedule": "0 * * * *", "suspend": True, "jobTemplate": {"spec": {}}},
+        "status": {"lastScheduleTime": "2026-01-01T10:00:00Z"}}]}
+    f = tmp_path / "list.json"
+    f.write_text(json.dumps(doc))
+    [r] = run_json(capsys, "-f", str(f), "--now", "2026-01-01T13:30:00Z")
+    c = r["controller"]
+    # vectors hourly-last: most recent 13:00, job mycronjob-29454540; suspended -> nothing now.
+    assert c["suspended"] is True
+    assert c["mostRecent"] == "2026-01-01T13:00:00Z" and c["jobName"] == "mycronjob-29454540"
+    assert r["next"][0]["utc"] == "2026-01-01T14:00:00Z"
+
+
+def test_an_atlas_cli_manifest_from_seed_000_is_explained_in_the_atlas_dialect(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "atlas.yaml"
+    f.write_text(textwrap.dedent("""\
+        name: atlas-report-schedule
+        schedule: "0 9 * * 1-5"
+        timezone: Europe/Belgrade
+        concurrencyPolicy: Forbid
+        jobTemplate:
+          image: busybox:1.36
+          command: ["sh", "-c", "printf 'atlas report\\\\n'"]
+          resources:
+            cpu: 100m
+            memory: 1Mi
+        """))
+    [r] = run_json(capsys, "-f", str(f), "--from", "2026-10-12T12:00:00Z", "--count", "1")
+    assert r["dialect"] == "atlas" and r["name"] == "atlas-report-schedule"
+    # Seed fixture: 09:00 Belgrade on 2026-10-13 is 07:00Z (a Tuesday).
+    assert r["next"] == [{"utc": "2026-10-13T07:00:00Z", "local": "2026-10-13T09:00:00+02:00", "weekday": "Tue"}]
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+def _bad_yaml(tmp: Path) -> str:
+    f = tmp / "manifest.yaml"
+    f.write_text("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: x\n  labels: [a, b\n")
+    return str(f)
+
+
+def _no_cronjob(tmp: Path) -> str:
+    f = tmp / "deploy.yaml"
+    f.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+    return str(f)
+
+
+def _bad_schedule_in_file(tmp: Path) -> str:
+    f = tmp / "cj.yaml"
+    f.write_text("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: broken, namespace: ns1}\n"
+                 "spec: {schedule: '0 0 32 * *', jobTemplate: {spec: {}}}\n")
+    return str(f)
+
+
+ERRORS = [
+    (["0 0 32 * *"], ExitCode.BAD_INPUT, "error: bad day-of-month '32' in '0 0 32 * *'"),
+    (["0 0 * * *", "--tz", "Mars/Base"], ExitCode.BAD_INPUT, "Mars/Base"),
+    (["0 0 * * * *"], ExitCode.BAD_INPUT, "found 6 in '0 0 * * * *'"),
+    (["TZ=UTC"], ExitCode.BAD_INPUT, "prefix must be followed by a space"),
+    (["0 0 * * *", "--now", "yesterday"], ExitCode.BAD_INPUT, "error: bad --now 'yesterday'"),
+    (["0 0 * * *", "--from", "2026-01-01T00:00:00"], ExitCode.BAD_INPUT, "error: bad --from"),
+    (["0 0 * * *", "--starting-deadline", "60"], ExitCode.BAD_INPUT, "need --created or --last-schedule"),
+    (["0 0 * * *", "--dialect", "quartz"], ExitCode.BAD_INPUT, "bad --dialect 'quartz'"),
+    (["0 9 * * MON", "--dialect", "atlas"], ExitCode.BAD_INPUT, "atlas: bad weekday 'MON'"),
+    (["-f", "{tmp}/missing.yaml"], ExitCode.BAD_INPUT, "missing.yaml: no such file"),
+    (["-f", "{tmp}"], ExitCode.BAD_INPUT, "is a directory"),
+    (["-f", "{bad_yaml}"], ExitCode.BAD_INPUT, "manifest.yaml:6:1: malformed YAML"),
+    (["-f", "{no_cronjob}"], ExitCode.BAD_INPUT, "no CronJob in file (found: Deployment)"),
+    (["-f", "{bad_schedule}"], ExitCode.BAD_INPUT, "cronjob ns1/broken: bad day-of-month '32'"),
+    (["0 0 * * *", "--count", "-1"], ExitCode.USAGE, ""),
+    ([], ExitCode.USAGE, ""),
+    (["0 0 * * *", "-f", "x.yaml"], ExitCode.USAGE, "exactly one"),
+]
+
+
+@pytest.mark.parametrize(("args", "code", "fragment"), ERRORS, ids=lambda x: repr(x)[:60])
+def test_bad_input_gets_one_line_and_its_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                   args: list[str], code: int, fragment: str) -> None:
+    subs = {"tmp": str(tmp_path), "bad_yaml": _bad_yaml(tmp_path) if "{bad_yaml}" in args else "",
+            "no_cronjob": _no_cronjob(tmp_path) if "{no_cronjob}" in args else "",
+            "bad_schedule": _bad_schedule_in_file(tmp_path) if "{bad_schedule}" in args else ""}
+    argv = [a.format(**subs) for a in args]
+    rc = _main_explain(argv)
+    cap = capsys.readouterr()
+    assert rc == code, cap.err
+    assert cap.out == ""
+    assert fragment in cap.err
+    assert "Traceback" not in cap.err
+    if code == ExitCode.BAD_INPUT:
+        # One line naming the problem; an optional "hint:" line may follow it.
+        first, *rest = cap.err.strip().splitlines()
+        assert first.startswith("error: ")
+        assert all(line.startswith("hint: ") for line in rest)
+
+
+def _main_explain(argv: list[str]) -> int:
+    return main(["explain", *argv])
+
+
+def test_the_entry_point_exits_5_on_a_bad_field_without_a_traceback() -> None:
+    p = subprocess.run([str(CRONCTL), "explain", "0 0 32 * *"], capture_output=True, text=True, check=False)
+    assert p.returncode == 5
+    assert p.stdout == ""
+    assert p.stderr.strip() == "error: bad day-of-month '32' in '0 0 32 * *': above maximum (31)"
+
+
+def test_the_entry_point_exits_5_on_malformed_yaml_naming_line_and_column(tmp_path: Path) -> None:
+    f = _bad_yaml(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "cronctl", "explain", "-f", f], capture_output=True, text=True,
+                       check=False, cwd=ROOT)
+    assert p.returncode == 5
+    assert p.stderr.startswith(f"error: {f}:6:1:") and "malformed YAML" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_explain_never_imports_kubernetes() -> None:
+    code = ("import sys\nfrom cronctl.cli import main\n"
+            "rc = main(['explain', '0 9 * * 1-5', '--tz', 'Europe/Berlin', '-o', 'json'])\n"
+            "bad = sorted(m for m in sys.modules if m == 'kubernetes' or m.startswith('kubernetes.'))\n"
+            "print(rc, len(bad), file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.stderr.strip().splitlines()[-1] == "0 0"
+    assert json.loads(p.stdout)["schedule"] == "0 9 * * 1-5"
