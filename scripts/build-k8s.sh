@@ -12,13 +12,32 @@ CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/cronctl/k8s/v${K8S_VERSION}"
 OUT="${OUT:-$CACHE/bin}"
 BINS=(kube-apiserver kube-controller-manager kubectl)
 
-have_all=1
-for b in "${BINS[@]}"; do [ -x "$OUT/$b" ] || have_all=0; done
-if [ "$have_all" = 1 ]; then echo "k8s v$K8S_VERSION binaries cached in $OUT"; exit 0; fi
+have_all() {
+  for b in "${BINS[@]}"; do [ -x "$OUT/$b" ] || return 1; done
+}
+if have_all; then echo "k8s v$K8S_VERSION binaries cached in $OUT"; exit 0; fi
 
-command -v go >/dev/null || { echo "build-k8s: go is not installed" >&2; exit 1; }
+command -v go >/dev/null || { echo "build-k8s: go is not installed (Kubernetes 1.36 needs Go 1.26.x)" >&2; exit 1; }
+# Kubernetes 1.36 is built with Go 1.26; a Go 1.27 build runs but serves broken OpenAPI
+# ("Extensions":{} keys in /openapi/v2) and `kubectl apply` fails with "failed to download openapi".
+gover=$(go env GOVERSION)
+case "$gover" in
+  go1.26|go1.26.*) ;;
+  *) if [ -z "${BUILD_K8S_ANY_GO:-}" ]; then
+       echo "build-k8s: $gover found, Kubernetes v$K8S_VERSION needs Go 1.26.x (BUILD_K8S_ANY_GO=1 to try anyway)" >&2
+       exit 1
+     fi ;;
+esac
 work="$CACHE/src"
 mkdir -p "$work" "$OUT"
+# one build at a time (parallel test workers, a second terminal): the others wait, then reuse it
+exec 9>"$CACHE/.build.lock"
+if ! flock -n 9; then
+  echo "build-k8s: another build of v$K8S_VERSION is running; waiting for it" >&2
+  flock 9
+fi
+if have_all; then echo "k8s v$K8S_VERSION binaries cached in $OUT"; exit 0; fi
+t_all=$(date +%s)
 cd "$work"
 modfile_url="${GOPROXY_URL:-https://proxy.golang.org}/k8s.io/kubernetes/@v/v${K8S_VERSION}.mod"
 {
@@ -60,4 +79,4 @@ for b in "${BINS[@]}"; do
   go build -trimpath -ldflags "$ldflags -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b"
   mv "$OUT/$b.tmp" "$OUT/$b"
 done
-echo "build-k8s: built in $(( $(date +%s) - start ))s into $OUT"
+echo "build-k8s: built in $(( $(date +%s) - start ))s ($(( $(date +%s) - t_all ))s with module download) into $OUT"

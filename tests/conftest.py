@@ -45,6 +45,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory"}
 TEST_LABEL = {"created-by": "cronctl-tests"}
+UP_FAILED = "scripts/cluster up failed"
 SKIP_REASON = "CRONCTL_SKIP_CLUSTER=1: needs the real control plane (scripts/cluster)"
 
 
@@ -68,6 +69,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if os.environ.get("CRONCTL_SKIP_CLUSTER", "") not in ("", "0") and _in_ci():
         terminalreporter.write_line("CI=true: CRONCTL_SKIP_CLUSTER ignored, cluster tests ran", yellow=True)
+    reports = [r for key in ("error", "failed") for r in terminalreporter.stats.get(key, [])]
+    if any(UP_FAILED in str(getattr(r, "longrepr", "")) for r in reports):
+        terminalreporter.section("local control plane logs (scripts/cluster logs)", red=True)
+        terminalreporter.write(_cluster_logs())
     # counted from the reports (not at collection) so it also works under pytest-xdist
     n = sum(1 for r in terminalreporter.stats.get("skipped", []) if SKIP_REASON in str(r.longrepr))
     if n:
@@ -94,8 +99,9 @@ def kubeconfig() -> str:
     r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
-        pytest.fail(f"scripts/cluster up failed (exit {r.returncode}) after {time.monotonic() - t0:.0f}s:\n"
-                    f"{r.stdout}\n----- component logs -----\n{_cluster_logs()}", pytrace=False)
+        # the component logs are printed once, in the terminal summary (not once per test)
+        pytest.fail(f"{UP_FAILED} (exit {r.returncode}) after {time.monotonic() - t0:.0f}s:\n{r.stdout}",
+                    pytrace=False)
     out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True, check=True)
     m = re.search(r"^export KUBECONFIG=(.+)$", out.stdout, re.M)
     assert m, out.stdout
