@@ -1,0 +1,59 @@
+"""The incident bundle: collect (Cluster or dump -> RawData) -> analyse -> render -> write.
+
+:func:`make_bundle` is the one entry point the CLI calls. Modules: ``collect`` (live cluster),
+``dump`` (offline file), ``analyse`` (pure verdicts and overlaps), ``redact`` (pure masking),
+``assemble`` (pure: bundle.json and the files), ``render`` (jinja2 reports and SVG), ``write``
+(directory or .tar.gz, private modes, SHA256SUMS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cronctl.bundle.assemble import Bundle
+    from cronctl.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for. ``now`` is read once by the caller (the clock, or --now)."""
+
+    names: list[str] | None  # None: every CronJob of the namespace (--all)
+    out: str
+    now: datetime | None  # None with a dump: the latest timestamp in the dump
+    collected_at: datetime
+    since_seconds: int | None = None
+    max_log_bytes: int = 1 << 20
+    window: timedelta = timedelta(hours=24)
+    from_dump: str | None = None
+    namespace: str | None = None  # for dumps; a live cluster has its own
+    logs: bool = True
+
+
+def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
+    """Collect (from ``cluster`` or ``req.from_dump``), analyse, render and write the bundle to
+    ``req.out``; return it (``bundle.doc`` is bundle.json)."""
+    from cronctl.bundle.analyse import Options
+    from cronctl.bundle.assemble import build_bundle
+    from cronctl.bundle.render import add_reports
+    from cronctl.bundle.write import write_bundle
+
+    raw: Any
+    if req.from_dump is not None:
+        from cronctl.bundle.dump import load_dump
+
+        raw = load_dump(req.from_dump, namespace=req.namespace, now=req.now, collected_at=req.collected_at)
+    else:
+        from cronctl.bundle.collect import collect
+
+        assert cluster is not None, "a live bundle needs a cluster"
+        raw = collect(cluster, req.names, now=req.now or req.collected_at, collected_at=req.collected_at,
+                      since_seconds=req.since_seconds, max_log_bytes=req.max_log_bytes, logs=req.logs)
+    raw.options = {**raw.options, "window_seconds": int(req.window.total_seconds())}
+    bundle = build_bundle(raw, req.names, Options(now=raw.now, window=req.window))
+    add_reports(bundle.files, bundle.doc)
+    write_bundle(bundle.files, req.out, mtime=req.collected_at)
+    return bundle

@@ -1,0 +1,643 @@
+"""The incident analysis of one CronJob: timeline, per-occurrence verdicts, overlaps. PURE.
+
+No I/O, no clock (``now`` is a parameter), no kubernetes import. Input: the CronJob dict and the
+namespace's Jobs, Pods and Events as the API serves them (already redacted); output: JSON-ready
+dicts (times as RFC3339 UTC strings) that go into ``bundle.json`` as they are.
+
+Verdict per expected occurrence (a time the schedule fires, from the engine's walk):
+
+``ran``        exactly one scheduled Job, created within ``late_after`` of the time;
+``late``       exactly one scheduled Job, created later than that (Forbid catch-up, unsuspend, lag);
+``lost``       no Job for the time (suspended, Forbid blocked it, controller down; Kubernetes starts
+               only the most recent missed time, SEMANTICS.md §4.2);
+``duplicate``  two Jobs for one time, or a manual Job running while the scheduled one ran
+               (seed 004: Forbid only looks at ``.status.active`` and a manual Job is never there);
+``pending``    the time passed less than ``late_after`` ago and no Job exists yet;
+``unknown``    no Job, but history limits or a TTL may have deleted it (older than every kept Job).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+
+from cronctl import model
+from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
+
+Obj = dict[str, Any]
+UTC = timezone.utc
+
+#: the reasons the issue asks to highlight: a manual/forgotten Job, and Forbid skipping a time
+HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive"})
+#: warnings from the CronJob controller that explain missed or odd runs
+CONTROLLER_WARNINGS = frozenset({
+    "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",
+    "UnknownTimeZone", "UnsupportedSchedule", "FailedGet", "FailedDelete",
+})
+VERDICTS = ("ran", "late", "lost", "duplicate", "pending", "unknown")
+
+
+@dataclass(frozen=True)
+class Options:
+    """Knobs of the analysis. ``now`` is the instant the bundle describes."""
+
+    now: datetime
+    late_after: timedelta = timedelta(seconds=10)
+    window: timedelta = timedelta(hours=24)
+    max_occurrences: int = 500
+    next_runs: int = 5
+    due_limit: int = 200
+
+
+# --- small readers of API dicts -------------------------------------------------------------
+
+
+def _ts(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_rfc3339(value)
+    except Exception:  # a malformed timestamp in a dump is treated as absent, not fatal
+        return None
+
+
+def _z(dt: datetime | None) -> str | None:
+    return rfc3339_z(dt) if dt is not None else None
+
+
+def _meta(obj: Obj) -> Obj:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def controller_owner_uid(obj: Obj, kind: str) -> str | None:
+    """The uid of ``obj``'s controller ownerReference of ``kind`` (any owner of that kind if none
+    is marked controller)."""
+    refs = [r for r in _meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == kind]
+    for r in refs:
+        if r.get("controller"):
+            return str(r.get("uid"))
+    return str(refs[0].get("uid")) if refs else None
+
+
+def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
+    """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
+    CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
+    (clusters before the annotation existed, SEMANTICS.md §4.6)."""
+    t = model.scheduled_for(job)
+    if t is not None:
+        return t
+    m = re.fullmatch(re.escape(cronjob_name) + r"-(\d{8,10})", model.name_of(job))
+    if m and model.origin(job) == "scheduled":
+        return datetime.fromtimestamp(int(m.group(1)) * 60, UTC)
+    return None
+
+
+# --- job records and intervals --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    name: str
+    uid: str
+    origin: str
+    scheduled_for: datetime | None
+    claims: datetime | None
+    created: datetime | None
+    started: datetime | None
+    completed: datetime | None
+    outcome: str | None
+    start: datetime  # interval start: started, else created
+    end: datetime  # interval end: completed, else now (still running)
+    running: bool
+
+
+def _job(job: Obj, cronjob_name: str, now: datetime) -> _Job:
+    status = job.get("status") or {}
+    created = _ts(_meta(job).get("creationTimestamp"))
+    started = _ts(status.get("startTime"))
+    outcome = model.job_outcome(job)
+    completed = model.finished_at(job)
+    start = started or created or now
+    end = completed if outcome is not None and completed is not None else now
+    if outcome is not None and completed is None:
+        end = start  # finished at an unknown time: do not invent an interval
+    return _Job(
+        name=str(_meta(job).get("name", "")), uid=str(_meta(job).get("uid", "")),
+        origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
+        claims=model.occurrence(job), created=created, started=started, completed=completed,
+        outcome=outcome, start=start, end=max(end, start), running=outcome is None,
+    )
+
+
+def find_overlaps(intervals: Iterable[tuple[str, datetime, datetime]]) -> list[tuple[str, str, datetime, datetime]]:
+    """Every pair of intervals ``[start, end)`` that share time, as (a, b, overlap start, overlap end).
+
+    A sweep over the intervals sorted by start (O(n log n + overlaps)), so that 2,000 Jobs stay
+    cheap. Pairs come out ordered by the later interval's start, then by the earlier one's.
+    Zero-length intervals overlap nothing.
+    """
+    items = sorted((s, e, n) for n, s, e in intervals if e > s)
+    open_: list[tuple[datetime, datetime, str]] = []
+    out: list[tuple[str, str, datetime, datetime]] = []
+    for s, e, n in items:
+        open_ = [o for o in open_ if o[1] > s]
+        for os_, oe, on in open_:
+            out.append((on, n, s, min(oe, e)))
+        open_.append((s, e, n))
+    return out
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+def event_view(ev: Obj) -> Obj:
+    """A core/v1 or events.k8s.io/v1 Event as one flat record (times as UTC strings)."""
+    inv = ev.get("involvedObject") or ev.get("regarding") or {}
+    series = ev.get("series") or {}
+    first = _ts(ev.get("firstTimestamp")) or _ts(ev.get("deprecatedFirstTimestamp")) or _ts(ev.get("eventTime"))
+    last = (_ts(ev.get("lastTimestamp")) or _ts(series.get("lastObservedTime"))
+            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(_meta(ev).get("creationTimestamp")))
+    first = first or last
+    count = ev.get("count") or series.get("count") or ev.get("deprecatedCount") or 1
+    source = ev.get("source") or {}
+    reason = str(ev.get("reason") or "")
+    etype = str(ev.get("type") or "Normal")
+    return {
+        "name": str(_meta(ev).get("name", "")),
+        "type": etype,
+        "reason": reason,
+        "message": str(ev.get("message") or ev.get("note") or ""),
+        "object_kind": str(inv.get("kind") or ""),
+        "object_name": str(inv.get("name") or ""),
+        "object_uid": str(inv.get("uid") or ""),
+        "count": int(count),
+        "first": _z(first),
+        "last": _z(last),
+        "source": str(source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""),
+        "highlight": reason in HIGHLIGHT_REASONS,
+        "warning": etype == "Warning" or reason in CONTROLLER_WARNINGS,
+        "matched_by": "uid",
+    }
+
+
+def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids: set[str],
+               job_names: set[str], pod_names: set[str]) -> list[Obj]:
+    """The events of the CronJob, its Jobs and their pods, oldest first.
+
+    Matched by involvedObject uid; an event whose object is gone (a Job or pod deleted by the
+    history limits, which outlive them by up to the event TTL) is matched by name: the CronJob's
+    scheduled-Job name pattern ``<cronjob>-<digits>`` and pods ``<job>-<suffix>``. Those are marked
+    ``matched_by: name``.
+    """
+    cj_meta = _meta(cronjob)
+    cj_uid = str(cj_meta.get("uid", ""))
+    cj_name = str(cj_meta.get("name", ""))
+    job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
+    pod_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}-[a-z0-9]{5}")
+    uids = {cj_uid} | job_uids | pod_uids
+    out: list[Obj] = []
+    for ev in events:
+        inv = ev.get("involvedObject") or ev.get("regarding") or {}
+        uid = str(inv.get("uid") or "")
+        kind = inv.get("kind")
+        name = str(inv.get("name") or "")
+        by = None
+        if uid and uid in uids:
+            by = "uid"
+        elif kind == "CronJob" and name == cj_name and not uid:
+            by = "name"
+        elif kind == "Job" and (name in job_names or job_pat.fullmatch(name)) and uid not in uids:
+            by = "name"
+        elif kind == "Pod" and (name in pod_names or pod_pat.fullmatch(name)) and uid not in uids:
+            by = "name"
+        if by is None:
+            continue
+        rec = event_view(ev)
+        rec["matched_by"] = by
+        out.append(rec)
+    out.sort(key=lambda r: (r["last"] or "", r["first"] or "", r["object_name"], r["reason"]))
+    return out
+
+
+# --- suspend ---------------------------------------------------------------------------------
+
+
+def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
+    """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
+    best: tuple[datetime | None, str | None] = (None, None)
+    for mf in _meta(cronjob).get("managedFields") or []:
+        if not isinstance(mf, dict):
+            continue
+        spec = (mf.get("fieldsV1") or {}).get("f:spec") or {}
+        if "f:suspend" not in spec:
+            continue
+        t = _ts(mf.get("time"))
+        if t is not None and (best[0] is None or t > best[0]):
+            best = (t, str(mf.get("manager") or "unknown"))
+    return best
+
+
+# --- the analysis of one CronJob --------------------------------------------------------------
+
+
+def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list[Obj], opts: Options) -> Obj:
+    """The full analysis of one CronJob against the namespace's Jobs/Pods/Events at ``opts.now``.
+
+    ``jobs``, ``pods`` and ``events`` may hold other objects of the namespace: ownership (uid) and
+    involvedObject decide what belongs to this CronJob.
+    """
+    from cronctl.errors import CronctlError
+
+    now = opts.now.astimezone(UTC)
+    meta = _meta(cronjob)
+    name = str(meta.get("name", ""))
+    uid = str(meta.get("uid", ""))
+    spec = cronjob.get("spec") or {}
+    status = cronjob.get("status") or {}
+    created = _ts(meta.get("creationTimestamp")) or now
+    last_schedule = _ts(status.get("lastScheduleTime"))
+    last_success = _ts(status.get("lastSuccessfulTime"))
+    expr = str(spec.get("schedule", ""))
+    tz = spec.get("timeZone")
+    policy = str(spec.get("concurrencyPolicy") or "Allow")
+    suspended = bool(spec.get("suspend"))
+    deadline = spec.get("startingDeadlineSeconds")
+    job_spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+    hist_ok = spec.get("successfulJobsHistoryLimit", 3)
+    hist_failed = spec.get("failedJobsHistoryLimit", 1)
+    notes: list[str] = []
+
+    # -- children ---------------------------------------------------------------------------
+    child_dicts = [j for j in jobs if model.owned_by(j, cronjob)]
+    recs = sorted((_job(j, name, now) for j in child_dicts),
+                  key=lambda r: (r.created or now, r.name))
+    pods_by_job: dict[str, list[Obj]] = {}
+    job_uids = {r.uid for r in recs}
+    for p in pods:
+        owner = controller_owner_uid(p, "Job")
+        if owner in job_uids:
+            pods_by_job.setdefault(str(owner), []).append(p)
+    active_refs = [str(r.get("name")) for r in status.get("active") or [] if isinstance(r, dict)]
+    unfinished = [r.name for r in recs if r.running]
+
+    # -- schedule analysis from the engine ----------------------------------------------------
+    schedule_out: Obj
+    sched = None
+    decision = None
+    zone = "UTC"
+    try:
+        from cronctl.schedule import decide, parse
+
+        sched = parse(expr, tz)
+        zone = sched.zone
+        decision = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
+                          starting_deadline=deadline, now=now, suspended=suspended)
+    except CronctlError as e:
+        schedule_error: str | None = e.message
+    else:
+        schedule_error = None
+    base = last_schedule or created
+    due: list[datetime] = []
+    due_truncated = False
+    next_runs: list[datetime] = []
+    if sched is not None:
+        got = [t for t in sched.runs(base, opts.due_limit + 1) if t <= now]
+        due_truncated = len(got) > opts.due_limit
+        due = got[: opts.due_limit]
+        next_runs = sched.runs(now, opts.next_runs)
+    schedule_out = {
+        "expression": expr,
+        "time_zone": tz,
+        "zone": zone,
+        "zone_from_prefix": bool(sched.zone_from_prefix) if sched is not None else False,
+        "error": schedule_error,
+        "base": _z(base),
+        "base_source": "status.lastScheduleTime" if last_schedule else "metadata.creationTimestamp",
+        "now": _z(now),
+        "due": [_z(t) for t in due],
+        "due_truncated": due_truncated,
+        "next_runs": [_z(t) for t in next_runs],
+        "next_runs_local": [_local(t, zone) for t in next_runs],
+        "decision": _decision_out(decision),
+    }
+
+    # -- events -------------------------------------------------------------------------------
+    pod_uids = {str(_meta(p).get("uid", "")) for ps in pods_by_job.values() for p in ps}
+    pod_names = {str(_meta(p).get("name", "")) for ps in pods_by_job.values() for p in ps}
+    evs = events_for(events, cronjob, job_uids, pod_uids, {r.name for r in recs}, pod_names)
+    event_counts: dict[str, int] = {}
+    for e in evs:
+        event_counts[e["reason"]] = event_counts.get(e["reason"], 0) + int(e["count"])
+    blocked = [(_ts(e["first"]), _ts(e["last"])) for e in evs if e["reason"] == "JobAlreadyActive"]
+
+    # -- overlaps -----------------------------------------------------------------------------
+    by_name = {r.name: r for r in recs}
+    overlaps: list[Obj] = []
+    for a, b, s, e in find_overlaps((r.name, r.start, r.end) for r in recs):
+        ra, rb = by_name[a], by_name[b]
+        overlaps.append({
+            "a": a, "b": b, "a_origin": ra.origin, "b_origin": rb.origin,
+            "start": _z(s), "end": _z(e), "seconds": int((e - s).total_seconds()),
+            "ongoing": ra.running and rb.running,
+        })
+    manual_overlapping: dict[str, list[str]] = {}  # scheduled job -> manual jobs overlapping it
+    for o in overlaps:
+        for x, y in ((o["a"], o["b"]), (o["b"], o["a"])):
+            if by_name[x].origin == "scheduled" and by_name[y].origin == "manual":
+                manual_overlapping.setdefault(x, []).append(y)
+
+    # -- suspended periods --------------------------------------------------------------------
+    suspended_periods: list[Obj] = []
+    current_susp_start: datetime | None = None
+    if suspended:
+        at, manager = suspend_set_at(cronjob)
+        current_susp_start = at
+        suspended_periods.append({
+            "start": _z(at), "end": None, "source": (
+                f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
+                if at else "spec.suspend is true; when it was set is not recorded"),
+            "inferred": False, "lost": 0,
+        })
+
+    # -- occurrences --------------------------------------------------------------------------
+    occ_out: list[Obj] = []
+    window_out: Obj = {"start": None, "end": _z(now), "truncated": False}
+    if sched is not None:
+        times, wstart, truncated = _occurrence_times(sched, created, now, recs, opts)
+        window_out = {"start": _z(wstart), "end": _z(now), "truncated": truncated}
+        if truncated:
+            notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
+        sched_by_time: dict[datetime, list[_Job]] = {}
+        claims: dict[datetime, list[_Job]] = {}
+        for r in recs:
+            if r.origin == "scheduled" and r.scheduled_for is not None:
+                sched_by_time.setdefault(r.scheduled_for, []).append(r)
+            if r.origin == "manual" and r.claims is not None:
+                claims.setdefault(r.claims, []).append(r)
+        kept_finished = [r for r in recs if not r.running]
+        history_may_delete = (
+            sum(1 for r in kept_finished if r.outcome == "Complete") >= int(hist_ok if hist_ok is not None else 3)
+            or sum(1 for r in kept_finished if r.outcome == "Failed") >= int(hist_failed if hist_failed is not None else 1)
+            or job_spec.get("ttlSecondsAfterFinished") is not None
+        )
+        oldest_kept = min((r.scheduled_for or r.created or now for r in recs), default=None)
+        expected = set(times)
+        stray = [r.name for r in recs if r.origin == "scheduled" and r.scheduled_for is not None
+                 and r.scheduled_for >= wstart and r.scheduled_for not in expected]
+        if stray:
+            notes.append("scheduled Jobs at times the current schedule does not produce (schedule or zone "
+                         "changed?): " + ", ".join(stray))
+        for t in times:
+            occ_out.append(_judge(t, zone, sched_by_time.get(t, []), claims.get(t, []), manual_overlapping,
+                                  now, opts, policy, blocked, current_susp_start if suspended else None,
+                                  suspended, recs, history_may_delete, oldest_kept, deadline))
+        # link lost runs to the late catch-up that followed them (unsuspend / controller back)
+        _infer_gaps(occ_out, suspended_periods, suspended)
+
+    verdict_counts = {v: 0 for v in VERDICTS}
+    for o in occ_out:
+        verdict_counts[o["verdict"]] += 1
+    if policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
+        notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
+                     ".status.active, and a manual Job is never put there (SEMANTICS.md §4.1, §5)")
+
+    jobs_out = []
+    occurrence_of: dict[str, str] = {}
+    for o in occ_out:
+        for jn in o["jobs"]:
+            occurrence_of[jn] = o["expected"]
+    for r in recs:
+        jobs_out.append({
+            "name": r.name, "uid": r.uid, "origin": r.origin,
+            "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
+            "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
+            "outcome": r.outcome, "running": r.running,
+            "duration_seconds": int((r.end - r.start).total_seconds()) if (r.started or r.created) else None,
+            "in_status_active": r.name in active_refs,
+            "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
+                              if r.created and r.scheduled_for else None),
+            "occurrence": occurrence_of.get(r.name),
+            "pods": [_pod_view(p) for p in sorted(pods_by_job.get(r.uid, []),
+                                                   key=lambda p: (str(_meta(p).get("creationTimestamp", "")),
+                                                                  str(_meta(p).get("name", ""))))],
+        })
+
+    never = [] if decision is None else [_z(t) for t in decision.never_made_up]
+    lost_times = [o["expected"] for o in occ_out if o["verdict"] == "lost"]
+    return {
+        "name": name,
+        "namespace": str(meta.get("namespace", "")),
+        "uid": uid,
+        "created": _z(created),
+        "spec": {
+            "schedule": expr, "time_zone": tz, "concurrency_policy": policy, "suspend": suspended,
+            "starting_deadline_seconds": deadline,
+            "successful_jobs_history_limit": hist_ok, "failed_jobs_history_limit": hist_failed,
+        },
+        "checkpoint": {"last_schedule_time": _z(last_schedule), "last_successful_time": _z(last_success)},
+        "schedule": schedule_out,
+        "active": {
+            "from_status": active_refs,
+            "unfinished_children": unfinished,
+            "not_in_status": [n for n in unfinished if n not in active_refs],
+            "stale_in_status": [n for n in active_refs if n not in unfinished],
+        },
+        "jobs": jobs_out,
+        "window": window_out,
+        "occurrences": occ_out,
+        "verdict_counts": verdict_counts,
+        "overlaps": overlaps,
+        "never_made_up": never,
+        "lost_history": lost_times,
+        "suspended_periods": suspended_periods,
+        "events": evs,
+        "event_counts": dict(sorted(event_counts.items())),
+        "notes": notes,
+    }
+
+
+def _local(t: datetime, zone: str) -> str:
+    try:
+        from zoneinfo import ZoneInfo
+
+        return rfc3339_local(t.astimezone(ZoneInfo(zone)))
+    except Exception:  # unknown zone: the schedule error says so; show UTC
+        return rfc3339_local(t)
+
+
+def _decision_out(d: Any) -> Obj | None:
+    if d is None:
+        return None
+    return {
+        "decision": d.decision,
+        "earliest": _z(d.earliest),
+        "most_recent": _z(d.most_recent),
+        "missed": d.missed,
+        "error": d.error,
+        "job_name": d.job_name,
+        "scheduled_timestamp": d.scheduled_timestamp,
+        "next_wakeup": _z(d.next_wakeup),
+        "events": list(d.events),
+        "missed_runs_count": d.missed_count,
+        "missed_runs": [_z(t) for t in d.missed_runs[:200]],
+        "never_made_up_count": len(d.never_made_up),
+        "estimate_skipped": _z(d.estimate_skipped),
+    }
+
+
+def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[_Job],
+                      opts: Options) -> tuple[list[datetime], datetime, bool]:
+    """The scheduled times to judge: (window start, now], the window reaching back to the oldest
+    kept Job (not before the CronJob's creation), at most ``max_occurrences`` of the latest."""
+    start = max(created, now - opts.window)
+    oldest = min((r.scheduled_for or r.created or now for r in recs), default=now)
+    if oldest <= start:
+        start = max(created, oldest - timedelta(seconds=1))
+    cap = opts.max_occurrences
+    times = [t for t in sched.runs(start, cap + 1) if t <= now]
+    if len(times) <= cap:
+        return times, start, False
+    # Too many: judge only the latest `cap`. Estimate the spacing from what was walked, start
+    # that far back from now, and walk to now; halve the estimate if the walk did not reach now
+    # (irregular gaps, e.g. weekdays only).
+    span = (times[-1] - times[0]) / (len(times) - 1)
+    for _ in range(8):
+        start = max(created, now - span * cap)
+        walked = sched.runs(start, cap * 4)
+        if len(walked) < cap * 4 or walked[-1] > now:
+            break
+        span = span / 2
+    times = [t for t in walked if t <= now][-cap:]
+    return times, (times[0] - timedelta(seconds=1)) if times else start, True
+
+
+def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_overlapping: dict[str, list[str]],
+           now: datetime, opts: Options, policy: str, blocked: list[tuple[datetime | None, datetime | None]],
+           susp_start: datetime | None, suspended: bool, recs: list[_Job], history_may_delete: bool,
+           oldest_kept: datetime | None, deadline: Any) -> Obj:
+    """The record and verdict of one expected time."""
+    first = jobs[0] if jobs else None
+    overl = sorted({m for j in jobs for m in manual_overlapping.get(j.name, [])})
+    rec: Obj = {
+        "expected": _z(t),
+        "expected_local": _local(t, zone),
+        "jobs": [j.name for j in jobs] + [c.name for c in claims if c.name not in {j.name for j in jobs}],
+        "created": _z(first.created) if first else (_z(claims[0].created) if claims else None),
+        "started": _z(first.started) if first else (_z(claims[0].started) if claims else None),
+        "completed": _z(first.completed) if first else (_z(claims[0].completed) if claims else None),
+        "outcome": (first.outcome if first else (claims[0].outcome if claims else None)),
+        "delay_seconds": (int((first.created - t).total_seconds()) if first and first.created else None),
+        "manual_overlap": overl,
+        "verdict": "",
+        "reason": "",
+    }
+    if len(jobs) >= 2:
+        rec["verdict"], rec["reason"] = "duplicate", f"{len(jobs)} scheduled Jobs for this time"
+    elif jobs and (overl or claims):
+        rec["verdict"] = "duplicate"
+        if claims:
+            rec["reason"] = "manual Job " + ", ".join(c.name for c in claims) + " also stands for this time"
+        else:
+            rec["reason"] = ("manual Job " + ", ".join(overl) + " was running at the same time"
+                             + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
+    elif jobs:
+        delay = rec["delay_seconds"]
+        if delay is not None and delay > opts.late_after.total_seconds():
+            rec["verdict"] = "late"
+            rec["reason"] = f"created {delay}s after the scheduled time"
+            if _in_blocked(t, blocked):
+                rec["reason"] += "; Forbid held it while a prior Job was active (JobAlreadyActive)"
+        else:
+            rec["verdict"], rec["reason"] = "ran", ""
+    elif claims:
+        rec["verdict"], rec["reason"] = "ran", "run manually by " + ", ".join(c.name for c in claims)
+    elif now - t < opts.late_after:
+        rec["verdict"], rec["reason"] = "pending", "the time passed moments ago; the controller may still create it"
+    elif suspended and (susp_start is None or t >= susp_start) and not _job_after(recs, t):
+        rec["verdict"], rec["reason"] = "lost", "the CronJob is suspended"
+    elif _in_blocked(t, blocked) and policy == "Forbid":
+        rec["verdict"] = "lost"
+        rec["reason"] = "Forbid: a prior Job was in .status.active (JobAlreadyActive)"
+    elif history_may_delete and oldest_kept is not None and t < oldest_kept:
+        rec["verdict"] = "unknown"
+        rec["reason"] = "older than every kept Job; history limits or a TTL may have deleted its Job"
+    else:
+        rec["verdict"] = "lost"
+        rec["reason"] = "no Job was created for this time"
+        if isinstance(deadline, int):
+            rec["reason"] += f" (startingDeadlineSeconds={deadline}: a run not started in time is dropped silently)"
+    return rec
+
+
+def _job_after(recs: list[_Job], t: datetime) -> bool:
+    return any(r.origin == "scheduled" and r.scheduled_for is not None and r.scheduled_for >= t for r in recs)
+
+
+def _in_blocked(t: datetime, blocked: list[tuple[datetime | None, datetime | None]]) -> bool:
+    # JobAlreadyActive is emitted on each sync that is blocked; an aggregated event's first/last
+    # times bracket the blocked period (the controller acts within ~1 s of the time, allow 90 s).
+    slack = timedelta(seconds=90)
+    return any(f is not None and l is not None and f - slack <= t <= l + slack for f, l in blocked)
+
+
+def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None:
+    """Explain runs of lost times that end with a late catch-up Job (the controller starts only the
+    most recent missed time after unsuspend or downtime, SEMANTICS.md §4.4): record the gap as an
+    inferred suspended (or controller-down) period and say so on each lost time."""
+    def generic_lost(o: Obj) -> bool:
+        return bool(o["verdict"] == "lost" and str(o["reason"]).startswith("no Job was created"))
+
+    i = 0
+    while i < len(occ):
+        if not generic_lost(occ[i]):
+            i += 1
+            continue
+        j = i
+        while j < len(occ) and generic_lost(occ[j]):
+            j += 1
+        if j < len(occ) and occ[j]["verdict"] == "late":
+            start, end = occ[i]["expected"], occ[j]["created"]
+            periods.append({
+                "start": start, "end": end,
+                "source": (f"inferred: {j - i} scheduled time(s) without a Job, then a catch-up Job created "
+                           f"late at {end} (suspend/unsuspend or controller downtime)"),
+                "inferred": True, "lost": j - i,
+            })
+            for k in range(i, j):
+                occ[k]["reason"] = (f"no Job was created; the catch-up at {end} ran only the most recent "
+                                    f"missed time ({occ[j]['expected']})")
+        i = j
+    if suspended_now and periods and not periods[0]["inferred"]:
+        periods[0]["lost"] = sum(1 for o in occ if o["reason"] == "the CronJob is suspended")
+
+
+def _pod_view(p: Obj) -> Obj:
+    st = p.get("status") or {}
+    containers = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in st.get(key) or []:
+            state = cs.get("state") or {}
+            kind = next(iter(state), None)
+            detail = state.get(kind) or {} if kind else {}
+            last = (cs.get("lastState") or {}).get("terminated") or {}
+            containers.append({
+                "name": str(cs.get("name", "")),
+                "init": key == "initContainerStatuses",
+                "state": kind,
+                "reason": detail.get("reason"),
+                "exit_code": detail.get("exitCode"),
+                "restarts": int(cs.get("restartCount") or 0),
+                "last_exit_code": last.get("exitCode"),
+            })
+    return {
+        "name": str(_meta(p).get("name", "")),
+        "uid": str(_meta(p).get("uid", "")),
+        "phase": st.get("phase"),
+        "node": (p.get("spec") or {}).get("nodeName"),
+        "created": _z(_ts(_meta(p).get("creationTimestamp"))),
+        "started": _z(_ts(st.get("startTime"))),
+        "containers": containers,
+    }

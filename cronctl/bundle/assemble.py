@@ -1,0 +1,176 @@
+"""RawData -> the bundle: ``bundle.json`` content plus every file of the bundle, in memory. PURE.
+
+Order of work: mask secrets (one :class:`Redactor` for everything, in a fixed order so that
+placeholders are stable), pick the CronJobs, analyse each, attach logs, and lay out the files:
+
+    bundle.json            the documented record (cronctl/data/bundle.schema.json)
+    objects.yaml           every object, redacted, without managedFields, as one ``kind: List``
+                           (the shape of ``kubectl get cronjob,jobs,pods,events -o yaml``, so a
+                           bundle can be fed back to ``cronctl bundle --from-dump``)
+    logs/<pod>/<container>.log, .previous.log
+    REPORT.md, report.html (added by render)     SHA256SUMS (added by write)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cronctl import __version__
+from cronctl.bundle.analyse import Options, analyse_cronjob
+from cronctl.bundle.raw import LogRecord, Obj, RawData
+from cronctl.bundle.redact import Redactor, strip_managed_fields
+from cronctl.errors import NotFound
+from cronctl.timeutil import rfc3339_z
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Bundle:
+    """The bundle in memory: the ``bundle.json`` document and the other files (path -> bytes)."""
+
+    doc: Obj
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def summary(self) -> Obj:
+        """What ``-o json`` prints: where the bundle is and what it found, per CronJob."""
+        return {
+            "namespace": self.doc["collected"]["namespace"],
+            "partial": self.doc["partial"],
+            "missing": self.doc["missing"],
+            "cronjobs": [c["summary"] for c in self.doc["cronjobs"]],
+        }
+
+
+def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle:
+    """Build the bundle for the CronJobs ``names`` (None: every CronJob in ``raw``).
+
+    Raises NotFound when a named CronJob is not in ``raw``.
+    """
+    red = Redactor()
+    by_ts = lambda o: (str((o.get("metadata") or {}).get("creationTimestamp") or ""),  # noqa: E731
+                       str((o.get("metadata") or {}).get("name") or ""))
+    cronjobs = [red.kube_object(o) for o in sorted(raw.cronjobs, key=lambda o: str(o["metadata"]["name"]))]
+    jobs = [red.kube_object(o) for o in sorted(raw.jobs, key=by_ts)]
+    pods = [red.kube_object(o) for o in sorted(raw.pods, key=by_ts)]
+    events = [red.kube_object(o) for o in raw.events]
+    logs = [_redact_log(red, lg) for lg in sorted(raw.logs, key=lambda l: (l.pod, l.container, l.previous))]
+
+    if names is not None:
+        present = {str(c["metadata"]["name"]) for c in cronjobs}
+        for n in names:
+            if n not in present:
+                where = f"in {raw.dump_file}" if raw.dump_file else "found"
+                raise NotFound(f"cronjob {raw.namespace}/{n} not {where}")
+        cronjobs = [c for c in cronjobs if str(c["metadata"]["name"]) in names]
+
+    analyses: list[Obj] = []
+    kept_jobs: dict[str, Obj] = {}
+    kept_pods: dict[str, Obj] = {}
+    kept_events: set[str] = set()
+    files: dict[str, bytes] = {}
+    pod_to_cj: dict[str, str] = {}
+    for cj in cronjobs:
+        a = analyse_cronjob(cj, jobs, pods, events, opts)
+        job_names = {j["name"] for j in a["jobs"]}
+        for j in jobs:
+            if j["metadata"]["name"] in job_names:
+                kept_jobs[j["metadata"]["name"]] = j
+        pod_names = {p["name"] for j in a["jobs"] for p in j["pods"]}
+        for p in pods:
+            if p["metadata"]["name"] in pod_names:
+                kept_pods[p["metadata"]["name"]] = p
+                pod_to_cj[p["metadata"]["name"]] = a["name"]
+        kept_events.update(e["name"] for e in a["events"])
+        a["logs"] = []
+        analyses.append(a)
+
+    by_cj = {a["name"]: a for a in analyses}
+    for lg in logs:
+        cj_name = pod_to_cj.get(lg.pod)
+        if cj_name is None:
+            continue
+        path = None
+        if lg.text is not None:
+            path = f"logs/{lg.pod}/{lg.container}{'.previous' if lg.previous else ''}.log"
+            files[path] = lg.text.encode("utf-8")
+        by_cj[cj_name]["logs"].append({
+            "pod": lg.pod, "container": lg.container, "previous": lg.previous, "file": path,
+            "bytes": lg.bytes, "truncated": lg.truncated, "missing": lg.missing,
+        })
+
+    for a in analyses:
+        a["summary"] = _summary(a)
+
+    items = ([strip_managed_fields(c) for c in cronjobs]
+             + [strip_managed_fields(j) for j in kept_jobs.values()]
+             + [strip_managed_fields(p) for p in kept_pods.values()]
+             + [strip_managed_fields(e) for e in events if str(e["metadata"].get("name")) in kept_events])
+    files["objects.yaml"] = dump_yaml_list(items)
+
+    missing = [{"what": m.what, "reason": m.reason, "object": m.object} for m in raw.missing]
+    doc: Obj = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "cronctl-bundle",
+        "collected": {
+            "at": rfc3339_z(raw.collected_at),
+            "by": raw.collected_by,
+            "source": raw.source,
+            "dump_file": raw.dump_file,
+            "namespace": raw.namespace,
+            "server": raw.server,
+            "server_version": raw.server_version,
+            "cronctl_version": __version__,
+            "now": rfc3339_z(opts.now),
+            "now_source": raw.now_source,
+            "options": dict(raw.options),
+            "request_count": raw.request_count,
+        },
+        "partial": bool(missing),
+        "missing": missing,
+        "logs_note": raw.logs_note,
+        "redaction": {"values_masked": red.count, "distinct_values": red.distinct},
+        "counts": {"cronjobs": len(cronjobs), "jobs": len(kept_jobs), "pods": len(kept_pods),
+                   "events": len(kept_events), "logs": sum(1 for lg in logs if lg.text is not None)},
+        "cronjobs": analyses,
+    }
+    files["bundle.json"] = (json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+    return Bundle(doc=doc, files=files)
+
+
+def _redact_log(red: Redactor, lg: LogRecord) -> LogRecord:
+    if lg.text is None:
+        return lg
+    text = red.text(lg.text)
+    return LogRecord(pod=lg.pod, container=lg.container, previous=lg.previous, text=text,
+                     bytes=len(text.encode("utf-8")), truncated=lg.truncated, missing=lg.missing)
+
+
+def _summary(a: Obj) -> Obj:
+    counts = a["event_counts"]
+    return {
+        "name": a["name"],
+        "schedule": a["schedule"]["expression"],
+        "zone": a["schedule"]["zone"],
+        "jobs": len(a["jobs"]),
+        "verdicts": a["verdict_counts"],
+        "overlaps": len(a["overlaps"]),
+        "never_made_up": len(a["never_made_up"]),
+        "unexpected_job_events": int(counts.get("UnexpectedJob", 0)),
+        "job_already_active_events": int(counts.get("JobAlreadyActive", 0)),
+        "active_not_in_status": a["active"]["not_in_status"],
+        "decision": (a["schedule"]["decision"] or {}).get("decision"),
+    }
+
+
+def dump_yaml_list(items: list[Obj]) -> bytes:
+    """Objects as one ``kind: List`` YAML document, like ``kubectl get -o yaml`` (libyaml when present)."""
+    import yaml
+
+    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+    text: str = yaml.dump(doc, Dumper=dumper, default_flow_style=False, sort_keys=True, allow_unicode=True,
+                          width=1 << 20)
+    return text.encode("utf-8")

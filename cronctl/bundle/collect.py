@@ -1,0 +1,160 @@
+"""Collection from a live cluster: Cluster -> RawData.
+
+Efficiency (issue 5): one list call per kind for the whole namespace (paginated by the Cluster),
+filtered here by owner uid and involvedObject; no per-Job request. Logs are necessarily one
+request per container instance, and only for containers that have actually run (a container
+that never started has no log: asking would only cost a request and return an error).
+
+Permissions: a read the caller may not make (403) is recorded in ``RawData.missing`` with the
+API's reason, and the bundle goes on without it. After the first forbidden log read, no more log
+reads are tried (they would all be refused the same way). Only the CronJob itself is required:
+without it there is nothing to bundle. Secret objects are never read: the Cluster protocol has no
+verb for them, and nothing here asks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable, TypeVar
+
+from cronctl import model
+from cronctl.bundle.raw import LogRecord, Missing, Obj, RawData
+from cronctl.cluster import Cluster
+from cronctl.errors import ApiError, PermissionMissing
+
+T = TypeVar("T")
+
+
+def _forbidden(e: Exception) -> bool:
+    return isinstance(e, PermissionMissing) or (isinstance(e, ApiError) and e.status == 403)
+
+
+def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collected_at: datetime,
+            since_seconds: int | None = None, max_log_bytes: int = 1 << 20,
+            logs: bool = True) -> RawData:
+    """Read everything a bundle needs for the CronJobs ``names`` (None: every CronJob of the namespace).
+
+    Raises NotFound for a named CronJob that does not exist and PermissionMissing when the
+    CronJobs themselves cannot be read; every other failed read is recorded as missing.
+    """
+    missing: list[Missing] = []
+
+    def attempt(what: str, fn: Callable[[], T], default: T) -> T:
+        try:
+            return fn()
+        except (PermissionMissing, ApiError) as e:
+            missing.append(Missing(what=what, reason=e.message))
+            return default
+
+    version = attempt("version", cluster.server_version, None)
+    who = cluster.whoami()
+    if names is None:
+        cronjobs = cluster.list_cronjobs()
+    else:
+        cronjobs = [cluster.get_cronjob(n) for n in names]
+    jobs: list[Obj] = attempt("jobs", lambda: cluster.list_jobs()[0], [])
+    pods: list[Obj] = attempt("pods", lambda: cluster.list_pods(), [])
+    events: list[Obj] = attempt("events", lambda: cluster.list_events(), [])
+
+    # Only pods of the selected CronJobs' Jobs matter (namespace-wide lists hold others).
+    job_uids = {str(j["metadata"].get("uid")) for j in jobs
+                if any(model.owned_by(j, cj) for cj in cronjobs)}
+    child_pods = [p for p in pods if _owner_job_uid(p) in job_uids]
+
+    log_records: list[LogRecord] = []
+    if logs:
+        log_records = _read_logs(cluster, child_pods, missing, since_seconds, max_log_bytes)
+
+    return RawData(
+        namespace=cluster.namespace, source="cluster", now=now, now_source="clock",
+        collected_at=collected_at, cronjobs=cronjobs, jobs=jobs, pods=pods, events=events,
+        logs=log_records, logs_note=None if logs else "log collection was turned off (--no-logs)",
+        missing=missing, server=cluster.server_url(), server_version=version, collected_by=who,
+        options={"since_seconds": since_seconds, "max_log_bytes": max_log_bytes, "logs": logs},
+        request_count=cluster.request_count,
+    )
+
+
+def _owner_job_uid(pod: Obj) -> str | None:
+    for r in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if r.get("kind") == "Job":
+            return str(r.get("uid"))
+    return None
+
+
+def log_instances(pod: Obj) -> list[tuple[str, bool, str | None]]:
+    """(container, previous, why-no-log) for every container instance of the pod, in spec order.
+
+    ``why-no-log`` is None when the instance has run and its log can be read; a container that
+    never started gets a reason instead, and no request is made for it.
+    """
+    st = pod.get("status") or {}
+    statuses = {str(cs.get("name")): cs for key in ("initContainerStatuses", "containerStatuses")
+                for cs in st.get(key) or []}
+    spec = pod.get("spec") or {}
+    out: list[tuple[str, bool, str | None]] = []
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            name = str(c.get("name"))
+            cs = statuses.get(name)
+            state = (cs or {}).get("state") or {}
+            ran = "running" in state or "terminated" in state
+            out.append((name, False, None if ran else "container never started (no log)"))
+            last = (cs or {}).get("lastState") or {}
+            if "terminated" in last or int((cs or {}).get("restartCount") or 0) > 0:
+                out.append((name, True, None))
+    return out
+
+
+def _read_logs(cluster: Cluster, pods: list[Obj], missing: list[Missing], since: int | None,
+               cap: int) -> list[LogRecord]:
+    out: list[LogRecord] = []
+    forbidden: str | None = None
+    for p in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
+        pod = str(p["metadata"]["name"])
+        for container, previous, why in log_instances(p):
+            if why is not None:
+                out.append(LogRecord(pod, container, previous, None, missing=why))
+                continue
+            if forbidden is not None:
+                out.append(LogRecord(pod, container, previous, None, missing=forbidden))
+                continue
+            try:
+                text = cluster.read_pod_log(pod, container, previous=previous, since_seconds=since,
+                                            limit_bytes=cap + 1)
+            except (PermissionMissing, ApiError) as e:
+                reason = e.message
+                if _forbidden(e):
+                    forbidden = reason
+                    missing.append(Missing(what="pods/log", reason=reason,
+                                           object=f"pod/{pod} and every other pod"))
+                else:
+                    missing.append(Missing(what="pods/log", reason=reason,
+                                           object=f"pod/{pod} container {container}"
+                                           + (" (previous)" if previous else "")))
+                out.append(LogRecord(pod, container, previous, None, missing=reason))
+                continue
+            data = text.encode("utf-8")
+            truncated = len(data) > cap
+            if truncated:
+                data = data[:cap]
+                text = data.decode("utf-8", errors="ignore")
+            out.append(LogRecord(pod, container, previous, text, bytes=len(data), truncated=truncated))
+    return out
+
+
+def parse_since(text: str) -> int:
+    """``--since`` like kubectl: 30s, 10m, 2h, 1h30m -> seconds (BadInput otherwise)."""
+    import re
+
+    from cronctl.errors import BadInput
+
+    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
+    if not text.strip() or m is None or not any(m.groups()):
+        raise BadInput(f"bad --since {text!r}: expected a duration like 30s, 10m, 2h or 1h30m")
+    h, mi, s = (int(g or 0) for g in m.groups())
+    total = h * 3600 + mi * 60 + s
+    if total <= 0:
+        raise BadInput(f"bad --since {text!r}: must be more than 0s")
+    return total
+

@@ -1,0 +1,105 @@
+"""Offline input: ``kubectl get cronjob,jobs,pods,events -o yaml`` (or ``-o json``) -> RawData.
+
+Pure apart from reading the one file. A dump has no logs (said so in the bundle) and no clock:
+``now`` defaults to the latest timestamp found in the dump, so that the analysis does not call
+every time after the dump was taken "lost".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cronctl.bundle.raw import Obj, RawData
+from cronctl.errors import BadInput
+from cronctl.timeutil import parse_rfc3339
+
+KINDS = {"CronJob": "cronjobs", "Job": "jobs", "Pod": "pods", "Event": "events"}
+LOGS_NOTE = "logs are not part of a kubectl dump; collect from the live cluster to include them"
+
+
+def load_dump(path: str, *, namespace: str | None, now: datetime | None, collected_at: datetime) -> RawData:
+    """Read the dump at ``path`` into :class:`RawData`.
+
+    ``namespace`` keeps only that namespace's objects (None: the namespace of the dump's CronJobs,
+    which must then be one). Objects of other kinds are ignored. A truncated or malformed dump is a
+    :class:`BadInput` naming the file and the item: a cut ``kubectl -o yaml`` output loses its
+    trailing ``kind: List``, which shows up as a document without ``kind``.
+    """
+    from cronctl.manifest import load_objects
+
+    objs = load_objects(path)
+    buckets: dict[str, list[Obj]] = {"cronjobs": [], "jobs": [], "pods": [], "events": []}
+    for i, o in enumerate(objs, start=1):
+        kind = o.get("kind")
+        if not isinstance(kind, str) or not kind:
+            what = "a List without its closing 'kind: List' " if "items" in o else "an object without 'kind' "
+            raise BadInput(f"{path}: item {i} is {what}(truncated or malformed dump?)")
+        meta = o.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name"):
+            raise BadInput(f"{path}: item {i} ({kind}) has no metadata.name (truncated or malformed dump?)")
+        if kind in KINDS:
+            _check(o, kind, path, i)
+            buckets[KINDS[kind]].append(o)
+    if not buckets["cronjobs"]:
+        raise BadInput(f"{path}: no CronJob in the dump (expected `kubectl get cronjob,jobs,pods,events -o yaml`)")
+    if namespace is None:
+        nss = sorted({str(c["metadata"].get("namespace") or "default") for c in buckets["cronjobs"]})
+        if len(nss) > 1:
+            raise BadInput(f"{path}: CronJobs from several namespaces ({', '.join(nss)}); choose one with -n")
+        namespace = nss[0]
+    for key in buckets:
+        buckets[key] = [o for o in buckets[key] if str(o["metadata"].get("namespace") or namespace) == namespace]
+    inferred = now is None
+    if now is None:
+        now = latest_timestamp(objs) or collected_at
+    return RawData(
+        namespace=namespace, source="dump", now=now,
+        now_source="latest timestamp in the dump" if inferred else "--now",
+        collected_at=collected_at, cronjobs=buckets["cronjobs"], jobs=buckets["jobs"],
+        pods=buckets["pods"], events=buckets["events"], logs=[], logs_note=LOGS_NOTE, dump_file=path,
+    )
+
+
+def _check(o: Obj, kind: str, path: str, i: int) -> None:
+    """The few fields the analysis relies on must have the right shape."""
+    name = o["metadata"]["name"]
+    if kind == "CronJob":
+        spec = o.get("spec")
+        if not isinstance(spec, dict) or not isinstance(spec.get("schedule"), str):
+            raise BadInput(f"{path}: item {i} (CronJob {name}) has no spec.schedule (truncated or malformed dump?)")
+    elif kind in ("Job", "Pod"):
+        for key in ("spec", "status"):
+            if key in o and not isinstance(o[key], dict):
+                raise BadInput(f"{path}: item {i} ({kind} {name}): {key} is not a mapping")
+
+
+_TIME_KEYS = ("creationTimestamp", "lastTimestamp", "firstTimestamp", "eventTime", "startTime",
+              "completionTime", "lastTransitionTime", "lastScheduleTime", "lastSuccessfulTime", "time",
+              "startedAt", "finishedAt", "lastProbeTime")
+
+
+def latest_timestamp(objs: list[Obj]) -> datetime | None:
+    """The latest instant written anywhere in the objects (a lower bound of when the dump was taken)."""
+    best: datetime | None = None
+
+    def walk(x: Any) -> None:
+        nonlocal best
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in _TIME_KEYS and isinstance(v, str) and v:
+                    try:
+                        t = parse_rfc3339(v)
+                    except BadInput:
+                        continue
+                    if best is None or t > best:
+                        best = t
+                elif isinstance(v, (dict, list)):
+                    walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for o in objs:
+        walk(o)
+    return best

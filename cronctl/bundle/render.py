@@ -1,0 +1,186 @@
+"""bundle.json -> REPORT.md and report.html (jinja2, StrictUndefined), with an inline SVG timeline.
+
+Pure apart from reading the packaged templates (cronctl/templates/bundle/). The SVG geometry is
+computed here (:func:`timeline`), so the template only draws what it is given and the geometry
+is tested without a browser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from cronctl.timeutil import human_duration, parse_rfc3339
+
+Obj = dict[str, Any]
+
+#: colours of the timeline; the legend in the template uses the same names
+COLOURS = {
+    "scheduled": "#2563eb", "manual": "#ea580c", "failed": "#dc2626", "overlap": "#dc2626",
+    "ran": "#16a34a", "late": "#d97706", "lost": "#dc2626", "duplicate": "#9333ea",
+    "pending": "#6b7280", "unknown": "#9ca3af",
+}
+MAX_EVENTS = 300  # events listed in the reports (the latest); bundle.json has all
+MAX_ROWS = 60  # Jobs drawn; the latest are kept, the caption says how many were left out
+
+
+@dataclass(frozen=True)
+class Geometry:
+    width: int = 1200
+    left: int = 260  # label column
+    right: int = 20
+    top: int = 56  # tick band above the bars
+    row: int = 22
+    bar: int = 14
+
+
+def _t(s: str | None) -> datetime | None:
+    return parse_rfc3339(s) if s else None
+
+
+def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
+    """The drawing of one CronJob's analysis: axis, scheduled ticks, one bar per Job, overlaps.
+
+    All coordinates are numbers rounded to 0.1 px; times are shown in UTC. The time span runs
+    from the earliest tick or Job start to ``now`` (plus 3% margin on each side).
+    """
+    now = _t(cj["schedule"]["now"])
+    assert now is not None
+    jobs = cj["jobs"][-MAX_ROWS:]
+    omitted = len(cj["jobs"]) - len(jobs)
+    starts = [_t(j["started"] or j["created"]) for j in jobs]
+    occ_times = [_t(o["expected"]) for o in cj["occurrences"]]
+    candidates = [t for t in starts + occ_times if t is not None]
+    t0 = min(candidates, default=now - timedelta(hours=1))
+    t1 = now
+    if t1 <= t0:
+        t0 = t1 - timedelta(minutes=10)
+    pad = (t1 - t0) * 0.03
+    t0, t1 = t0 - pad, t1 + pad
+    span = (t1 - t0).total_seconds()
+    plot_w = geo.width - geo.left - geo.right
+
+    def x(t: datetime) -> float:
+        return round(geo.left + (t - t0).total_seconds() / span * plot_w, 1)
+
+    height = geo.top + geo.row * max(1, len(jobs)) + 60
+    rows: list[Obj] = []
+    row_of: dict[str, int] = {}
+    for i, j in enumerate(jobs):
+        s = _t(j["started"] or j["created"]) or now
+        e = _t(j["completed"]) if not j["running"] and j["completed"] else now
+        e = max(e or now, s)
+        y = geo.top + i * geo.row + (geo.row - geo.bar) / 2
+        row_of[j["name"]] = i
+        x0, x1 = x(s), x(e)
+        rows.append({
+            "name": j["name"], "origin": j["origin"], "outcome": j["outcome"], "running": j["running"],
+            "x": x0, "w": round(max(x1 - x0, 2.0), 1), "y": round(y, 1), "h": geo.bar,
+            "label_y": round(y + geo.bar - 3, 1),
+            "fill": COLOURS["manual"] if j["origin"] == "manual" else COLOURS["scheduled"],
+            "stroke": COLOURS["failed"] if j["outcome"] == "Failed" else "none",
+            "title": (f"{j['name']} ({j['origin']}) {j['started'] or j['created']} -> "
+                      f"{j['completed'] or 'running'} {j['outcome'] or ''}").strip(),
+            "created_x": x(_t(j["created"]) or s),
+        })
+    ticks: list[Obj] = []
+    for o in cj["occurrences"]:
+        t = _t(o["expected"])
+        if t is None or t < t0:
+            continue
+        ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS[o["verdict"]],
+                      "title": f"{o['expected']} {o['verdict']} {o['reason']}".strip(),
+                      "lost": o["verdict"] == "lost"})
+    overlaps: list[Obj] = []
+    for ov in cj["overlaps"]:
+        if ov["a"] not in row_of or ov["b"] not in row_of:
+            continue
+        ra, rb = sorted((row_of[ov["a"]], row_of[ov["b"]]))
+        s, e = _t(ov["start"]), _t(ov["end"])
+        assert s is not None and e is not None
+        overlaps.append({
+            "x": x(s), "w": round(max(x(e) - x(s), 2.0), 1),
+            "y": round(geo.top + ra * geo.row, 1), "h": round((rb - ra + 1) * geo.row, 1),
+            "title": f"overlap {ov['a']} / {ov['b']}: {human_duration(ov['seconds'])}",
+        })
+    axis = _axis(t0, t1, x)
+    return {
+        "width": geo.width, "height": height, "left": geo.left, "top": geo.top,
+        "plot_right": geo.width - geo.right, "bottom": geo.top + geo.row * max(1, len(jobs)),
+        "rows": rows, "ticks": ticks, "overlaps": overlaps, "axis": axis, "omitted": omitted,
+        "now_x": x(now), "colours": COLOURS,
+        "legend_y": geo.top + geo.row * max(1, len(jobs)) + 34,
+    }
+
+
+_STEPS = [timedelta(seconds=s) for s in (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+                                          21600, 43200, 86400, 172800, 604800)]
+
+
+def _axis(t0: datetime, t1: datetime, x: Any) -> list[Obj]:
+    """About 6-12 labelled gridlines at a round step."""
+    span = t1 - t0
+    step = next((s for s in _STEPS if span / s <= 12), _STEPS[-1])
+    secs = int(step.total_seconds())
+    first = datetime.fromtimestamp((int(t0.timestamp()) // secs + 1) * secs, t0.tzinfo)
+    out = []
+    t = first
+    fmt = "%H:%M:%S" if secs < 60 else ("%H:%M" if secs < 86400 else "%m-%d")
+    while t <= t1:
+        label = t.strftime(fmt)
+        if secs < 86400 and (t.hour == 0 and t.minute == 0 and t.second == 0 or not out):
+            label = t.strftime("%m-%d ") + label
+        out.append({"x": x(t), "label": label})
+        t += step
+    return out
+
+
+def _env(autoescape: bool) -> Any:
+    import jinja2
+
+    from importlib.resources import files
+
+    path = str(files("cronctl") / "templates" / "bundle")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(path), undefined=jinja2.StrictUndefined, autoescape=autoescape,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    env.filters["dur"] = lambda s: "" if s is None else human_duration(float(s))
+    env.filters["md"] = _md_cell
+    env.filters["dash"] = lambda v: "-" if v is None or v == "" or v == [] else v
+    return env
+
+
+def _md_cell(v: Any) -> str:
+    """A value safe inside a Markdown table cell."""
+    if v is None or v == "":
+        return "-"
+    if isinstance(v, list):
+        v = ", ".join(str(x) for x in v) or "-"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(doc: Obj) -> str:
+    """REPORT.md for a bundle document."""
+    return str(_env(False).get_template("REPORT.md.j2").render(doc=doc, verdict_words=VERDICT_WORDS, max_events=MAX_EVENTS))
+
+
+def render_html(doc: Obj) -> str:
+    """report.html (self-contained: inline CSS and SVG, no scripts, no external requests)."""
+    timelines = {cj["name"]: timeline(cj) for cj in doc["cronjobs"]}
+    return str(_env(True).get_template("report.html.j2").render(
+        doc=doc, timelines=timelines, verdict_words=VERDICT_WORDS, colours=COLOURS,
+        max_events=MAX_EVENTS))
+
+
+VERDICT_WORDS = {
+    "ran": "ran once", "late": "ran late", "lost": "lost (no Job)", "duplicate": "duplicate",
+    "pending": "pending", "unknown": "unknown (evidence gone)",
+}
+
+
+def add_reports(files: dict[str, bytes], doc: Obj) -> None:
+    """Render both reports into ``files``."""
+    files["REPORT.md"] = render_markdown(doc).encode("utf-8")
+    files["report.html"] = render_html(doc).encode("utf-8")

@@ -1,0 +1,123 @@
+"""`cronctl bundle`: the incident bundle, from a live cluster or from a `kubectl get -o yaml` dump.
+
+Thin: parse options, read the clock once, call :func:`cronctl.bundle.make_bundle`, print the
+summary (text for people, ``-o json|yaml`` for scripts) on stdout; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, err, out
+
+
+@app.command()
+def bundle(
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="The CronJob to bundle (or --all).", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
+    out_path: Annotated[Optional[str], typer.Option(
+        "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
+        "(default: ./cronctl-bundle-<namespace>-<name>-<time>).", show_default=False)] = None,
+    from_dump: Annotated[Optional[str], typer.Option(
+        "--from-dump", help="Build the bundle offline from `kubectl get cronjob,jobs,pods,events -o yaml` "
+        "output (logs absent).", show_default=False)] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Only log lines newer than this (30s, 10m, 2h).", show_default=False)] = None,
+    max_log_bytes: Annotated[int, typer.Option(
+        "--max-log-bytes", help="Keep at most this many bytes of each log; a cut log is marked truncated.",
+        min=1)] = 1 << 20,
+    no_logs: Annotated[bool, typer.Option("--no-logs", help="Do not read pod logs.")] = False,
+    window: Annotated[str, typer.Option(
+        "--window", help="Judge scheduled times this far back (at least back to the oldest kept Job).")] = "24h",
+    now: Annotated[Optional[str], typer.Option(
+        "--now", help="The instant to analyse at (RFC3339; default: the clock, or the latest time in a dump).",
+        show_default=False)] = None,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Save the evidence of a CronJob incident before history limits and the event TTL destroy it.
+
+    Writes bundle.json (documented schema), REPORT.md and report.html with a timeline, the raw
+    objects (secrets masked), pod logs and SHA256SUMS. A read you are not allowed to make is
+    recorded as missing and the bundle is marked partial. Exit 5 on bad input (a malformed dump),
+    6 when the CronJob does not exist.
+    """
+    import click
+
+    from cronctl.bundle import Request, make_bundle
+    from cronctl.bundle.collect import parse_since
+    from cronctl.timeutil import UTC, parse_rfc3339
+
+    if cronjob is not None and all_:
+        raise click.UsageError("give a CRONJOB name or --all, not both")
+    if cronjob is None and not all_:
+        if from_dump is None:
+            raise click.UsageError("give a CRONJOB name or --all")
+        all_ = True  # a dump: every CronJob in it
+    # The clock is read once, here; everything below takes it as a parameter.
+    clock = datetime.now(UTC).replace(microsecond=0)
+    now_t = parse_rfc3339(now, what="--now") if now is not None else None
+    since_s = parse_since(since) if since is not None else None
+    window_td = _duration(window)
+    names = None if all_ else [str(cronjob)]
+    cluster = None
+    ns = namespace
+    if from_dump is None:
+        from cronctl.kube import connect
+
+        cluster = connect(kubeconfig, context, namespace)
+        ns = cluster.namespace
+        now_t = now_t or clock
+    label = "all" if all_ else str(cronjob)
+    what = "every CronJob" if all_ else str(cronjob)
+    target = out_path or f"cronctl-bundle-{ns or 'dump'}-{label}-{clock.strftime('%Y%m%dT%H%M%SZ')}"
+    err.print(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
+              f"{'from ' + from_dump if from_dump else 'from the cluster'} ...", markup=False)
+    req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
+                  max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
+                  logs=not no_logs)
+    b = make_bundle(req, cluster)
+    summary = {"path": target, **b.summary()}
+    if output == Output.json:
+        out.print(json.dumps(summary, indent=2), markup=False)
+        return
+    if output == Output.yaml:
+        import yaml
+
+        out.print(yaml.safe_dump(summary, sort_keys=False), markup=False, end="")
+        return
+    out.print(f"bundle written to {target}", markup=False)
+    if b.doc["partial"]:
+        out.print("PARTIAL: " + "; ".join(f"{m['what']}: {m['reason']}" for m in b.doc["missing"]), markup=False)
+    if b.doc["logs_note"]:
+        out.print(f"logs: {b.doc['logs_note']}", markup=False)
+    for s in summary["cronjobs"]:
+        v = s["verdicts"]
+        counts = ", ".join(f"{k} {n}" for k, n in v.items() if n) or "no scheduled time in the window"
+        out.print(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
+                  f"UnexpectedJob {s['unexpected_job_events']}, JobAlreadyActive {s['job_already_active_events']}; "
+                  f"controller now: {s['decision'] or '-'}", markup=False)
+
+
+def _duration(text: str) -> timedelta:
+    from cronctl.bundle.collect import parse_since
+    from cronctl.errors import BadInput
+
+    t = text.strip()
+    days = 0
+    if t.endswith("d") and t[:-1].isdigit():
+        days, t = int(t[:-1]), ""
+    try:
+        secs = parse_since(t) if t else 0
+    except BadInput:
+        raise BadInput(f"bad --window {text!r}: expected a duration like 6h, 90m or 7d") from None
+    return timedelta(days=days, seconds=secs)
+
