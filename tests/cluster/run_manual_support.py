@@ -1,0 +1,126 @@
+"""Helpers for the run-manual/status/restore tests on the real control plane.
+
+Setup and assertions go through the kubernetes client (``k8s`` fixture) with raw JSON, never
+through cronctl's own code; cronctl itself is run as a separate process, exactly as an operator
+runs it (exit code, stdout, stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+RECORD_PREFIX = "cronctl.dev/"
+
+
+def cronjob_body(name: str, *, schedule: str = "*/1 * * * *", suspend: bool = False, duration: float = 3,
+                 exit_code: int = 0, backoff: int = 0, deadline: int | None = None, tz: str | None = None,
+                 log: str = "hello from the job", policy: str = "Forbid") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedule": schedule, "concurrencyPolicy": policy, "suspend": suspend,
+        "successfulJobsHistoryLimit": 10, "failedJobsHistoryLimit": 10,
+        "jobTemplate": {
+            "metadata": {"labels": {"app": name, "tier": "batch"}, "annotations": {"team": "integrations"}},
+            "spec": {"backoffLimit": backoff, "template": {
+                "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": str(duration),
+                                             "sim.cronctl.dev/exit-code": str(exit_code),
+                                             "sim.cronctl.dev/log": log}},
+                "spec": {"restartPolicy": "Never",
+                         "initContainers": [{"name": "prepare", "image": "busybox:1.36"}],
+                         "containers": [{"name": "main", "image": "busybox:1.36",
+                                         "env": [{"name": "MODE", "value": "sync"}]}]}}},
+        },
+    }
+    if deadline is not None:
+        spec["startingDeadlineSeconds"] = deadline
+    if tz is not None:
+        spec["timeZone"] = tz
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": spec}
+
+
+def create_cronjob(k8s: Any, ns: str, name: str, **kw: Any) -> dict[str, Any]:
+    k8s.batch.create_namespaced_cron_job(ns, cronjob_body(name, **kw))
+    return read_cronjob(k8s, ns, name)
+
+
+def read_cronjob(k8s: Any, ns: str, name: str) -> dict[str, Any]:
+    return dict(json.loads(k8s.batch.read_namespaced_cron_job(name, ns, _preload_content=False).data))
+
+
+def list_jobs(k8s: Any, ns: str) -> list[dict[str, Any]]:
+    return list(json.loads(k8s.batch.list_namespaced_job(ns, _preload_content=False).data)["items"])
+
+
+def read_job(k8s: Any, ns: str, name: str) -> dict[str, Any] | None:
+    for j in list_jobs(k8s, ns):
+        if j["metadata"]["name"] == name:
+            return j
+    return None
+
+
+def record_annotations(cj: dict[str, Any]) -> dict[str, str]:
+    return {k: v for k, v in (cj["metadata"].get("annotations") or {}).items() if k.startswith(RECORD_PREFIX)}
+
+
+def terminal(job: dict[str, Any]) -> str | None:
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c["type"] in ("Complete", "Failed") and c["status"] == "True":
+            return str(c["type"])
+    return None
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: float = 0.5) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = probe()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
+
+
+def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
+    return [sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig]
+
+
+def cronctl_env(run_dir: Path | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONCTL_TEST_KILL")}
+    env["NO_COLOR"] = "1"
+    env["CI"] = "true"  # never a terminal: no prompts, plain progress lines
+    if run_dir is not None:
+        env["CRONCTL_RUN_DIR"] = str(run_dir)
+    env.update(extra)
+    return env
+
+
+def cronctl(args: list[str], kubeconfig: str, *, run_dir: Path | None = None, timeout: float = 300,
+            **env: str) -> subprocess.CompletedProcess[str]:
+    """Run cronctl as an operator would; stdin is not a terminal."""
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(cronctl_cmd(args, kubeconfig), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=cronctl_env(run_dir, **env),
+                          cwd=str(run_dir) if run_dir else None)
+
+
+def run_record(run_dir: Path) -> dict[str, Any]:
+    recs = sorted(run_dir.glob("*/record.json"))
+    assert len(recs) == 1, f"expected one run directory in {run_dir}, found {recs}"
+    return dict(json.loads(recs[0].read_text()))
+
+
+def owned_jobs(k8s: Any, ns: str, cj: dict[str, Any]) -> list[dict[str, Any]]:
+    uid = cj["metadata"]["uid"]
+    return [j for j in list_jobs(k8s, ns)
+            if any(r.get("uid") == uid and r.get("controller") for r in j["metadata"].get("ownerReferences") or [])]
