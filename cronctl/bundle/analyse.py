@@ -287,16 +287,23 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     schedule_out: Obj
     sched = None
     decision = None
+    unsuspend = None
     zone = "UTC"
     try:
-        from cronctl.schedule import decide, parse
+        from cronctl.schedule.controller import decide
+        from cronctl.schedule.parse import parse
 
         sched = parse(expr, tz)
         zone = sched.zone
         decision = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
                           starting_deadline=deadline, now=now, suspended=suspended)
-    except CronctlError as e:
-        schedule_error: str | None = e.message
+        if suspended:
+            # controller: a suspended CronJob computes nothing (SEMANTICS.md §4.1 step 6); what
+            # matters for the incident is what unsuspending now would start and what it never will
+            unsuspend = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
+                               starting_deadline=deadline, now=now, suspended=False)
+    except CronctlError as exc:
+        schedule_error: str | None = exc.message
     else:
         schedule_error = None
     base = last_schedule or created
@@ -322,6 +329,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         "next_runs": [_z(t) for t in next_runs],
         "next_runs_local": [_local(t, zone) for t in next_runs],
         "decision": _decision_out(decision),
+        "if_unsuspended": _decision_out(unsuspend),
     }
 
     # -- events -------------------------------------------------------------------------------
@@ -329,9 +337,9 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     pod_names = {str(_meta(p).get("name", "")) for ps in pods_by_job.values() for p in ps}
     evs = events_for(events, cronjob, job_uids, pod_uids, {r.name for r in recs}, pod_names)
     event_counts: dict[str, int] = {}
-    for e in evs:
-        event_counts[e["reason"]] = event_counts.get(e["reason"], 0) + int(e["count"])
-    blocked = [(_ts(e["first"]), _ts(e["last"])) for e in evs if e["reason"] == "JobAlreadyActive"]
+    for ev in evs:
+        event_counts[ev["reason"]] = event_counts.get(ev["reason"], 0) + int(ev["count"])
+    blocked = [(_ts(ev["first"]), _ts(ev["last"])) for ev in evs if ev["reason"] == "JobAlreadyActive"]
 
     # -- overlaps -----------------------------------------------------------------------------
     by_name = {r.name: r for r in recs}
@@ -425,7 +433,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
                                                                   str(_meta(p).get("name", ""))))],
         })
 
-    never = [] if decision is None else [_z(t) for t in decision.never_made_up]
+    basis = unsuspend if unsuspend is not None else decision
+    never = [] if basis is None else [_z(t) for t in basis.never_made_up]
     lost_times = [o["expected"] for o in occ_out if o["verdict"] == "lost"]
     return {
         "name": name,

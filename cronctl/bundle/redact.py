@@ -107,7 +107,7 @@ class Redactor:
 
     def kube_object(self, obj: Obj) -> Obj:
         """A copy of a CronJob/Job/Pod/Event dict with secret material masked (input untouched)."""
-        out = _deep_copy(obj)
+        out: Obj = _deep_copy(obj)
         self._mask_object_in_place(out)
         return out
 

@@ -69,8 +69,8 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
     row_of: dict[str, int] = {}
     for i, j in enumerate(jobs):
         s = _t(j["started"] or j["created"]) or now
-        e = _t(j["completed"]) if not j["running"] and j["completed"] else now
-        e = max(e or now, s)
+        end = _t(j["completed"]) if not j["running"] and j["completed"] else now
+        e = max(end or now, s)
         y = geo.top + i * geo.row + (geo.row - geo.bar) / 2
         row_of[j["name"]] = i
         x0, x1 = x(s), x(e)
@@ -97,10 +97,10 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         if ov["a"] not in row_of or ov["b"] not in row_of:
             continue
         ra, rb = sorted((row_of[ov["a"]], row_of[ov["b"]]))
-        s, e = _t(ov["start"]), _t(ov["end"])
-        assert s is not None and e is not None
+        os_, oe = _t(ov["start"]), _t(ov["end"])
+        assert os_ is not None and oe is not None
         overlaps.append({
-            "x": x(s), "w": round(max(x(e) - x(s), 2.0), 1),
+            "x": x(os_), "w": round(max(x(oe) - x(os_), 2.0), 1),
             "y": round(geo.top + ra * geo.row, 1), "h": round((rb - ra + 1) * geo.row, 1),
             "title": f"overlap {ov['a']} / {ov['b']}: {human_duration(ov['seconds'])}",
         })
@@ -124,7 +124,7 @@ def _axis(t0: datetime, t1: datetime, x: Any) -> list[Obj]:
     step = next((s for s in _STEPS if span / s <= 12), _STEPS[-1])
     secs = int(step.total_seconds())
     first = datetime.fromtimestamp((int(t0.timestamp()) // secs + 1) * secs, t0.tzinfo)
-    out = []
+    out: list[Obj] = []
     t = first
     fmt = "%H:%M:%S" if secs < 60 else ("%H:%M" if secs < 86400 else "%m-%d")
     while t <= t1:

@@ -1,0 +1,264 @@
+"""The pure incident analysis: verdicts per scheduled time, overlaps, suspended periods.
+
+Expectations are worked out by hand from the objects (comments give the arithmetic).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from cronctl.bundle.analyse import Options, analyse_cronjob, event_view, events_for, find_overlaps
+from cronctl.bundle.dump import load_dump
+
+UTC = timezone.utc
+DUMP = Path(__file__).parent.parent / "golden" / "bundle" / "incident-004.dump.yaml"
+CJ_UID = "cj-uid"
+
+
+def T(h: int, m: int, s: int = 0) -> datetime:
+    return datetime(2026, 12, 2, h, m, s, tzinfo=UTC)
+
+
+def z(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cronjob(schedule: str = "*/5 * * * *", *, created: datetime = T(10, 0), suspend: bool = False,
+            last: datetime | None = None, policy: str = "Forbid", managed: list[Any] | None = None,
+            **spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "cj", "namespace": "ns", "uid": CJ_UID, "creationTimestamp": z(created)}
+    if managed is not None:
+        meta["managedFields"] = managed
+    status: dict[str, Any] = {}
+    if last is not None:
+        status["lastScheduleTime"] = z(last)
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+            "spec": {"schedule": schedule, "concurrencyPolicy": policy, "suspend": suspend,
+                     "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}, **spec},
+            "status": status}
+
+
+def job(name: str, *, slot: datetime | None, created: datetime, done: datetime | None = None,
+        manual: bool = False, outcome: str = "Complete", ann: dict[str, str] | None = None) -> dict[str, Any]:
+    annotations = dict(ann or {})
+    if manual:
+        annotations["cronjob.kubernetes.io/instantiate"] = "manual"
+    elif slot is not None:
+        annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"] = z(slot)
+    status: dict[str, Any] = {"startTime": z(created + timedelta(seconds=1))}
+    if done is not None:
+        status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": z(done)}]
+        if outcome == "Complete":
+            status["completionTime"] = z(done)
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "ns", "uid": "uid-" + name, "creationTimestamp": z(created),
+                         "annotations": annotations,
+                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": CJ_UID, "controller": True}]},
+            "status": status}
+
+
+def verdicts(a: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(o["expected"][11:16], o["verdict"]) for o in a["occurrences"]]
+
+
+# --- the seed 004 incident (tests/golden/bundle/incident-004.dump.yaml) ---------------------
+
+def _incident() -> dict[str, Any]:
+    raw = load_dump(str(DUMP), namespace=None, now=T(11, 35), collected_at=T(11, 40))
+    return analyse_cronjob(raw.cronjobs[0], raw.jobs, raw.pods, raw.events, Options(now=T(11, 35)))
+
+
+def test_the_seed_004_incident_gets_one_verdict_per_scheduled_time() -> None:
+    a = _incident()
+    # */10 in Europe/Moscow (whole-hour offset) from the creation at 09:55Z to now 11:35Z:
+    # 10:00 ... 11:30, ten times. 10:20 has no Job (controller down); 10:30 was created 3m5s late;
+    # 10:50 waited for the long 10:40 Job (JobAlreadyActive) and was created 91 s late; the manual
+    # Job ran 11:02:11-11:28:20, during the 11:00, 11:10 and 11:20 Jobs.
+    assert verdicts(a) == [("10:00", "ran"), ("10:10", "ran"), ("10:20", "lost"), ("10:30", "late"),
+                           ("10:40", "ran"), ("10:50", "late"), ("11:00", "duplicate"),
+                           ("11:10", "duplicate"), ("11:20", "duplicate"), ("11:30", "ran")]
+    occ = {o["expected"][11:16]: o for o in a["occurrences"]}
+    assert occ["10:30"]["delay_seconds"] == 185
+    assert occ["10:50"]["delay_seconds"] == 91 and "JobAlreadyActive" in occ["10:50"]["reason"]
+    assert occ["11:10"]["manual_overlap"] == ["mp-orders-sync-fix"]
+    assert occ["11:10"]["expected_local"] == "2026-12-02T14:10:00+03:00"
+    assert (occ["11:10"]["created"], occ["11:10"]["started"], occ["11:10"]["completed"]) == (
+        "2026-12-02T11:10:00Z", "2026-12-02T11:10:01Z", "2026-12-02T11:13:30Z")
+    assert a["verdict_counts"] == {"ran": 4, "late": 2, "lost": 1, "duplicate": 3, "pending": 0, "unknown": 0}
+
+
+def test_the_seed_004_overlaps_are_the_manual_job_against_three_scheduled_ones() -> None:
+    a = _incident()
+    got = [(o["a"], o["b"], o["start"][11:19], o["end"][11:19], o["seconds"]) for o in a["overlaps"]]
+    assert got == [
+        ("mp-orders-sync-29936820", "mp-orders-sync-fix", "11:02:11", "11:03:10", 59),
+        ("mp-orders-sync-fix", "mp-orders-sync-29936830", "11:10:01", "11:13:30", 209),
+        ("mp-orders-sync-fix", "mp-orders-sync-29936840", "11:20:02", "11:23:40", 218),
+    ]
+    assert any("Forbid did not prevent" in n for n in a["notes"])
+
+
+def test_the_seed_004_events_keep_unexpectedjob_highlighted_and_drop_other_objects() -> None:
+    a = _incident()
+    assert a["event_counts"]["UnexpectedJob"] == 9 and a["event_counts"]["JobAlreadyActive"] == 5
+    highlighted = {e["reason"] for e in a["events"] if e["highlight"]}
+    assert highlighted == {"UnexpectedJob", "JobAlreadyActive"}
+    assert not any(e["object_name"].startswith("other-job") for e in a["events"])
+    assert len(a["jobs"]) == 10 and "other-job" not in {j["name"] for j in a["jobs"]}
+
+
+def test_the_seed_004_gap_is_explained_as_an_inferred_suspension_or_downtime() -> None:
+    a = _incident()
+    assert [(p["start"], p["end"], p["lost"], p["inferred"]) for p in a["suspended_periods"]] == [
+        ("2026-12-02T10:20:00Z", "2026-12-02T10:33:05Z", 1, True)]
+    lost = [o for o in a["occurrences"] if o["verdict"] == "lost"][0]
+    assert "only the most recent missed time (2026-12-02T10:30:00Z)" in lost["reason"]
+
+
+def test_the_seed_004_schedule_record_has_base_now_checkpoint_and_active_ids() -> None:
+    a = _incident()
+    s = a["schedule"]
+    assert (s["zone"], s["base"], s["base_source"], s["now"]) == (
+        "Europe/Moscow", "2026-12-02T11:30:00Z", "status.lastScheduleTime", "2026-12-02T11:35:00Z")
+    assert s["due"] == [] and s["decision"]["decision"] == "no-unmet"
+    assert s["next_runs"][:2] == ["2026-12-02T11:40:00Z", "2026-12-02T11:50:00Z"]
+    assert a["checkpoint"] == {"last_schedule_time": "2026-12-02T11:30:00Z",
+                               "last_successful_time": "2026-12-02T11:28:20Z"}
+    assert a["active"]["from_status"] == ["mp-orders-sync-29936850"]
+    assert a["active"]["unfinished_children"] == ["mp-orders-sync-29936850"]
+
+
+# --- small hand-made cases -------------------------------------------------------------------
+
+def test_a_currently_suspended_cronjob_loses_every_time_since_it_was_suspended() -> None:
+    managed = [{"manager": "kubectl-patch", "operation": "Update", "time": z(T(10, 7)),
+                "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
+    cj = cronjob(suspend=True, last=T(10, 5), managed=managed)
+    jobs = [job("cj-a", slot=T(10, 0), created=T(10, 0), done=T(10, 1)),
+            job("cj-b", slot=T(10, 5), created=T(10, 5), done=T(10, 6))]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 31)))
+    # */5 from creation 10:00 (exclusive) to 10:31: 10:05 ran; 10:10..10:30 lost (5 times)
+    assert verdicts(a) == [("10:05", "ran"), ("10:10", "lost"), ("10:15", "lost"), ("10:20", "lost"),
+                           ("10:25", "lost"), ("10:30", "lost")]
+    assert all(o["reason"] == "the CronJob is suspended" for o in a["occurrences"][1:])
+    p = a["suspended_periods"][0]
+    assert (p["start"], p["end"], p["lost"], p["inferred"]) == ("2026-12-02T10:07:00Z", None, 5, False)
+    assert "kubectl-patch" in p["source"]
+    assert a["schedule"]["decision"]["decision"] == "suspended"
+    # unsuspending would start only 10:30 (the most recent); 10:10-10:25 are never made up
+    assert a["never_made_up"] == [z(T(10, 10)), z(T(10, 15)), z(T(10, 20)), z(T(10, 25))]
+    assert a["schedule"]["due"] == [z(T(10, m)) for m in (10, 15, 20, 25, 30)]
+
+
+def test_two_scheduled_jobs_for_one_time_are_a_duplicate() -> None:
+    cj = cronjob(last=T(10, 5))
+    jobs = [job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6)),
+            job("cj-copy", slot=T(10, 5), created=T(10, 5, 30), done=T(10, 6))]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 7)))
+    assert verdicts(a) == [("10:05", "duplicate")]
+    assert a["occurrences"][0]["reason"] == "2 scheduled Jobs for this time"
+    assert a["occurrences"][0]["jobs"] == ["cj-29936885", "cj-copy"]
+
+
+def test_a_cronctl_manual_run_for_a_time_that_also_ran_is_a_duplicate_and_alone_is_a_run() -> None:
+    cj = cronjob(last=T(10, 5))
+    claim = {"cronctl.dev/occurrence": z(T(10, 5)), "cronctl.dev/run-id": "r1"}
+    manual = job("cj-manual", slot=None, created=T(10, 20), done=T(10, 21), manual=True, ann=claim)
+    sched = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6))
+    both = analyse_cronjob(cj, [sched, manual], [], [], Options(now=T(10, 22)))
+    assert verdicts(both)[0] == ("10:05", "duplicate")
+    assert "cj-manual also stands for this time" in both["occurrences"][0]["reason"]
+    alone = analyse_cronjob(cj, [manual], [], [], Options(now=T(10, 22)))
+    assert verdicts(alone)[0] == ("10:05", "ran")
+    assert alone["occurrences"][0]["reason"] == "run manually by cj-manual"
+
+
+def test_a_time_that_passed_moments_ago_without_a_job_is_pending_not_lost() -> None:
+    a = analyse_cronjob(cronjob(), [], [], [], Options(now=T(10, 5, 4)))
+    assert verdicts(a) == [("10:05", "pending")]
+
+
+def test_a_time_older_than_every_kept_job_is_unknown_when_history_limits_may_have_deleted_it() -> None:
+    cj = cronjob(created=T(9, 0), last=T(10, 15), successfulJobsHistoryLimit=2)
+    jobs = [job("cj-1", slot=T(10, 10), created=T(10, 10), done=T(10, 11)),
+            job("cj-2", slot=T(10, 15), created=T(10, 15), done=T(10, 16))]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 17)))
+    # the window reaches back to the oldest kept Job (10:10) minus 1 s... and 24 h of window
+    # is cut at the creation (09:00), so 09:05 .. 10:05 are judged: 2 successful Jobs kept with a
+    # limit of 2 means older ones may have been deleted.
+    v = dict(verdicts(a))
+    assert v["09:05"] == "unknown" and v["10:05"] == "unknown"
+    assert v["10:10"] == "ran" and v["10:15"] == "ran"
+    # with room left under the limit nothing was deleted by history cleanup: those times are lost
+    b = analyse_cronjob(cronjob(created=T(9, 0), last=T(10, 15), successfulJobsHistoryLimit=5), jobs, [], [],
+                        Options(now=T(10, 17)))
+    assert dict(verdicts(b))["10:05"] == "lost"
+
+
+def test_only_the_latest_times_are_judged_when_there_are_too_many() -> None:
+    cj = cronjob("* * * * *", created=T(0, 0))
+    a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 0, 30), max_occurrences=10))
+    assert [o["expected"][11:16] for o in a["occurrences"]] == [f"09:{m}" for m in range(51, 60)] + ["10:00"]
+    assert a["window"]["truncated"] is True
+    assert any("only the last 10" in n for n in a["notes"])
+
+
+def test_a_schedule_the_engine_rejects_is_reported_and_nothing_is_judged() -> None:
+    a = analyse_cronjob(cronjob("0 0 32 * *"), [], [], [], Options(now=T(11, 0)))
+    assert "day-of-month" in (a["schedule"]["error"] or "")
+    assert a["occurrences"] == [] and a["schedule"]["decision"] is None
+
+
+def test_a_running_manual_job_shows_as_unfinished_and_not_in_status_active() -> None:
+    cj = cronjob(last=T(10, 5))
+    cj["status"]["active"] = [{"name": "cj-29936885"}]
+    jobs = [job("cj-29936885", slot=T(10, 5), created=T(10, 5)),
+            job("cj-fix", slot=None, created=T(10, 6), manual=True)]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 8)))
+    assert a["active"] == {"from_status": ["cj-29936885"], "unfinished_children": ["cj-29936885", "cj-fix"],
+                           "not_in_status": ["cj-fix"], "stale_in_status": []}
+    assert a["overlaps"][0]["ongoing"] is True and a["overlaps"][0]["end"] == z(T(10, 8))
+
+
+# --- overlaps and events, alone -----------------------------------------------------------------
+
+def test_intervals_that_only_touch_do_not_overlap_and_nested_ones_do() -> None:
+    got = find_overlaps([("a", T(10, 0), T(10, 10)), ("b", T(10, 10), T(10, 20)),
+                         ("c", T(10, 2), T(10, 4)), ("d", T(10, 15), T(10, 15))])
+    assert got == [("a", "c", T(10, 2), T(10, 4))]
+
+
+def test_three_intervals_sharing_time_give_three_pairs() -> None:
+    got = find_overlaps([("a", T(10, 0), T(10, 30)), ("b", T(10, 5), T(10, 20)), ("c", T(10, 10), T(10, 40))])
+    assert [(x, y, s.minute, e.minute) for x, y, s, e in got] == [
+        ("a", "b", 5, 20), ("a", "c", 10, 30), ("b", "c", 10, 20)]
+
+
+def test_events_of_deleted_jobs_and_pods_are_kept_by_name() -> None:
+    cj = cronjob()
+    evs = [
+        {"metadata": {"name": "e1"}, "involvedObject": {"kind": "Job", "name": "cj-29936885", "uid": "gone"},
+         "reason": "Completed", "message": "Job completed", "lastTimestamp": z(T(10, 6))},
+        {"metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "cj-29936885-ab1cd", "uid": "gone2"},
+         "reason": "Scheduled", "message": "m", "lastTimestamp": z(T(10, 5))},
+        {"metadata": {"name": "e3"}, "involvedObject": {"kind": "Job", "name": "cjx-29936885", "uid": "x"},
+         "reason": "Completed", "message": "other CronJob", "lastTimestamp": z(T(10, 6))},
+        {"metadata": {"name": "e4"}, "involvedObject": {"kind": "CronJob", "name": "cj", "uid": CJ_UID},
+         "reason": "UnexpectedJob", "type": "Warning", "message": "m", "count": 3,
+         "firstTimestamp": z(T(10, 1)), "lastTimestamp": z(T(10, 3))},
+    ]
+    got = events_for(evs, cj, set(), set(), set(), set())
+    assert [(e["name"], e["matched_by"]) for e in got] == [("e4", "uid"), ("e2", "name"), ("e1", "name")]
+    assert got[0]["highlight"] and got[0]["warning"] and got[0]["count"] == 3
+
+
+def test_an_events_k8s_io_event_reads_like_a_core_one() -> None:
+    ev = {"metadata": {"name": "e"}, "regarding": {"kind": "CronJob", "name": "cj", "uid": "u"},
+          "reason": "JobAlreadyActive", "note": "Not starting job", "type": "Normal",
+          "series": {"count": 4, "lastObservedTime": "2026-12-02T10:05:00.123456Z"},
+          "eventTime": "2026-12-02T10:01:00.000000Z", "reportingController": "cronjob-controller"}
+    v = event_view(ev)
+    assert (v["message"], v["count"], v["first"], v["last"], v["source"], v["highlight"]) == (
+        "Not starting job", 4, "2026-12-02T10:01:00Z", "2026-12-02T10:05:00.123456Z", "cronjob-controller", True)
