@@ -234,7 +234,9 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo) -> list[s
     if skipped_n:
         noun = "run is" if skipped_n == 1 else "runs are"
         what = "earlier " if d.most_recent is not None else "missed "
-        out.append(f"{skipped_n} {what}{noun} never made up (only the most recent missed time is ever started)")
+        why = ("only the most recent missed time is ever started" if d.most_recent is not None
+               else "the controller starts none of them")
+        out.append(f"{skipped_n} {what}{noun} never made up ({why})")
     if d.missed == "many":
         out.append("the estimate counts more than 100 missed start times: Warning TooManyMissedTimes "
                    "(the Job is still created); set or lower startingDeadlineSeconds")
