@@ -42,7 +42,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S_VERSION = os.environ.get("K8S_VERSION", "1.36.3")
@@ -423,22 +423,31 @@ def up() -> None:
         # a fresh cluster each time: tests must not see objects of a previous run
         shutil.rmtree(etcd_data_dir(), ignore_errors=True)
         deadline = time.monotonic() + START_TIMEOUT
+        stages: list[str] = []
+
+        def mark(stage: str) -> None:
+            stages.append(f"{stage} {time.monotonic() - t0:.1f}s")
+
         try:
             spawn("etcd", argv_for("etcd", ports))
             _wait("etcd /health", lambda: _etcd_ok(ports), deadline, "etcd")
+            mark("etcd")
             spawn("kube-apiserver", argv_for("kube-apiserver", ports))
             _wait("kube-apiserver /readyz", lambda: _https_get(f"{server}/readyz")[0] == 200, deadline, "kube-apiserver")
+            mark("apiserver")
             spawn("kube-controller-manager", argv_for("kube-controller-manager", ports), env=dict(os.environ, TZ="UTC"))
             spawn("podsim", argv_for("podsim", ports))
             _wait("kube-controller-manager /healthz",
                   lambda: _https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
                   deadline, "kube-controller-manager")
+            mark("controller-manager")
             _wait(f"node {NODE_NAME} Ready", lambda: _node_ready(ports), deadline, "podsim")
+            mark("node")
         except ClusterError:
             _down(quiet=True)
             raise
         write_kubeconfig(KUBECONFIG, server, "cronctl-admin", "admin")
-        log(f"up in {time.monotonic() - t0:.1f}s: apiserver {server}; KUBECONFIG={KUBECONFIG}")
+        log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={KUBECONFIG}")
 
 
 def _stop(name: str) -> bool:
