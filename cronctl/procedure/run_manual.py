@@ -479,7 +479,6 @@ class _Run:
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
         res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
                       self.clock, self.r)
-        self._hook("restored")
         self.record["restored_at"] = self._now()
         self.record["prediction"] = res.get("prediction")
         self.record["restored_suspend"] = res.get("suspend")
@@ -490,6 +489,7 @@ class _Run:
             if js is not None:
                 self.record["suspended_beyond_job_seconds"] = round(held - js, 3)
         self._step_local("restored")
+        self._hook("restored")
         return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded; {res['message']}",
                                       self.record, final, []), "succeeded", tail, [])
 
