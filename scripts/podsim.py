@@ -215,6 +215,7 @@ class Sim:
         self.changed = threading.Condition(self.lock)  # notified on every cache change (log follow)
         # precise start times of container attempts we started: (uid, container, restartCount) -> t
         self.started: dict[tuple[str, str, int], float] = {}
+        self.finished: dict[tuple[str, str, int], float] = {}
         self.deleting_seen: dict[str, float] = {}
         # work queue
         self.queue: list[Key] = []
@@ -305,6 +306,8 @@ class Sim:
                 del self.pods[key]
             for k in [k for k in self.started if k[0] == uid]:
                 del self.started[k]
+            for k in [k for k in self.finished if k[0] == uid]:
+                del self.finished[k]
             self.deleting_seen.pop(uid, None)
             self.changed.notify_all()
 
@@ -390,14 +393,19 @@ class Sim:
                 if time.time() < first + stop_after:
                     self.after(first + stop_after - time.time() + 0.01, key)
                     return
+                for c in spec.get("containers") or []:
+                    self.event(pod, "Killing", f"Stopping container {c['name']}", "kubelet")
                 self.write_status(pod, self.terminal_status(pod, time.time(), KILLED_EXIT, "Error", "Failed"))
             self.api.call("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
                                            "preconditions": {"uid": uid}})
             return
         if not node:
+            if spec.get("schedulingGates"):
+                return  # kube-scheduler leaves gated pods alone
             self.api.call("POST", f"{path}/binding", {
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": ns, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": self.node}})
+            self.event(pod, "Scheduled", f"Successfully assigned {ns}/{name} to {self.node}", "default-scheduler")
             return
         if is_terminal(pod):
             return
@@ -438,6 +446,24 @@ class Sim:
             self.write_status(pod, self.terminal_status(pod, end, code, "Completed" if code == 0 else "Error",
                                                          "Succeeded" if code == 0 else "Failed"))
 
+    def event(self, pod: Pod, reason: str, message: str, component: str, etype: str = "Normal") -> None:
+        """Record a core/v1 Event on the pod as kube-scheduler / the kubelet would (best effort)."""
+        ns, name = key_of(pod)
+        now = now_rfc3339()
+        m = pod["metadata"]
+        body = {"apiVersion": "v1", "kind": "Event",
+                "metadata": {"generateName": f"{name}.", "namespace": ns},
+                "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": name,
+                                   "uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")},
+                "reason": reason, "message": message, "type": etype, "count": 1,
+                "firstTimestamp": now, "lastTimestamp": now,
+                "source": {"component": component, **({"host": self.node} if component == "kubelet" else {})},
+                "reportingComponent": component, "reportingInstance": self.node if component == "kubelet" else ""}
+        try:
+            self.api.call("POST", f"/api/v1/namespaces/{ns}/events", body)
+        except (ApiError, OSError, http.client.HTTPException) as e:
+            log(f"event {reason} on {ns}/{name}: {e}")
+
     def write_status(self, pod: Pod, status: dict[str, Any]) -> None:
         ns, name = key_of(pod)
         new = self.api.call("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}/status",
@@ -477,6 +503,8 @@ class Sim:
         if ics:
             status["initContainerStatuses"] = ics
         self.write_status(pod, status)
+        for c in spec.get("containers") or []:
+            self.event(pod, "Started", f"Started container {c['name']}", "kubelet")
 
     def restart(self, pod: Pod, end: float, code: int) -> None:
         """Restart every container in place, as the kubelet does for OnFailure/Always."""
@@ -487,6 +515,7 @@ class Sim:
             n = int(s.get("restartCount") or 0)
             running = (s.get("state") or {}).get("running") or {}
             self.started[(uid, s["name"], n + 1)] = t
+            self.finished[(uid, s["name"], n)] = end
             cs.append({**s, "restartCount": n + 1, "containerID": self._container_id(pod, s["name"], n + 1),
                        "ready": True, "started": True,
                        "lastState": {"terminated": {
@@ -499,8 +528,10 @@ class Sim:
     def terminal_status(self, pod: Pod, end: float, code: int, reason: str, phase: str) -> dict[str, Any]:
         fin = fmt_time(end)
         cs = []
+        uid = pod["metadata"]["uid"]
         for s in (pod.get("status") or {}).get("containerStatuses") or []:
             running = (s.get("state") or {}).get("running") or {}
+            self.finished[(uid, s["name"], int(s.get("restartCount") or 0))] = end
             cs.append({**s, "ready": False, "started": False, "state": {"terminated": {
                 "exitCode": code, "reason": reason, "startedAt": running.get("startedAt") or fin, "finishedAt": fin,
                 "containerID": s.get("containerID")}}})
@@ -612,7 +643,7 @@ class Sim:
         if text:
             lines += [(start, ln) for ln in text.replace("\\n", "\n").splitlines()]
         if "exitCode" in state:
-            fin = parse_time(state.get("finishedAt")) or start
+            fin = self.finished.get((uid, container, n)) or parse_time(state.get("finishedAt")) or start
             lines.append((max(fin, start), f"sim: container {container} exited with code {state['exitCode']}"))
             return lines, False
         return lines, True
