@@ -131,7 +131,7 @@ def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, at
               api_create: bool) -> list[str]:
     if atlas:
         return []
-    from cronctl.schedule import validate_for_api
+    from cronctl.schedule.validate import validate_for_api
 
     out = [f"the API server would refuse this: {m}"
            for m in validate_for_api(expr, time_zone, name=name, create=api_create,
@@ -176,7 +176,7 @@ def _base(c: ControllerInputs) -> datetime:
 
 
 def _kube_controller(expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
-    from cronctl.schedule import decide
+    from cronctl.schedule.controller import decide
 
     if c.created is None and c.last_schedule is None:
         _base(c)

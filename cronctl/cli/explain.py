@@ -138,84 +138,83 @@ def _render(result: Any, output: Output) -> None:
 
 
 def _render_text(r: dict[str, Any]) -> None:
-    from rich.table import Table
+    """People's view of one result dict. Plain aligned lines (no table padding), styled by rich."""
     from rich.text import Text
+
+    def line(text: str = "", style: str = "") -> None:
+        out.print(Text(text, style=style))
+
+    def field(label: str, value: str, style: str = "") -> None:
+        t = Text(f"{label:<11}", style="bold")
+        t.append(value, style=style)
+        out.print(t)
 
     if r.get("name") is not None:
         kind = "Atlas CronJob" if r["dialect"] == "atlas" else "CronJob"
         ns = f"{r['namespace']}/" if r.get("namespace") else ""
-        out.print(Text(f"{kind} {ns}{r['name']}", style="bold"))
+        line(f"{kind} {ns}{r['name']}", "bold")
     zone_note = {"timeZone": "spec.timeZone", "prefix": "TZ= prefix in the schedule",
                  "controller-local": "no timeZone: the controller's local zone", "timezone": "timezone",
                  "default-utc": "no timezone: Atlas defaults to UTC"}.get(r["zoneSource"], r["zoneSource"])
-    dialect = "Kubernetes CronJob controller (robfig/cron v3)" if r["dialect"] == "kubernetes" else \
-        "Atlas (seed 000: strict fields, all must match)"
-    head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column()
-    head.add_row("Schedule", Text(r["schedule"]))
-    head.add_row("Time zone", Text(f"{r['zone']} ({zone_note})"))
-    head.add_row("Dialect", Text(dialect))
-    head.add_row("Meaning", Text(r["description"], style="red" if r["neverFires"] else ""))
-    out.print(head)
+    dialect = ("Kubernetes CronJob controller (robfig/cron v3)" if r["dialect"] == "kubernetes"
+               else "Atlas (seed 000: numeric fields, all five must match)")
+    field("Schedule", r["schedule"])
+    field("Time zone", f"{r['zone']} ({zone_note})")
+    field("Dialect", dialect)
+    field("Meaning", r["description"], "red" if r["neverFires"] else "")
 
     if r["next"]:
-        out.print()
-        out.print(Text(f"Next {len(r['next'])} run{'s' if len(r['next']) != 1 else ''} after {r['from']}",
-                       style="bold"))
-        t = Table(box=None, padding=(0, 2), show_edge=False)
-        t.add_column("#", justify="right")
-        t.add_column(f"local ({r['zone']})")
-        t.add_column("UTC")
+        line()
+        n_runs = len(r["next"])
+        line(f"Next {n_runs} run{'s' if n_runs != 1 else ''} after {r['from']}", "bold")
+        width = len(str(n_runs))
+        line(f"  {'#':>{width}}  {'local (' + r['zone'] + ')':<28}  UTC", "dim")
         for i, n in enumerate(r["next"], 1):
             local = n["local"]
-            t.add_row(str(i), f"{n['weekday']} {local[:10]} {local[11:16]} {local[19:] or 'Z'}",
-                      f"{n['weekday'] if n['utc'][:10] == local[:10] else _utc_weekday(n['utc'])} "
-                      f"{n['utc'][:10]} {n['utc'][11:16]}Z")
-        out.print(t)
+            offset = local[19:] or "Z"
+            utc = n["utc"]
+            local_s = f"{n['weekday']} {local[:10]} {local[11:16]} {offset}"
+            line(f"  {i:>{width}}  {local_s:<28}  {_weekday(utc)} {utc[:10]} {utc[11:16]}Z")
     elif not r["neverFires"]:
-        out.print()
-        out.print(Text("No runs listed (--count 0).", style="dim"))
+        line()
+        line("No runs listed (--count 0).", "dim")
 
     if r["dst"]:
-        out.print()
-        out.print(Text("Daylight-saving changes touching these runs", style="bold"))
+        line()
+        line("Daylight-saving changes touching these runs", "bold")
         for d in r["dst"]:
-            out.print(Text(f"  ! {d['message']}", style="yellow"))
+            line(f"  ! {d['message']}", "yellow")
 
     c = r.get("controller")
     if c is not None:
-        out.print()
+        line()
         if r["dialect"] == "atlas":
-            out.print(Text(f"Atlas RunOnce at {c['now']} (base {c['base']}, missed limit {c['missedLimit']})",
-                           style="bold"))
+            line(f"Atlas RunOnce at {c['now']} (base {c['base']}, missed limit {c['missedLimit']})", "bold")
+            for s in c["summary"]:
+                line(f"  - {s}")
         else:
-            out.print(Text(f"Controller at {c['now']}: decision {c['decision']}", style="bold"))
-        for s in c["summary"]:
-            out.print(Text(f"  - {s}"))
-        if r["dialect"] == "kubernetes":
-            g = Table.grid(padding=(0, 2))
-            g.add_column(style="dim")
-            g.add_column()
-            g.add_row("earliest", c["earliest"])
-            g.add_row("most recent", c["mostRecent"] or "none")
-            g.add_row("missed", f"{c['missed']} ({c['missedRunsCount']} run(s) in (earliest, now])")
+            line(f"Controller at {c['now']}: {c['decision']}", "bold")
+            for s in c["summary"]:
+                line(f"  - {s}")
+            rows = [("earliest", c["earliest"]), ("most recent", c["mostRecent"] or "none"),
+                    ("missed", f"{c['missed']} ({c['missedRunsCount']} run(s) in (earliest, now])")]
             if c["jobName"]:
-                g.add_row("job name", c["jobName"])
-                g.add_row("scheduled-timestamp", c["scheduledTimestamp"] or "")
+                rows += [("job name", c["jobName"]), ("scheduled-timestamp", c["scheduledTimestamp"] or "")]
             if c["nextWakeUp"]:
-                g.add_row("next wake-up", c["nextWakeUp"])
-            for e in c["events"]:
-                g.add_row("event", Text(e))
-            out.print(g)
+                rows.append(("next wake-up", c["nextWakeUp"]))
+            rows += [("event", e) for e in c["events"]]
+            for label, value in rows:
+                t = Text(f"  {label:<21}", style="dim")
+                t.append(value)
+                out.print(t)
 
     if r["warnings"]:
-        out.print()
-        out.print(Text("Warnings", style="bold"))
+        line()
+        line("Warnings", "bold")
         for w in r["warnings"]:
-            out.print(Text(f"  ! {w}", style="yellow"))
+            line(f"  ! {w}", "yellow")
 
 
-def _utc_weekday(utc: str) -> str:
-    d = datetime.fromisoformat(utc[:10])
+def _weekday(rfc3339: str) -> str:
+    d = datetime.fromisoformat(rfc3339[:10])
     return ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[d.weekday()]
