@@ -66,9 +66,11 @@ class Zone:
     lazily year by year, so the hot path is a ``bisect`` with no ``datetime`` objects.
     """
 
-    __slots__ = ("name", "fixed", "trans", "offs", "_zi", "_lo", "_hi", "_lock")
+    __slots__ = ("name", "fixed", "trans", "offs", "_zi", "_lo", "_hi", "_lock", "_step",
+                 "_loaded")
 
     _WINDOW = 366 * 86400
+    _FAR = 1 << 62
 
     def __init__(self, name: str, zi: zoneinfo.ZoneInfo | None) -> None:
         self.name = name
@@ -79,6 +81,50 @@ class Zone:
         self.fixed: int | None = 0 if zi is None else None
         self._lo = 0  # the table is complete for instants in [_lo, _hi)
         self._hi = 0
+        self._step = 3 * 3600  # sampling step when the TZif data cannot be read directly
+        self._loaded = False
+
+    def _load_explicit(self) -> None:
+        """Fill the table from the zone's TZif transitions, read the way ``zoneinfo`` reads them
+        (TZPATH first, then the ``tzdata`` package), so both agree. Instants after the last
+        listed transition follow the file's POSIX TZ footer: found by sampling ``zoneinfo``
+        (which implements the footer) once a day and bisecting. When the private reader is not
+        available, the whole table is built by sampling every 3 hours instead."""
+        self._loaded = True
+        try:
+            from zoneinfo import _common, _tzpath  # type: ignore[attr-defined]
+
+            path = _tzpath.find_tzfile(self.name)
+            if path is not None:
+                with open(path, "rb") as f:
+                    data = _common.load_data(f)
+            else:
+                with _common.load_tzdata(self.name) as f:
+                    data = _common.load_data(f)
+            trans_idx, trans_utc, utcoff, _isdst, _abbr, tz_str = data
+        except Exception:  # pragma: no cover - depends on the Python build
+            return
+        has_rules = bool(tz_str) and b"," in tz_str  # a footer with DST rules
+        if not trans_utc:
+            if not has_rules:
+                self.fixed = self._probe(0)
+            return
+        trans: list[int] = []
+        offs: list[int] = [self._probe(int(trans_utc[0]) - 1)]
+        for t, i in zip(trans_utc, trans_idx):
+            o = int(utcoff[i])
+            if o != offs[-1]:
+                trans.append(int(t))
+                offs.append(o)
+        # the listed data must agree with zoneinfo itself, or it is not used
+        for t, o in zip(trans[-4:], offs[-4:]):
+            if self._probe(t) != o:  # pragma: no cover
+                return
+        self.trans = trans
+        self.offs = offs
+        self._lo = -self._FAR
+        self._hi = int(trans_utc[-1]) + 1 if has_rules else self._FAR
+        self._step = 86400
 
     def _probe(self, u: int) -> int:
         """The offset at ``u`` straight from zoneinfo (slow path, only used to build the table)."""
@@ -91,10 +137,10 @@ class Zone:
 
     def _find_changes(self, a: int, b: int, oa: int) -> tuple[list[int], list[int]]:
         """Offset changes at instants in (a, b], given the offset ``oa`` at ``a``: sampled every
-        3 hours, each change located to the second by bisection."""
+        ``_step`` seconds, each change located to the second by bisection."""
         ts: list[int] = []
         os_: list[int] = []
-        step = 3 * 3600
+        step = self._step
         prev_u, prev_o = a, oa
         while prev_u < b:
             nu = min(prev_u + step, b)
@@ -118,6 +164,10 @@ class Zone:
     def _cover(self, u: int) -> None:
         """Make the table complete around ``u`` (whole windows, lazily, both directions)."""
         with self._lock:
+            if not self._loaded:
+                self._load_explicit()
+            if self.fixed is not None:
+                return
             if not self.offs:
                 y = civil_from_days(u // 86400)[0]
                 self._lo = self._hi = days_from_civil(y, 1, 1) * 86400
@@ -144,19 +194,9 @@ class Zone:
             return self.fixed
         if not (self._lo <= u < self._hi):
             self._cover(u)
+            if self.fixed is not None:
+                return self.fixed
         return self.offs[bisect.bisect_right(self.trans, u)]
-
-    def next_transition(self, u: int) -> int:
-        """The first transition strictly after ``u``, or a time at least a window later if none."""
-        if self.fixed is not None:
-            return 1 << 62
-        if not (self._lo <= u < self._hi - self._WINDOW):
-            self._cover(u)
-            self._cover(u + self._WINDOW)
-        i = bisect.bisect_right(self.trans, u)
-        if i < len(self.trans):
-            return self.trans[i]
-        return self._hi
 
     def constant_between(self, lo: int, hi: int) -> bool:
         """True when the offset does not change at any instant in (lo, hi]."""
@@ -165,6 +205,8 @@ class Zone:
         if not (self._lo <= lo and hi < self._hi):
             self._cover(lo)
             self._cover(hi)
+            if self.fixed is not None:
+                return True
         i = bisect.bisect_right(self.trans, lo)
         return i == len(self.trans) or self.trans[i] > hi
 
@@ -373,6 +415,135 @@ class SpecWalker:
                 continue
             return u
 
+    def _next_jumping(self, u0: int) -> int | None:
+        """``next_exact`` with its loops' single steps replaced by one jump wherever the zone's
+        offset is constant over the jump (then every skipped step is plain wall arithmetic and
+        cannot match or wrap). Used by ``next`` near offset changes."""
+        const = self.zone.constant_between
+        nmon, nhour, nmin = self._nmon, self._nhour, self._nmin
+        z = self.zone
+        fields = self._fields
+        u = u0 + 1
+        added = False
+        y, mo, d, h, mi, s, wd = fields(u)
+        year_limit = y + 5
+        while True:  # WRAP:
+            if y > year_limit:
+                return None
+            wrapped = False
+            while not (self.month >> mo) & 1:
+                if not added:
+                    added = True
+                    u = z.date(wall_seconds(y, mo, 1, 0, 0, 0))
+                    y, mo, d, h, mi, s, wd = fields(u)
+                if d <= 28:
+                    nm = nmon[mo + 1] if mo < 12 else -1
+                    dd = (days_from_civil(y, nm, d) if nm > 0 else days_from_civil(y + 1, 1, d)) \
+                        - days_from_civil(y, mo, d)
+                    tgt = u + dd * 86400
+                    if const(u - _MARGIN, tgt + _MARGIN):
+                        u = tgt
+                        y, mo, d, h, mi, s, wd = fields(u)
+                        if mo == 1:
+                            wrapped = True
+                            break
+                        continue
+                u = z.date(wall_seconds(y, mo + 1, d, h, mi, s))  # AddDate(0, 1, 0)
+                y, mo, d, h, mi, s, wd = fields(u)
+                if mo == 1:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not self.day_matches(d, wd):
+                if not added:
+                    added = True
+                    u = z.date(wall_seconds(y, mo, d, 0, 0, 0))
+                    y, mo, d, h, mi, s, wd = fields(u)
+                if h == 0:
+                    mdays = self._month_days(y, mo)
+                    i = bisect.bisect_right(mdays, d)
+                    nd = mdays[i] if i < len(mdays) else days_in_month(y, mo) + 1
+                    tgt = u + (nd - d) * 86400
+                    if const(u - _MARGIN, tgt + _MARGIN):
+                        u = tgt
+                        y, mo, d, h, mi, s, wd = fields(u)
+                        if d == 1:
+                            wrapped = True
+                            break
+                        continue
+                u = z.date(wall_seconds(y, mo, d + 1, h, mi, s))  # AddDate(0, 0, 1)
+                y, mo, d, h, mi, s, wd = fields(u)
+                if h != 0:  # midnight did not exist (or was doubled): move back to hour 0
+                    u += (24 - h) * 3600 if h > 12 else -h * 3600
+                    y, mo, d, h, mi, s, wd = fields(u)
+                if d == 1:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not (self.hour >> h) & 1:
+                if not added:
+                    added = True
+                    u = z.date(wall_seconds(y, mo, d, h, 0, 0))
+                    y, mo, d, h, mi, s, wd = fields(u)
+                nh = nhour[h + 1]
+                tgt = u + ((nh if nh > 0 else 24) - h) * 3600
+                if const(u, tgt):
+                    u = tgt
+                    y, mo, d, h, mi, s, wd = fields(u)
+                    if h == 0:
+                        wrapped = True
+                        break
+                    continue
+                u += 3600
+                y, mo, d, h, mi, s, wd = fields(u)
+                if h == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not (self.minute >> mi) & 1:
+                if not added:
+                    added = True
+                    u -= u % 60  # t.Truncate(time.Minute): absolute, not wall-clock
+                    y, mo, d, h, mi, s, wd = fields(u)
+                nmi = nmin[mi + 1]
+                tgt = u + ((nmi if nmi > 0 else 60) - mi) * 60
+                if const(u, tgt):
+                    u = tgt
+                    y, mo, d, h, mi, s, wd = fields(u)
+                    if mi == 0:
+                        wrapped = True
+                        break
+                    continue
+                u += 60
+                y, mo, d, h, mi, s, wd = fields(u)
+                if mi == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while s != 0:  # the seconds field is always "0" for ParseStandard
+                if not added:
+                    added = True
+                tgt = u + 60 - s
+                if const(u, tgt):
+                    u = tgt
+                    y, mo, d, h, mi, s, wd = fields(u)
+                    if s == 0:
+                        wrapped = True
+                        break
+                    continue
+                u += 1
+                y, mo, d, h, mi, s, wd = fields(u)
+                if s == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            return u
+
     # -- fast path ----------------------------------------------------------------------------
     def _naive(self, w: int, year_limit: int) -> int | None:
         """Smallest wall time >= ``w`` (wall seconds, whole) matching the fields, in plain
@@ -455,7 +626,7 @@ class SpecWalker:
         u = u0 + 1
         off = z.offset(u)
         if off % 60:
-            return self.next_exact(u0)
+            return self._next_jumping(u0)
         w = u + off
         days, sod = divmod(w, 86400)
         y, m, d = civil_from_days(days)
@@ -475,7 +646,7 @@ class SpecWalker:
             hi = res - off + _MARGIN
         if z.constant_between(lo, hi):
             return None if res is None else res - off
-        return self.next_exact(u0)
+        return self._next_jumping(u0)
 
 
 def every_next(delay: int, secs: int, micros: int) -> tuple[int, int]:
