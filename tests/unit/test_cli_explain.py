@@ -355,3 +355,24 @@ def test_explain_never_imports_kubernetes() -> None:
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.stderr.strip().splitlines()[-1] == "0 0"
     assert json.loads(p.stdout)["schedule"] == "0 9 * * 1-5"
+
+
+# --- golden text output -----------------------------------------------------------------------
+# tests/golden/explain/<case>.args (a JSON argv list; "{here}" = that directory) is paired with
+# <case>.out (the expected stdout). CRONCTL_REGEN_GOLDEN=1 rewrites the .out files; every .out was
+# then checked by hand against SEMANTICS.md and the vectors before it was committed.
+
+GOLDEN = ROOT / "tests" / "golden" / "explain"
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN.glob("*.args")), ids=lambda p: p.stem)
+def test_text_output_matches_the_golden_file(capsys: pytest.CaptureFixture[str], case: Path) -> None:
+    argv = [a.replace("{here}", str(GOLDEN)) for a in json.loads(case.read_text())]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0, err
+    expected = case.with_suffix(".out")
+    shown = out.replace(str(GOLDEN), "{here}")
+    if os.environ.get("CRONCTL_REGEN_GOLDEN") == "1":
+        expected.write_text(shown)
+    assert expected.exists(), f"{expected.name} missing: run with CRONCTL_REGEN_GOLDEN=1 and check it by hand"
+    assert shown == expected.read_text()
