@@ -95,7 +95,7 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
         from cronctl.schedule import parse
 
         sched = parse(expr, time_zone)
-        zone_source = "prefix" if sched.zone_from_prefix else ("timeZone" if time_zone else "controller-local")
+        zone_source = "prefix" if sched.zone_from_prefix else ("timeZone" if time_zone is not None else "controller-local")
     tz = _zone(sched.zone)
     runs = list(sched.runs(after, count)) if count else []
     never = never_fires_reason(sched, and_rule=atlas) if getattr(sched, "every", None) is None else None
