@@ -376,3 +376,33 @@ def test_text_output_matches_the_golden_file(capsys: pytest.CaptureFixture[str],
         expected.write_text(shown)
     assert expected.exists(), f"{expected.name} missing: run with CRONCTL_REGEN_GOLDEN=1 and check it by hand"
     assert shown == expected.read_text()
+
+
+# --- the documented contract ------------------------------------------------------------------
+
+def _documented_fields(table_after: str) -> set[str]:
+    """Backticked names in the first column of the README table that follows ``table_after``."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## cronctl explain"):]
+    rest = section[section.index(table_after):]
+    rows = []
+    for line in rest.splitlines()[1:]:
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    names: set[str] = set()
+    for row in rows[2:]:  # skip the header and the |---| line
+        names.update(re.findall(r"`([A-Za-z]+)`", row.split("|")[1]))
+    return names
+
+
+def test_the_json_fields_are_exactly_the_documented_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_json(capsys, "30 2 * * *", "--tz", "America/New_York", "--name", "nightly", "--created",
+                 "2026-03-01T00:00:00Z", "--now", "2026-03-09T12:00:00Z", "--from", "2026-03-07T00:00:00Z")
+    assert set(r) == _documented_fields("### `-o json` / `-o yaml`: the contract")
+    assert set(r["controller"]) == _documented_fields("`controller` (dialect `kubernetes`")
+    assert set(r["dst"][0]) == _documented_fields("`dst[]`:")
+    assert set(r["next"][0]) == {"utc", "local", "weekday"}
