@@ -48,4 +48,5 @@ from cronctl.cli import explain as _explain  # noqa: E402,F401
 from cronctl.cli import lint as _lint  # noqa: E402,F401
 from cronctl.cli import restore as _restore  # noqa: E402,F401
 from cronctl.cli import run_manual as _run_manual  # noqa: E402,F401
+from cronctl.cli import runbook as _runbook  # noqa: E402,F401
 from cronctl.cli import status as _status  # noqa: E402,F401

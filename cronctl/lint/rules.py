@@ -8,8 +8,8 @@ and its value. Schedules are evaluated only through the engine (``cronctl.schedu
 and ``cronctl explain`` can never disagree.
 
 Intent annotations on the CronJob let a team say what lint cannot see:
-``cronctl.io/side-effects: "none"`` (runs only recompute things: overlap is harmless) and
-``cronctl.io/interruptible: "true"`` (a run may be killed at any point). ``cronctl.io/lint-ignore:
+``cronctl.dev/side-effects: "none"`` (runs only recompute things: overlap is harmless) and
+``cronctl.dev/interruptible: "true"`` (a run may be killed at any point). ``cronctl.dev/lint-ignore:
 "CJ001,CJ023"`` silences rules for one object (handled by the engine).
 """
 
@@ -27,9 +27,9 @@ UTC = timezone.utc
 
 SEVERITIES = ("error", "warning", "info")  # most severe first
 
-ANN_SIDE_EFFECTS = "cronctl.io/side-effects"
-ANN_INTERRUPTIBLE = "cronctl.io/interruptible"
-ANN_LINT_IGNORE = "cronctl.io/lint-ignore"
+ANN_SIDE_EFFECTS = "cronctl.dev/side-effects"
+ANN_INTERRUPTIBLE = "cronctl.dev/interruptible"
+ANN_LINT_IGNORE = "cronctl.dev/lint-ignore"
 
 # Defaults the API server fills in when a field is unset (batch/v1 defaulting).
 DEFAULT_SUCCESSFUL_HISTORY = 3

@@ -115,13 +115,13 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     # CJ012 Replace on work that cannot be interrupted
     ("CJ012", {"spec.concurrencyPolicy": "Replace"}, 1, ("spec.concurrencyPolicy is Replace",), "warning"),
     ("CJ012", {"spec.concurrencyPolicy": "Replace",
-               "metadata.annotations": {"cronctl.io/interruptible": "true"}}, 0, (), None),
+               "metadata.annotations": {"cronctl.dev/interruptible": "true"}}, 0, (), None),
     ("CJ012", {}, 0, (), None),
     # CJ013 Allow (explicit = info, unset = warning) on work with side effects
     ("CJ013", {"spec.concurrencyPolicy": DELETE}, 1, ("not set (= Allow)",), "warning"),
     ("CJ013", {"spec.concurrencyPolicy": "Allow"}, 1, ("spec.concurrencyPolicy is Allow",), "info"),
     ("CJ013", {"spec.concurrencyPolicy": "Allow",
-               "metadata.annotations": {"cronctl.io/side-effects": "none"}}, 0, (), None),
+               "metadata.annotations": {"cronctl.dev/side-effects": "none"}}, 0, (), None),
     ("CJ013", {}, 0, (), None),
     # CJ014 no activeDeadlineSeconds
     ("CJ014", {f"{JOB}.activeDeadlineSeconds": DELETE}, 1, (f"{JOB}.activeDeadlineSeconds",), "warning"),
@@ -202,7 +202,7 @@ def test_the_image_finding_names_each_unpinned_container_field() -> None:
 
 def test_lint_ignore_annotation_silences_only_the_listed_rules() -> None:
     obj = cj(**{"spec.timeZone": DELETE, f"{JOB}.backoffLimit": DELETE,
-                "metadata.annotations": {"cronctl.io/lint-ignore": "cj001, CJ099"}})
+                "metadata.annotations": {"cronctl.dev/lint-ignore": "cj001, CJ099"}})
     assert [f.rule for f in lint_object(obj, NOW)] == ["CJ016"]
 
 

@@ -1,0 +1,68 @@
+"""`cronctl runbook [NAME [CRONJOB]]`: list the runbooks, or print one as Markdown with a real
+CronJob's namespace, name, schedule, zone and current state filled in."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+
+
+@app.command()
+def runbook(
+    name: Annotated[Optional[str], typer.Argument(
+        help="Runbook to print (omit to list them).", show_default=False)] = None,
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="Fill in this live CronJob (cronjob/NAME or NAME); without it, $NS/$CJ placeholders.",
+        show_default=False)] = None,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Print a runbook (manual run, incident bundle, catch-up, DST, Forbid, RBAC, exit codes)."""
+    from cronctl.runbooks import list_runbooks, render, runbook_context
+
+    if name is None:
+        books = list_runbooks()
+        if output is Output.text:
+            from rich.table import Table
+
+            table = Table(box=None, show_edge=False, pad_edge=False)
+            table.add_column("NAME", no_wrap=True)
+            table.add_column("TITLE", overflow="fold")
+            for b in books:
+                table.add_row(b.name, b.title)
+            out.print(table)
+        else:
+            doc = [{"name": b.name, "title": b.title} for b in books]
+            if output is Output.json:
+                typer.echo(json.dumps(doc, indent=2))
+            else:
+                import yaml
+
+                typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
+        return
+
+    now = datetime.now(timezone.utc)  # read once; the context is computed from it
+    obj = None
+    if cronjob is not None:
+        from cronctl.kube import connect
+
+        cj_name = cronjob.split("/", 1)[1] if cronjob.lower().startswith(("cronjob/", "cronjobs/", "cj/")) else cronjob
+        obj = connect(kubeconfig, context, namespace).get_cronjob(cj_name)
+    ctx = runbook_context(obj, now, namespace=namespace)
+    text = render(name, ctx)
+    if output is Output.text:
+        typer.echo(text, nl=not text.endswith("\n"))
+    elif output is Output.json:
+        typer.echo(json.dumps({"name": name, "markdown": text, "context": ctx}, indent=2, default=str))
+    else:
+        import yaml
+
+        typer.echo(yaml.safe_dump({"name": name, "markdown": text}, sort_keys=False, allow_unicode=True), nl=False)

@@ -1,0 +1,111 @@
+"""Every runbook rendered against a real CronJob on the real control plane: the real namespace,
+name, schedule, zone and state (suspend, lastScheduleTime, next runs, what unsuspending starts)
+must appear; expectations are derived here from the object we created and the tz rules."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from cronctl.cli import main
+from cronctl.runbooks import NAMES
+
+NAME = "mp-orders-sync"
+SCHEDULE = "30 2 * * *"
+ZONE = "America/New_York"
+LAST = "2026-11-30T07:30:00Z"  # a past 02:30 EST run, written into .status
+
+
+@pytest.fixture(scope="module")
+def live(namespace_factory: Any, k8s: Any, kubeconfig: str) -> Iterator[dict[str, str]]:
+    ns = namespace_factory.create("runbook-render")
+    k8s.batch.create_namespaced_cron_job(ns, {
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": NAME},
+        "spec": {"schedule": SCHEDULE, "timeZone": ZONE, "suspend": True, "concurrencyPolicy": "Forbid",
+                 "jobTemplate": {"spec": {"template": {"spec": {
+                     "restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}]}}}}},
+    })
+    # A suspended CronJob is left alone by the controller, so this status stays as written.
+    k8s.batch.patch_namespaced_cron_job_status(NAME, ns, {"status": {"lastScheduleTime": LAST}})
+    yield {"ns": ns, "kubeconfig": kubeconfig}
+    namespace_factory.delete(ns)
+
+
+def render(capfd: pytest.CaptureFixture[str], live: dict[str, str], *args: str) -> tuple[int, str, str]:
+    code = main(["runbook", *args, "--kubeconfig", live["kubeconfig"], "-n", live["ns"]])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def most_recent_0230_new_york(now: datetime) -> datetime:
+    """The latest 02:30 New York wall time at or before now (December: no DST around it)."""
+    local = now.astimezone(ZoneInfo(ZONE))
+    day = local.date() if local.time() >= datetime(2000, 1, 1, 2, 30).time() else local.date() - timedelta(days=1)
+    return datetime(day.year, day.month, day.day, 2, 30, tzinfo=ZoneInfo(ZONE)).astimezone(timezone.utc)
+
+
+STATEFUL = [n for n in NAMES if n not in ("rbac", "exit-codes")]
+
+
+@pytest.mark.parametrize("book", NAMES)
+def test_every_runbook_renders_with_the_real_namespace_and_name(capfd, live, book: str) -> None:
+    code, out, err = render(capfd, live, book, f"cronjob/{NAME}")
+    assert code == 0, err
+    assert err == ""
+    assert live["ns"] in out
+    if book != "rbac":
+        assert NAME in out
+    assert "$CJ" not in out and "$NS" not in out and "<schedule>" not in out  # no placeholder left
+
+
+@pytest.mark.parametrize("book", STATEFUL)
+def test_stateful_runbooks_show_schedule_zone_suspend_last_schedule_and_next_runs(capfd, live, book: str) -> None:
+    code, out, _ = render(capfd, live, book, NAME)
+    assert code == 0
+    assert f"`{SCHEDULE}`" in out and ZONE in out
+    assert "| suspend | true |" in out
+    assert f"| lastScheduleTime | {LAST} |" in out
+    assert "| concurrencyPolicy | Forbid |" in out
+    runs = re.findall(r"^- (\S+) = (\S+)$", out, re.M)
+    assert len(runs) == 5
+    for local, utc in runs:  # every next run is 02:30 New York time, and its UTC is consistent
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT02:30:00-0[45]:00", local), local
+        assert datetime.fromisoformat(local) == datetime.fromisoformat(utc.replace("Z", "+00:00"))
+
+
+def test_catch_up_runbook_names_the_job_unsuspending_would_start(capfd, live) -> None:
+    now = datetime.now(timezone.utc)
+    code, out, _ = render(capfd, live, "catch-up-after-suspend", NAME)
+    assert code == 0
+    # no startingDeadlineSeconds: the most recent missed 02:30 is started, named <name>-<unix minutes>
+    expected = most_recent_0230_new_york(now)
+    job = f"{NAME}-{int(expected.timestamp()) // 60}"
+    assert f"**start `{job}`**" in out, out
+
+
+def test_dst_runbook_lists_the_zone_transitions_and_the_skipped_date(capfd, live) -> None:
+    code, out, _ = render(capfd, live, "dst-transition", NAME)
+    assert code == 0
+    # New York springs forward on the second Sunday of March at 07:00Z; 02:30 that day is skipped
+    year = datetime.now(timezone.utc).year + 1
+    march = [datetime(year, 3, d) for d in range(8, 15)]
+    sunday = next(d for d in march if d.weekday() == 6)
+    assert f"{sunday:%Y-%m-%d}T07:00:00Z: gap (spring forward)" in out
+    assert f"- {sunday:%Y-%m-%d} at 02:30: skipped" in out
+
+
+def test_rbac_runbook_puts_the_namespace_into_the_role(capfd, live) -> None:
+    code, out, _ = render(capfd, live, "rbac", NAME)
+    assert code == 0
+    assert out.count(f"namespace: {live['ns']}") == 2  # Role and RoleBinding
+
+
+def test_a_missing_cronjob_is_exit_6_with_one_line(capfd, live) -> None:
+    code, out, err = render(capfd, live, "manual-run", "no-such-cronjob")
+    assert code == 6 and out == ""
+    assert err.strip() == f"error: cronjob {live['ns']}/no-such-cronjob not found"

@@ -1,0 +1,88 @@
+"""Runbooks without a cluster: placeholders, exit-code table, the least-privilege Role covers what
+run-manual checks, and StrictUndefined catches a template bug."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cronctl.errors import BadInput, ExitCode
+from cronctl.runbooks import EXIT_CODE_MEANINGS, NAMES, list_runbooks, render, runbook_context
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+
+
+def test_the_packaged_runbooks_are_the_files_in_runbooks_dir() -> None:
+    assert sorted(p.stem for p in (ROOT / "runbooks").glob("*.md") if not p.stem.startswith("_")) == sorted(NAMES)
+    assert (ROOT / "cronctl" / "templates" / "runbooks" / "manual-run.md").read_text() == \
+        (ROOT / "runbooks" / "manual-run.md").read_text()
+    assert [b.name for b in list_runbooks()] == list(NAMES)
+    assert all(b.title and not b.title.startswith("{") for b in list_runbooks())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_runbook_renders_with_shell_placeholders(name: str) -> None:
+    text = render(name, runbook_context(None, NOW))
+    assert "{{" not in text and "{%" not in text
+    if name != "rbac":
+        assert '"$CJ"' in text or "$CJ" in text
+
+
+def test_a_given_namespace_replaces_the_ns_placeholder() -> None:
+    text = render("manual-run", runbook_context(None, NOW, namespace="integrations"))
+    assert "-n integrations" in text and '"$NS"' not in text
+
+
+def test_every_exit_code_is_documented_in_the_exit_codes_runbook() -> None:
+    assert set(EXIT_CODE_MEANINGS) == {c.name for c in ExitCode}
+    text = render("exit-codes", runbook_context(None, NOW))
+    for c in ExitCode:
+        assert re.search(rf"^\| {int(c)} \| {c.name} \| .+ \|$", text, re.M), c
+
+
+def test_a_missing_template_value_fails_loudly_naming_the_runbook() -> None:
+    ctx = runbook_context(None, NOW)
+    del ctx["name_arg"]
+    with pytest.raises(BadInput, match="runbook 'manual-run' uses an unknown value"):
+        render("manual-run", ctx)
+
+
+def test_an_unknown_runbook_is_bad_input_listing_the_names() -> None:
+    with pytest.raises(BadInput, match="unknown runbook 'nope': expected one of manual-run"):
+        render("nope", runbook_context(None, NOW))
+
+
+def _role_rules(text: str) -> set[tuple[str, str, str]]:
+    block = re.search(r"```yaml\n(.*?)```", text, re.S)
+    assert block
+    docs = list(yaml.safe_load_all(block.group(1)))
+    role = next(d for d in docs if d["kind"] == "Role")
+    return {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+            for v in rule["verbs"]}
+
+
+def test_the_rbac_role_grants_every_permission_run_manual_checks_and_nothing_destructive() -> None:
+    from cronctl.procedure.run_manual import PERMISSIONS
+
+    granted = _role_rules(render("rbac", runbook_context(None, NOW, namespace="integrations")))
+    for verb, resource, group, sub, why in PERMISSIONS:
+        res = f"{resource}/{sub}" if sub else resource
+        assert (group, res, verb) in granted, f"{verb} {res} ({why})"
+    assert not any(v in ("delete", "deletecollection", "update", "*") for _, _, v in granted)
+    assert not any(r == "secrets" for _, r, _ in granted)
+
+
+def test_the_rbac_runbook_role_matches_examples_rbac_operator_yaml_when_present() -> None:
+    example = ROOT / "examples" / "rbac-operator.yaml"
+    if not example.exists():
+        pytest.skip("examples/rbac-operator.yaml not written yet")
+    role = next(d for d in yaml.safe_load_all(example.read_text()) if d and d.get("kind") == "Role")
+    theirs = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+              for v in rule["verbs"]}
+    ours = _role_rules(render("rbac", runbook_context(None, NOW, namespace="x")))
+    assert theirs <= ours, theirs - ours
