@@ -139,6 +139,9 @@ def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, at
     if sched.zone_from_prefix:
         out.append("TZ=/CRON_TZ= in the schedule: the controller emits Warning UnsupportedSchedule on every "
                    "sync, and the prefix wins over spec.timeZone")
+    if sched.every is not None:
+        out.append("@every: the runs listed are counted from --from; the controller counts from "
+                   "lastScheduleTime (or the creation time, or now - startingDeadlineSeconds)")
     if time_zone is None and not sched.zone_from_prefix and sched.every is None:
         out.append("no timeZone: the schedule follows the kube-controller-manager's local zone (usually UTC); "
                    "set spec.timeZone")
