@@ -133,7 +133,8 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     from cronctl import model
     from cronctl.errors import ScheduleError
     from cronctl.lint.rules import dst_hits, zone_transitions
-    from cronctl.schedule import decide, parse
+    from cronctl.schedule import parse
+    from cronctl.schedule.controller import decide
     from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
 
     meta = cj.get("metadata") or {}

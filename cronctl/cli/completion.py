@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.completion import completion_init, get_completion_script
+from typer._completion_classes import completion_init  # typer.completion re-exports these two
+from typer._completion_shared import get_completion_script
 
 from cronctl.cli.app import app
 from cronctl.cli.common import err

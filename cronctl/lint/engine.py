@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable
 
-from cronctl.lint.rules import ANN_LINT_IGNORE, RULES, SEVERITIES, Rule, annotations
+from cronctl.lint.rules import ANN_LINT_IGNORE, RULES, SEVERITIES, Rule, cj_annotations
 
 Obj = dict[str, Any]
 
@@ -40,7 +40,7 @@ class Finding:
 
 def ignored_rules(cj: Obj) -> set[str]:
     """Rule ids listed in the ``cronctl.io/lint-ignore`` annotation (comma or space separated)."""
-    raw = annotations(cj).get(ANN_LINT_IGNORE, "")
+    raw = cj_annotations(cj).get(ANN_LINT_IGNORE, "")
     return {p.strip().upper() for p in raw.replace(",", " ").split() if p.strip()}
 
 

@@ -92,13 +92,13 @@ JOB = "spec.jobTemplate.spec"
 POD = "spec.jobTemplate.spec.template.spec"
 
 
-def annotations(cj: Obj) -> dict[str, str]:
+def cj_annotations(cj: Obj) -> dict[str, str]:
     a = _get(cj, "metadata", "annotations")
     return {str(k): str(v) for k, v in a.items()} if isinstance(a, dict) else {}
 
 
 def _declared(cj: Obj, key: str, value: str) -> bool:
-    return annotations(cj).get(key, "").strip().lower() == value
+    return cj_annotations(cj).get(key, "").strip().lower() == value
 
 
 def _int(v: Any) -> int | None:
