@@ -58,17 +58,19 @@ def status_cmd(
         head.add_row("after restore", s["after_restore"]["text"])
     out.print(head)
     if s["jobs"]:
-        t = Table(title="child Jobs", title_justify="left")
-        for col in ("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION"):
-            t.add_column(col, overflow="fold")
+        # kubectl-style plain columns: greppable, never folded, whatever the terminal width
         overl = {n for pair in s["overlaps"] for n in pair}
+        rows = [("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION")]
         for j in s["jobs"]:
-            t.add_row(j["name"] + (" !" if j["name"] in overl else ""), j["origin"],
-                      j["scheduled_for"] or (f"({j['occurrence']})" if j["occurrence"] else "-"),
-                      j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
-                      j["duration"] or "-")
-        out.print(t)
+            rows.append((j["name"] + (" (!)" if j["name"] in overl else ""), j["origin"],
+                         j["scheduled_for"] or (f"occurrence {j['occurrence']}" if j["occurrence"] else "-"),
+                         j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
+                         j["duration"] or "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        out.print("")
+        for r in rows:
+            out.print("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), markup=False)
     else:
         out.print("child Jobs: none")
     for a, b in s["overlaps"]:
-        out.print(f"overlap: {a} and {b} ran at the same time", markup=False)
+        out.print(f"(!) overlap: {a} and {b} ran at the same time", markup=False)

@@ -1,0 +1,176 @@
+"""status and restore on the real control plane, and least privilege with examples/rbac-operator.yaml."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from run_manual_support import ROOT, create_cronjob, cronctl, read_cronjob, record_annotations, run_record
+
+pytestmark = pytest.mark.cluster
+
+
+def test_restore_with_no_record_and_not_suspended_has_nothing_to_do(kubeconfig: str, namespace: str,
+                                                                     k8s: Any) -> None:
+    create_cronjob(k8s, namespace, "calm")
+    r = cronctl(["restore", "calm", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert "nothing to restore" in r.stdout
+
+
+def test_restore_refuses_a_cronjob_suspended_by_someone_else(kubeconfig: str, namespace: str, k8s: Any) -> None:
+    create_cronjob(k8s, namespace, "paused", suspend=True)
+    r = cronctl(["restore", "paused", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 3
+    assert "no cronctl run record" in r.stderr and "kubectl" in r.stderr
+    assert read_cronjob(k8s, namespace, "paused")["spec"]["suspend"] is True
+
+
+def test_a_record_with_a_garbled_original_value_needs_force_and_leaves_suspend_as_it_is(
+        kubeconfig: str, namespace: str, k8s: Any) -> None:
+    create_cronjob(k8s, namespace, "stale", suspend=True)
+    k8s.batch.patch_namespaced_cron_job("stale", namespace, {"metadata": {"annotations": {
+        "cronctl.dev/run-id": "deadbeef", "cronctl.dev/operator": "bob", "cronctl.dev/step": "created",
+        "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "maybe"}}})
+    r = cronctl(["restore", "stale", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 3 and "'maybe'" in r.stderr and "--force" in r.stderr
+    assert record_annotations(read_cronjob(k8s, namespace, "stale"))["cronctl.dev/run-id"] == "deadbeef"
+
+    s = json.loads(cronctl(["status", "stale", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert s["record"]["operator"] == "bob" and "manual run deadbeef of bob" in s["explanation"]
+
+    r = cronctl(["restore", "stale", "-n", namespace, "--yes", "--force"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    cj = read_cronjob(k8s, namespace, "stale")
+    assert record_annotations(cj) == {} and cj["spec"]["suspend"] is True
+
+
+def test_restore_asks_for_confirmation_and_refuses_without_a_terminal(kubeconfig: str, namespace: str,
+                                                                       k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "confirm", schedule="0 0 1 1 *")
+    r = cronctl(["run-manual", "confirm", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+                CRONCTL_TEST_KILL_AFTER_STEP="verified")
+    assert r.returncode == -9
+    r = cronctl(["restore", "confirm", "-n", namespace], kubeconfig)
+    assert r.returncode == 3 and "--yes" in r.stderr
+    assert read_cronjob(k8s, namespace, "confirm")["spec"]["suspend"] is True
+
+
+def test_status_shows_schedule_record_children_and_the_controllers_next_move(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "shown", schedule="30 6 * * 1-5", tz="Europe/Moscow", deadline=300,
+                   duration=1)
+    r = cronctl(["run-manual", "shown", "-n", namespace, "--yes", "--settle", "0", "--occurrence",
+                 "2026-12-02T06:30:00+03:00"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(cronctl(["status", "shown", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert s["schedule"] == "30 6 * * 1-5" and s["time_zone"] == "Europe/Moscow"
+    assert s["schedule_words"] != s["schedule"] and "30 6 * * 1-5" in s["schedule_words"]
+    assert s["suspend"] is False and s["record"] is None
+    [job] = s["jobs"]
+    assert job["name"] == "shown-manual" and job["origin"] == "manual" and job["outcome"] == "Complete"
+    assert job["occurrence"] == "2026-12-02T03:30:00Z" and job["scheduled_for"] is None
+    assert job["run_id"] == run_record(tmp_path)["run_id"]
+    assert job["duration"] is not None and job["duration"].endswith("s")
+    # weekdays 06:30 Moscow = 03:30Z
+    assert s["next_runs"] and all(t.endswith("T03:30:00Z") for t in s["next_runs"])
+    # created just now, last run never, deadline 300 s: nothing to catch up
+    assert s["controller_next"]["decision"] != "create"
+    text = cronctl(["status", "shown", "-n", namespace], kubeconfig)
+    assert text.returncode == 0 and "shown-manual" in text.stdout and "manual" in text.stdout
+    y = yaml.safe_load(cronctl(["status", "shown", "-n", namespace, "-o", "yaml"], kubeconfig).stdout)
+    assert y["jobs"][0]["name"] == "shown-manual"
+
+
+# -- least privilege --------------------------------------------------------------------------
+def _operator_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, tmp_path: Path, role_rules: list[Any]) -> Path:
+    """Bind a ServiceAccount to the example Role (in `ns`) and write a kubeconfig with its token."""
+    docs = [d for d in yaml.safe_load_all((ROOT / "examples" / "rbac-operator.yaml").read_text()) if d]
+    role = next(d for d in docs if d["kind"] == "Role")
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    role = copy.deepcopy(role)
+    role["metadata"]["namespace"] = ns
+    role["rules"] = role_rules
+    binding["metadata"]["namespace"] = ns
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": "operator", "namespace": ns}]
+    from kubernetes import client
+
+    rbac = client.RbacAuthorizationV1Api(k8s.api)
+    k8s.core.create_namespaced_service_account(ns, {"metadata": {"name": "operator"}})
+    rbac.create_namespaced_role(ns, role)
+    rbac.create_namespaced_role_binding(ns, binding)
+    tok = k8s.core.create_namespaced_service_account_token(
+        "operator", ns, {"spec": {"expirationSeconds": 3600}}).status.token
+    admin = yaml.safe_load(Path(admin_kubeconfig).read_text())
+    ctx = next(c for c in admin["contexts"] if c["name"] == admin["current-context"])
+    cluster = next(c for c in admin["clusters"] if c["name"] == ctx["context"]["cluster"])
+    kc = {"apiVersion": "v1", "kind": "Config", "clusters": [cluster],
+          "users": [{"name": "operator", "user": {"token": tok}}],
+          "contexts": [{"name": "operator", "context": {"cluster": cluster["name"], "user": "operator",
+                                                        "namespace": ns}}],
+          "current-context": "operator"}
+    path = tmp_path / "operator.kubeconfig"
+    path.write_text(yaml.safe_dump(kc))
+    path.chmod(0o600)
+    return path
+
+
+def _example_rules() -> list[Any]:
+    docs = [d for d in yaml.safe_load_all((ROOT / "examples" / "rbac-operator.yaml").read_text()) if d]
+    return list(next(d for d in docs if d["kind"] == "Role")["rules"])
+
+
+def test_the_example_role_is_enough_for_run_manual_status_and_restore(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "least", duration=2, schedule="0 0 1 1 *")
+    op = str(_operator_kubeconfig(k8s, kubeconfig, namespace, tmp_path, _example_rules()))
+    # -n is not given: the operator kubeconfig's context namespace is used
+    r = cronctl(["run-manual", "least", "--yes", "--settle", "1s", "-o", "json"], op, run_dir=tmp_path / "a")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["operator"] == f"system:serviceaccount:{namespace}:operator"
+    assert rec["logs"] and not rec.get("log_errors")
+    assert cronctl(["status", "least", "-o", "json"], op).returncode == 0
+    # an interrupted run, finished by restore, with the same identity
+    r = cronctl(["run-manual", "least", "--yes", "--settle", "0", "--job-name", "least-again"], op,
+                run_dir=tmp_path / "b", CRONCTL_TEST_KILL_AFTER_STEP="verified")
+    assert r.returncode == -9
+    r = cronctl(["restore", "least", "--yes"], op)
+    assert r.returncode == 0, r.stderr
+    cj = read_cronjob(k8s, namespace, "least")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+
+
+def test_with_any_one_verb_removed_preflight_names_it_and_changes_nothing(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    from kubernetes import client
+
+    create_cronjob(k8s, namespace, "lacking", schedule="0 0 1 1 *")
+    full = _example_rules()
+    op = str(_operator_kubeconfig(k8s, kubeconfig, namespace, tmp_path, full))
+    rbac = client.RbacAuthorizationV1Api(k8s.api)
+    removed = [(i, verb) for i, rule in enumerate(full) for verb in rule["verbs"]]
+    assert len(removed) == 9
+    for i, verb in removed:
+        rules = copy.deepcopy(full)
+        rules[i]["verbs"] = [v for v in rules[i]["verbs"] if v != verb]
+        rules = [r for r in rules if r["verbs"]]
+        rbac.patch_namespaced_role("cronctl-operator", namespace, {"rules": rules})
+        resource = full[i]["resources"][0]
+        want = f"cannot {verb} {resource}"
+        r = cronctl(["run-manual", "lacking", "--yes", "--settle", "0"], op, run_dir=tmp_path / f"{i}-{verb}")
+        if verb == "get" and resource == "cronjobs":
+            # the very first read is the check: the API server's own 403, one line
+            assert r.returncode == 3 and "forbidden" in r.stderr, (verb, resource, r.stderr)
+        else:
+            assert r.returncode == 3, (verb, resource, r.stderr)
+            assert want in r.stderr and "nothing was changed" in r.stderr, (want, r.stderr)
+        assert "Traceback" not in r.stderr
+        cj = read_cronjob(k8s, namespace, "lacking")
+        assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+        assert json.loads(k8s.batch.list_namespaced_job(namespace, _preload_content=False).data)["items"] == []
