@@ -16,6 +16,7 @@ Intent annotations on the CronJob let a team say what lint cannot see:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
@@ -146,6 +147,18 @@ def _wall_schedule(sched: Any) -> Any:
 
 
 def schedule_interval(sched: Any, now: datetime) -> timedelta | None:
+    """The shortest wall-clock gap between runs (see :func:`_interval`); cached per schedule and now."""
+    return _interval_cached(sched.expr, sched.zone, now)
+
+
+@lru_cache(maxsize=1024)
+def _interval_cached(expr: str, zone: str, now: datetime) -> timedelta | None:
+    from cronctl.schedule import parse
+
+    return _interval(parse(expr, zone), now)
+
+
+def _interval(sched: Any, now: datetime) -> timedelta | None:
     """The shortest gap between two consecutive runs on a wall clock (DST ignored, so the doubled
     run of a fall-back night does not count as a one-hour interval), or None if it runs < 2 times."""
     if sched.every is not None:
@@ -412,7 +425,17 @@ class Transition:
         return at + lo, at + hi
 
 
+@lru_cache(maxsize=128)  # a lint run asks for the same zone and window for many CronJobs
+def _zone_transitions(zone: str, start: datetime, end: datetime) -> tuple[Transition, ...]:
+    return tuple(_scan_transitions(zone, start, end))
+
+
 def zone_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
+    """Every UTC-offset change of ``zone`` in (start, end] (cached)."""
+    return list(_zone_transitions(zone, start, end))
+
+
+def _scan_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
     """Every UTC-offset change of ``zone`` in (start, end], found day by day and then bisected to
     the second (tz rules change offsets at whole seconds)."""
     from zoneinfo import ZoneInfo
@@ -455,6 +478,18 @@ class DstHit:
 
 
 def dst_hits(sched: Any, now: datetime, horizon: timedelta = DST_HORIZON) -> list[DstHit]:
+    """See :func:`_dst_hits`; cached per schedule, now and horizon (both DST rules ask)."""
+    return list(_dst_hits_cached(sched.expr, sched.zone, now, horizon))
+
+
+@lru_cache(maxsize=1024)
+def _dst_hits_cached(expr: str, zone: str, now: datetime, horizon: timedelta) -> tuple[DstHit, ...]:
+    from cronctl.schedule import parse
+
+    return tuple(_dst_hits(parse(expr, zone), now, horizon))
+
+
+def _dst_hits(sched: Any, now: datetime, horizon: timedelta) -> list[DstHit]:
     """The zone's transitions within ``horizon`` after ``now`` that change how often the schedule
     runs on that local day, by comparing the engine's walk in the real zone with its walk on a
     DST-free wall clock (UTC) for the same fields.

@@ -120,6 +120,9 @@ DATA_COMMANDS = [
     ["--help"],
     ["explain", "30 2 * * *", "--tz", "America/New_York", "--from", "2026-03-07T00:00:00Z", "--count", "3"],
     ["completion", "bash"],
+    ["runbook"],
+    ["runbook", "exit-codes"],
+    ["lint", "--help"],
 ]
 
 
@@ -146,6 +149,7 @@ def test_lint_findings_are_plain_text_when_captured(tmp_path: Path, no_color: st
     ["lint", "-f", "/nonexistent/cj.yaml"],
     ["explain", "0 0 32 * *"],
     ["completion", "tcsh"],
+    ["runbook", "no-such-runbook"],
 ])
 def test_errors_go_to_stderr_only_without_ansi_or_traceback(args: list[str]) -> None:
     r = cronctl(*args)
