@@ -86,3 +86,31 @@ def test_the_rbac_runbook_role_matches_examples_rbac_operator_yaml_when_present(
               for v in rule["verbs"]}
     ours = _role_rules(render("rbac", runbook_context(None, NOW, namespace="x")))
     assert theirs <= ours, theirs - ours
+
+
+def _cronctl_lines(text: str) -> list[str]:
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.strip()
+            if line.startswith("cronctl "):
+                line = re.split(r"\s+#\s", line)[0]  # trailing comment
+                lines.append(line.split(" | ")[0].split(" > ")[0].strip())
+    return lines
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_cronctl_command_in_a_runbook_parses_with_the_real_cli(name: str, capfd) -> None:
+    import shlex
+
+    from cronctl.cli import main
+
+    text = render(name, runbook_context(None, NOW, namespace="integrations")).replace('"$CJ"', "mp-orders-sync")
+    lines = _cronctl_lines(text)
+    if name not in ("rbac",):
+        assert lines, "every operational runbook shows the cronctl command"
+    for line in lines:
+        argv = shlex.split(line)[1:]
+        # --help is eager: it prints help and exits 0 only if every flag before it exists
+        assert main([*argv, "--help"]) == 0, f"{name}: {line}\n{capfd.readouterr().err}"
+        capfd.readouterr()
