@@ -1,0 +1,112 @@
+"""Pure parts of the procedures: the restore prediction, status explanations, duration flags,
+and the exit code of an unreachable API server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from cronctl import model
+from cronctl.cli.runtime import parse_duration
+from cronctl.errors import BadInput
+from cronctl.procedure.predict import predict
+from cronctl.procedure.status import explain_record
+
+UTC = timezone.utc
+NOW = datetime(2026, 12, 2, 12, 2, 30, tzinfo=UTC)
+
+
+def cj(*, deadline: int | None = None, last: str | None = "2026-12-02T12:00:00Z", suspend: bool = True,
+       annotations: dict[str, str] | None = None) -> dict:
+    spec: dict = {"schedule": "*/1 * * * *", "suspend": suspend, "jobTemplate": {"spec": {}}}
+    if deadline is not None:
+        spec["startingDeadlineSeconds"] = deadline
+    return {"metadata": {"name": "sync", "namespace": "ns", "uid": "u",
+                         "creationTimestamp": "2026-12-01T00:00:00Z", "annotations": annotations or {}},
+            "spec": spec, "status": {"lastScheduleTime": last} if last else {}}
+
+
+def test_unsuspending_after_missed_minutes_predicts_one_catch_up_for_the_latest() -> None:
+    p = predict(cj(), NOW, suspended=False)
+    latest = datetime(2026, 12, 2, 12, 2, tzinfo=UTC)
+    assert p.decision == "create" and p.catch_up_for == latest
+    assert p.job_name == f"sync-{int(latest.timestamp()) // 60}"
+    assert p.never_made_up == 1  # 12:01 is never run
+    assert "a catch-up Job for 2026-12-02T12:02:00Z will start right away" in p.text
+
+
+def test_a_deadline_shorter_than_the_age_of_the_latest_miss_predicts_no_catch_up() -> None:
+    p = predict(cj(deadline=20), NOW, suspended=False)  # 12:02:00 is 30 s old
+    assert p.decision != "create" and p.catch_up_for is None
+    assert p.text.startswith("no catch-up Job; the next run is at 2026-12-02T12:03:00Z")
+
+
+def test_staying_suspended_predicts_nothing_at_all() -> None:
+    p = predict(cj(), NOW, suspended=True)
+    assert p.decision == "suspended" and "stays suspended" in p.text
+
+
+def _record(step: str, note: str = "") -> model.RunRecord:
+    return model.RunRecord(run_id="r1", original_suspend=False, operator="alice", reason="", job_name="sync-manual",
+                           step=step, started="2026-12-02T12:00:00Z", note=note)
+
+
+def _job(outcome: str | None) -> dict:
+    conds = [{"type": outcome, "status": "True", "lastTransitionTime": "2026-12-02T12:01:00Z"}] if outcome else []
+    return {"metadata": {"name": "sync-manual"}, "status": {"conditions": conds}}
+
+
+@pytest.mark.parametrize("step,job,expect", [
+    ("suspended", None, "was never created"),
+    ("verified", None, "was never created"),
+    ("created", None, "does not exist"),
+    ("created", "running", "still running"),
+    ("created", "Complete", "only the restore is left"),
+    ("failed", "Failed", "FAILED"),
+])
+def test_status_explains_every_state_a_run_can_leave(step: str, job: str | None, expect: str) -> None:
+    j = None if job is None else _job(None if job == "running" else job)
+    text = explain_record(cj(), _record(step), j, NOW)
+    assert expect in text
+    assert "held by manual run r1 of alice" in text and "(2m30s ago)" in text
+    assert "cronctl restore sync -n ns" in text
+
+
+def test_status_explains_a_suspend_that_cronctl_did_not_make() -> None:
+    assert "someone suspended it by other means" in explain_record(cj(), None, None, NOW)
+    assert "schedules it normally" in explain_record(cj(suspend=False), None, None, NOW)
+
+
+@pytest.mark.parametrize("text,seconds", [("15", 15), ("15s", 15), ("2m", 120), ("1h30m", 5400),
+                                          ("500ms", 0.5), ("0", 0), ("2.5s", 2.5)])
+def test_duration_flags_read_like_kubectls(text: str, seconds: float) -> None:
+    assert parse_duration(text, flag="--settle") == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "5x", "1h 5m", "-3", "m5"])
+def test_bad_durations_name_the_flag(text: str) -> None:
+    with pytest.raises(BadInput, match="--timeout"):
+        parse_duration(text, flag="--timeout")
+
+
+def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                  "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                  "contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
+    for cmd in (["run-manual", "x", "--yes"], ["status", "x"], ["restore", "x", "--yes"]):
+        r = subprocess.run([sys.executable, "-m", "cronctl", *cmd, "--kubeconfig", str(kc)], capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 7, (cmd, r.stderr)
+        assert "cannot reach the API server at https://127.0.0.1:1: connection refused" in r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "cronctl", "status", "x", "--kubeconfig", str(tmp_path / "none")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 5 and "does not exist" in r.stderr
