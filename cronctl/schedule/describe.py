@@ -82,9 +82,12 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _step_of(values: Sequence[int], hi: int) -> int | None:
-    """The step when ``values`` is ``start, start+k, ...`` running up to the field's maximum (k >= 2, >= 3 values)."""
-    if len(values) < 3:
+def _step_of(values: Sequence[int], hi: int, lo: int | None = None) -> int | None:
+    """The step when ``values`` is ``start, start+k, ...`` running up to the field's maximum.
+
+    Needs k >= 2 and 3 values, or 2 values starting at the field's minimum ``lo`` (``*/30``).
+    """
+    if len(values) < 2 or (len(values) == 2 and (lo is None or values[0] != lo)):
         return None
     k = values[1] - values[0]
     if k < 2:
@@ -92,6 +95,16 @@ def _step_of(values: Sequence[int], hi: int) -> int | None:
     if any(b - a != k for a, b in zip(values, values[1:])):
         return None
     if values[-1] + k <= hi:  # stops early: a range with a step, not "to the end"
+        return None
+    return k
+
+
+def _ap_step(values: Sequence[int]) -> int | None:
+    """The step k >= 2 of an arithmetic progression of at least 3 values, wherever it ends."""
+    if len(values) < 3:
+        return None
+    k = values[1] - values[0]
+    if k < 2 or any(b - a != k for a, b in zip(values, values[1:])):
         return None
     return k
 
@@ -135,14 +148,17 @@ def _time_phrase(minutes: tuple[int, ...], hours: tuple[int, ...]) -> str:
         m = minutes[0]
         if all_hr:
             return "every hour, on the hour" if m == 0 else f"every hour at minute {m}"
-        k = _step_of(hours, 23)
+        k = _step_of(hours, 23, 0)
         if k is not None:
             return f"every {k} hours from {_hhmm(hours[0], m)}"
+        k = _ap_step(hours)
+        if k is not None:  # a stepped range that stops early: 0-20/2
+            return f"every {k} hours from {_hhmm(hours[0], m)} through {_hhmm(hours[-1], m)}"
         if _contiguous(hours):
             return f"every hour from {_hhmm(hours[0], m)} through {_hhmm(hours[-1], m)}"
         return "at " + join_words([_hhmm(h, m) for h in hours])
     # Several minutes per hour.
-    k = _step_of(minutes, 59)
+    k = _step_of(minutes, 59, 0)
     if all_min:
         every = "every minute"
     elif k is not None and minutes[0] == 0:
@@ -167,9 +183,6 @@ def _time_phrase(minutes: tuple[int, ...], hours: tuple[int, ...]) -> str:
 
 
 def _hours_words(hours: tuple[int, ...]) -> str:
-    k = _step_of(hours, 23)
-    if k is not None:
-        return f"{hours[0]:02d} to 23 every {k} hours"
     if _contiguous(hours) and len(hours) >= 3:
         return f"{hours[0]:02d} through {hours[-1]:02d}"
     return join_words([f"{h:02d}" for h in hours])
@@ -274,7 +287,7 @@ def describe(s: Fields, time_zone: str | None = None, *, and_rule: bool = False)
         day, month = f"on {MONTHS[s.months[0] - 1]} {s.days_of_month[0]}", ""
     # "every day" only after fixed times of day ("at 09:00 every day"); "every 15 minutes" and
     # "at minutes 0 and 30 of every hour" already say it.
-    if day != "every day" or (not month and time.startswith("at ") and "hour" not in time):
+    if day != "every day" or (time.startswith("at ") and "hour" not in time):
         parts.append(day)
     if month:
         parts.append(month)
