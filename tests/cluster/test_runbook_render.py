@@ -4,12 +4,18 @@ must appear; expectations are derived here from the object we created and the tz
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Iterator
 from zoneinfo import ZoneInfo
 
 import pytest
+import yaml
+from kubernetes import client
+from kubernetes import config as kconfig
+from kubernetes.client.rest import ApiException
 
 from cronctl.cli import main
 from cronctl.runbooks import NAMES
@@ -109,3 +115,42 @@ def test_a_missing_cronjob_is_exit_6_with_one_line(capfd, live) -> None:
     code, out, err = render(capfd, live, "manual-run", "no-such-cronjob")
     assert code == 6 and out == ""
     assert err.strip() == f"error: cronjob {live['ns']}/no-such-cronjob not found"
+
+
+def test_the_rbac_runbook_role_is_enough_for_lint_runbook_and_status(capfd, live, k8s, tmp_path) -> None:
+    """Bind a ServiceAccount to the Role exactly as the rbac runbook renders it, and use only that."""
+    ns = live["ns"]
+    code, text, _ = render(capfd, live, "rbac", NAME)
+    assert code == 0
+    docs = list(yaml.safe_load_all(re.search(r"```yaml\n(.*?)```", text, re.S).group(1)))
+    role = next(d for d in docs if d["kind"] == "Role")
+    binding = next(d for d in docs if d["kind"] == "RoleBinding")
+    rbac = client.RbacAuthorizationV1Api(k8s.api)
+    k8s.core.create_namespaced_service_account(ns, {"metadata": {"name": "oncall-bot"}})
+    rbac.create_namespaced_role(ns, role)
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": "oncall-bot", "namespace": ns}]
+    rbac.create_namespaced_role_binding(ns, binding)
+    token = k8s.core.create_namespaced_service_account_token(
+        "oncall-bot", ns, {"spec": {"expirationSeconds": 3600}}).status.token
+    admin = yaml.safe_load(Path(live["kubeconfig"]).read_text())
+    admin_cluster = admin["clusters"][0]
+    op = tmp_path / "oncall.kubeconfig"
+    op.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "clusters": [admin_cluster],
+        "users": [{"name": "oncall-bot", "user": {"token": token}}],
+        "contexts": [{"name": "oncall", "context": {"cluster": admin_cluster["name"], "user": "oncall-bot",
+                                                      "namespace": ns}}],
+        "current-context": "oncall"}))
+
+    assert main(["lint", "--kubeconfig", str(op), "-o", "json", "--fail-on", "none"]) == 0
+    out, err = capfd.readouterr()
+    assert json.loads(out)["checked"] == 1, err
+    assert main(["runbook", "manual-run", NAME, "--kubeconfig", str(op)]) == 0
+    assert f"| schedule | `{SCHEDULE}`" in capfd.readouterr().out
+    assert main(["status", NAME, "--kubeconfig", str(op), "-o", "json"]) == 0, capfd.readouterr().err
+    capfd.readouterr()
+    # least privilege: the API server refuses this identity a delete
+    api = kconfig.new_client_from_config(config_file=str(op))
+    with pytest.raises(ApiException) as e:
+        client.BatchV1Api(api).delete_namespaced_cron_job(NAME, ns)
+    assert e.value.status == 403
