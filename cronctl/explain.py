@@ -314,10 +314,11 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
             spec_name = str(name) if name is not None else DEFAULT_NAME
             ctl = None
             if overrides is not None and (overrides.created or overrides.last_schedule):
-                limit = overrides.missed_limit if overrides.missed_limit is not None else obj.get("missedScheduleLimit")
+                # Seed 000: the CLI envelope does not forward missedScheduleLimit from YAML, so a
+                # value written there is ignored (default 100); only --missed-limit sets it.
                 ctl = ControllerInputs(now=overrides.now, created=overrides.created,
                                        last_schedule=overrides.last_schedule, suspended=overrides.suspended,
-                                       name=spec_name, missed_limit=int(limit) if isinstance(limit, int) else None)
+                                       name=spec_name, missed_limit=overrides.missed_limit)
             tzname = obj.get("timezone")
             return explain_schedule(str(obj["schedule"]), time_zone=str(tzname) if tzname else None,
                                     after=after or now, count=count, dialect="atlas", controller=ctl,

@@ -406,3 +406,15 @@ def test_the_json_fields_are_exactly_the_documented_ones(capsys: pytest.CaptureF
     assert set(r["controller"]) == _documented_fields("`controller` (dialect `kubernetes`")
     assert set(r["dst"][0]) == _documented_fields("`dst[]`:")
     assert set(r["next"][0]) == {"utc", "local", "weekday"}
+
+
+def test_an_atlas_manifest_missed_limit_is_ignored_as_the_atlas_cli_does(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    # Seed 000: the CLI envelope "does not forward missedScheduleLimit ... from YAML": default 100.
+    f = tmp_path / "atlas.yaml"
+    f.write_text('name: r\nschedule: "* * * * *"\nmissedScheduleLimit: 2\njobTemplate: {image: busybox}\n')
+    [r] = run_json(capsys, "-f", str(f), "--created", "2026-01-01T00:00:00Z", "--now", "2026-01-01T03:00:00Z")
+    c = r["controller"]
+    assert c["missedLimit"] == 100 and c["dueCount"] == 100
+    assert c["due"][0] == "2026-01-01T00:01:00Z" and c["due"][-1] == "2026-01-01T01:40:00Z"
+    assert r["zone"] == "UTC" and r["zoneSource"] == "default-utc"
