@@ -63,7 +63,7 @@ def walk_cronsim(expr: str, zone: str, n: int) -> list[datetime]:
 
 
 def walk_croniter(expr: str, zone: str, n: int) -> list[datetime]:
-    from croniter import croniter
+    from croniter import croniter  # type: ignore[import-untyped]
 
     it = croniter(expr, START.astimezone(ZoneInfo(zone)))
     return [it.get_next(datetime) for _ in range(n)]
