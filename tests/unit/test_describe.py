@@ -109,3 +109,44 @@ def test_durations_are_written_the_go_way_without_zero_parts(seconds: int, text:
     from datetime import timedelta
 
     assert go_duration(timedelta(seconds=seconds)) == text
+
+
+# --- properties -------------------------------------------------------------------------------
+
+from datetime import datetime, timezone  # noqa: E402
+
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cronctl.schedule.describe import never_fires_reason  # noqa: E402
+
+
+def _item(lo: int, hi: int) -> st.SearchStrategy[str]:
+    n = st.integers(lo, hi)
+    return st.one_of(st.just("*"), n.map(str), st.tuples(n, n).map(lambda p: f"{min(p)}-{max(p)}"),
+                     st.tuples(n, st.integers(1, hi - lo + 1)).map(lambda p: f"{p[0]}/{p[1]}"))
+
+
+def _field(lo: int, hi: int) -> st.SearchStrategy[str]:
+    return st.lists(_item(lo, hi), min_size=1, max_size=3).map(",".join)
+
+
+EXPRS = st.tuples(_field(0, 59), _field(0, 23), _field(1, 31), _field(1, 12), _field(0, 6)).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(EXPRS)
+@example("0 0 30 2 *")
+@example("0 0 30-31 2,4 *")
+@example("0 0 31 4,6,9,11 *")
+@example("0 0 31 2 1")  # OR rule: Mondays in February rescue it
+@example("0 0 */1 2 *")
+@example("0 0 29 2 *")
+def test_it_says_never_fires_exactly_when_the_engine_finds_no_run(expr: str) -> None:
+    from cronctl.schedule import parse
+
+    s = parse(expr, None)
+    text = describe(s, None)
+    assert text  # never raises, never empty
+    fires = s.next_after(datetime(2026, 1, 1, tzinfo=timezone.utc)) is not None
+    assert (never_fires_reason(s) is None) == fires, text
