@@ -13,6 +13,7 @@ Which runs are skipped or doubled follows SEMANTICS.md §3 (vectors groups dst, 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -145,3 +146,41 @@ def test_the_robfig_or_rule_is_used_for_the_days() -> None:
     # Under the Atlas AND rule the same fields name only Sunday the 13th: nothing on 03-08.
     a = parse_atlas("0 2 13 * 0", "America/New_York")
     assert dst_events(a, after, a.runs(after, 2), and_rule=True) == []
+
+
+# --- property: the report agrees with the engine's own runs ------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Windows that open 2 days before a 2026 transition of each zone (instants in the module docstring).
+WINDOWS = [("America/New_York", "2026-03-06T07:00:00Z"), ("America/New_York", "2026-10-30T06:00:00Z"),
+           ("Europe/Berlin", "2026-03-27T01:00:00Z"), ("Europe/Berlin", "2026-10-23T01:00:00Z"),
+           ("Australia/Lord_Howe", "2026-10-01T15:30:00Z"), ("Australia/Lord_Howe", "2026-04-02T15:00:00Z"),
+           ("America/Santiago", "2026-09-04T04:00:00Z"), ("America/Santiago", "2026-04-03T03:00:00Z")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(WINDOWS), st.sampled_from(["0", "30", "15,45", "*/20", "0-2"]),
+       st.sampled_from(["*", "0", "1", "2", "23", "0-3", "*/2", "1,2"]))
+def test_every_doubled_run_is_reported_and_every_reported_double_is_run(
+        window: tuple[str, str], minute: str, hour: str) -> None:
+    zone, start = window
+    s = _robfig(f"{minute} {hour} * * *", zone)
+    after = z(start)
+    runs = s.runs(after, 400)
+    runs = [r for r in runs if r <= after + timedelta(days=4)]
+    if not runs:
+        return
+    events = dst_events(s, after, runs)
+    reported = {(a, b) for e in events for _, a, b in e.repeated}
+    for a, b in reported:
+        assert a in runs and b in runs
+    tz = ZoneInfo(zone)
+    walls: dict[datetime, list[datetime]] = {}
+    for r in runs:
+        walls.setdefault(r.astimezone(tz).replace(tzinfo=None), []).append(r)
+    doubled = {tuple(v) for v in walls.values() if len(v) == 2}
+    assert doubled == reported
+    skipped = {w for e in events for w in e.skipped}
+    assert not skipped & set(walls)
