@@ -563,10 +563,11 @@ def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_
             rec["verdict"], rec["reason"] = "ran", ""
     elif claims:
         rec["verdict"], rec["reason"] = "ran", "run manually by " + ", ".join(c.name for c in claims)
+    elif suspended and (susp_start is None or t >= susp_start) and not _job_after(recs, t):
+        # controller: a suspended CronJob creates nothing, however recent the time
+        rec["verdict"], rec["reason"] = "lost", "the CronJob is suspended"
     elif now - t < opts.late_after:
         rec["verdict"], rec["reason"] = "pending", "the time passed moments ago; the controller may still create it"
-    elif suspended and (susp_start is None or t >= susp_start) and not _job_after(recs, t):
-        rec["verdict"], rec["reason"] = "lost", "the CronJob is suspended"
     elif _in_blocked(t, blocked) and policy == "Forbid":
         rec["verdict"] = "lost"
         rec["reason"] = "Forbid: a prior Job was in .status.active (JobAlreadyActive)"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any
 
 Obj = dict[str, Any]
 
@@ -112,11 +112,12 @@ class Redactor:
         return out
 
     def _mask_object_in_place(self, obj: Obj) -> None:
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            ann = meta.get("annotations")
-            if isinstance(ann, dict) and isinstance(ann.get(LAST_APPLIED), str):
-                ann[LAST_APPLIED] = self._last_applied(ann[LAST_APPLIED])
+        for ann in _annotation_maps(obj):
+            for k, v in list(ann.items()):
+                if not isinstance(v, str):
+                    continue
+                # annotations are free text (tools keep URLs, commands, logs there)
+                ann[k] = self._last_applied(v) if k == LAST_APPLIED else self.text(v)
         kind = obj.get("kind")
         if kind == "Event" or ("involvedObject" in obj and "reason" in obj):
             for key in ("message", "note"):
@@ -150,6 +151,26 @@ class Redactor:
                 for field in ("command", "args"):
                     if isinstance(c.get(field), list):
                         c[field] = [self.text(a) if isinstance(a, str) else a for a in c[field]]
+
+
+def _annotation_maps(obj: Obj) -> list[Obj]:
+    """The annotations of the object and of the templates inside it (Job, pod)."""
+    maps: list[Obj] = []
+
+    def add(meta: Any) -> None:
+        if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+            maps.append(meta["annotations"])
+
+    add(obj.get("metadata"))
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        for holder in (spec.get("template"), spec.get("jobTemplate")):
+            if isinstance(holder, dict):
+                add(holder.get("metadata"))
+                inner = holder.get("spec")
+                if isinstance(inner, dict) and isinstance(inner.get("template"), dict):
+                    add(inner["template"].get("metadata"))
+    return maps
 
 
 def _pod_specs(obj: Obj) -> list[Obj]:
@@ -190,5 +211,3 @@ def strip_managed_fields(obj: Obj) -> Obj:
     new_meta = {k: v for k, v in meta.items() if k != "managedFields"}
     return {**obj, "metadata": new_meta}
 
-
-TextMasker = Callable[[str], str]

@@ -105,3 +105,15 @@ def test_managed_fields_are_stripped_without_touching_the_input() -> None:
     out = strip_managed_fields(obj)
     assert "managedFields" not in out["metadata"] and out["metadata"]["name"] == "x"
     assert "managedFields" in obj["metadata"]
+
+
+def test_credentials_in_annotations_of_the_object_and_its_templates_are_masked() -> None:
+    cj = {"kind": "CronJob", "metadata": {"name": "c", "annotations": {"note": "see https://u:pw1@wiki/x"}},
+          "spec": {"jobTemplate": {"metadata": {"annotations": {"a": "token=abc"}}, "spec": {"template": {
+              "metadata": {"annotations": {"sim/log": "Authorization: Bearer zzzzzzzzzz"}},
+              "spec": {"containers": []}}}}}}
+    out = Redactor().kube_object(cj)
+    assert out["metadata"]["annotations"]["note"] == "see https://<redacted:1>@wiki/x"
+    assert out["spec"]["jobTemplate"]["metadata"]["annotations"]["a"] == "token=<redacted:2>"
+    assert out["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["annotations"]["sim/log"] == \
+        "Authorization: Bearer <redacted:3>"
