@@ -99,8 +99,11 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
     tz = _zone(sched.zone)
     runs = list(sched.runs(after, count)) if count else []
     never = never_fires_reason(sched, and_rule=atlas) if getattr(sched, "every", None) is None else None
+    horizon_note = None
     if never is None and count and not runs:
-        never = "no run within the search horizon: this schedule never fires"
+        never = horizon_note = (
+            "no run within Atlas's one-year search horizon from " if atlas
+            else "no run within robfig's five-year search horizon from ") + rfc3339_z(after)
     events = dst_events(sched, after, runs, and_rule=atlas)
     result: Obj = {}
     if namespace is not None or name is not None:
@@ -117,7 +120,8 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
         "from": rfc3339_z(after),
         "next": [instant(t, tz) for t in runs],
         "dst": [_dst_obj(e, tz) for e in events],
-        "warnings": _warnings(sched, expr, time_zone, name, atlas, api_create),
+        "warnings": _warnings(sched, expr, time_zone, name, atlas, api_create)
+        + ([horizon_note + " (Next returns the zero time: the controller starts nothing)"] if horizon_note else []),
     })
     if controller is not None:
         if atlas:

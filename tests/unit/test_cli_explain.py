@@ -418,3 +418,10 @@ def test_an_atlas_manifest_missed_limit_is_ignored_as_the_atlas_cli_does(capsys:
     assert c["missedLimit"] == 100 and c["dueCount"] == 100
     assert c["due"][0] == "2026-01-01T00:01:00Z" and c["due"][-1] == "2026-01-01T01:40:00Z"
     assert r["zone"] == "UTC" and r["zoneSource"] == "default-utc"
+
+
+def test_atlas_says_when_its_one_year_horizon_finds_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # Seed 000: Next searches a year-sized number of minutes; Feb 29 2028 is further than that.
+    r = run_json(capsys, "0 0 29 2 *", "--dialect", "atlas", "--from", "2026-06-01T00:00:00Z")
+    assert r["next"] == [] and r["neverFires"] is True
+    assert any("one-year search horizon" in w for w in r["warnings"])
