@@ -402,9 +402,15 @@ def healthy(ports: dict[str, int]) -> bool:
 def up() -> None:
     with Lock():
         ports = load_ports()
-        if all_running() and ports and healthy(ports) and KUBECONFIG.exists():
-            log(f"already running; KUBECONFIG={KUBECONFIG}")
-            return
+        if all_running() and ports and KUBECONFIG.exists():
+            # others may be using it: give a busy apiserver time before calling it broken
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and all_running():
+                if healthy(ports):
+                    log(f"already running; KUBECONFIG={KUBECONFIG}")
+                    return
+                time.sleep(1)
+            log("running but /readyz is not ok after 30s: restarting it")
         if any(running_pid(c) is not None for c in COMPONENTS):
             log("partly running: stopping the leftovers first")
             _down()
