@@ -267,3 +267,31 @@ def test_a_missing_cronjob_exits_6_and_bad_occurrence_exits_5(kubeconfig: str, n
     assert r.returncode == 6 and f"cronjob {namespace}/nope not found" in r.stderr
     r = cronctl(["run-manual", "nope", "-n", namespace, "--yes", "--occurrence", "yesterday"], kubeconfig)
     assert r.returncode == 5 and "--occurrence" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_while_waiting_exits_130_records_it_and_changes_nothing_else(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path, sig: str) -> None:
+    import signal
+    import time
+
+    create_cronjob(k8s, namespace, "stopme", duration=30, schedule="0 0 1 1 *")
+    p = subprocess.Popen(cronctl_cmd(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "0"], kubeconfig),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=cronctl_env(tmp_path))
+    try:
+        wait_for("the manual Job", lambda: read_job(k8s, namespace, "stopme-manual"), 30)
+        time.sleep(1)  # inside the wait
+        p.send_signal(getattr(signal, sig))
+        _out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "cronctl restore stopme" in err and "Traceback" not in err
+    cj = read_cronjob(k8s, namespace, "stopme")
+    assert cj["spec"]["suspend"] is True
+    assert record_annotations(cj)["cronctl.dev/step"] == "interrupted"
+    job = read_job(k8s, namespace, "stopme-manual")
+    assert job is not None and terminal(job) is None  # still running: nothing was stopped or deleted
+    assert run_record(tmp_path)["outcome"] == "interrupted"
