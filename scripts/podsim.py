@@ -461,8 +461,11 @@ class Sim:
                 "reportingComponent": component, "reportingInstance": self.node if component == "kubelet" else ""}
         try:
             self.api.call("POST", f"/api/v1/namespaces/{ns}/events", body)
-        except (ApiError, OSError, http.client.HTTPException) as e:
-            log(f"event {reason} on {ns}/{name}: {e}")
+        except ApiError as e:
+            if e.status not in (403, 404):  # 403: the namespace is being deleted
+                log(f"event {reason} on {ns}/{name}: {e}")
+        except (OSError, http.client.HTTPException) as e:
+            log(f"event {reason} on {ns}/{name}: {e!r}")
 
     def write_status(self, pod: Pod, status: dict[str, Any]) -> None:
         ns, name = key_of(pod)
