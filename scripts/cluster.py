@@ -178,9 +178,9 @@ def install() -> None:
     if missing:
         log(f"building Kubernetes v{K8S_VERSION} ({', '.join(missing)} missing; cold build takes ~5-10 min)")
         t0 = time.monotonic()
-        r = subprocess.run([str(ROOT / "scripts" / "build-k8s.sh")], env=dict(os.environ, K8S_VERSION=K8S_VERSION))
-        if r.returncode != 0:
-            raise ClusterError(f"scripts/build-k8s.sh failed (exit {r.returncode})")
+        b = subprocess.run([str(ROOT / "scripts" / "build-k8s.sh")], env=dict(os.environ, K8S_VERSION=K8S_VERSION))
+        if b.returncode != 0:
+            raise ClusterError(f"scripts/build-k8s.sh failed (exit {b.returncode})")
         log(f"built in {time.monotonic() - t0:.0f}s")
 
 

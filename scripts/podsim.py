@@ -764,7 +764,11 @@ def main() -> int:
     with open(a.config) as f:
         cfg = json.load(f)
     sim = Sim(cfg)
-    signal.signal(signal.SIGTERM, lambda *_: (sim.stop.set(), os._exit(0)))
+    def on_term(*_: object) -> None:
+        sim.stop.set()
+        os._exit(0)  # daemon threads may sit in blocking reads: leave at once
+
+    signal.signal(signal.SIGTERM, on_term)
     serve_kubelet(sim)
     for attempt in range(100):
         try:

@@ -242,3 +242,50 @@ def test_a_deleted_running_pod_is_finished_and_disappears(k8s: Any, namespace: s
         return "forever" not in names
 
     wait_for("the deleted pod to disappear", gone, timeout=10)
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts/cluster itself
+# ---------------------------------------------------------------------------------------------
+
+def _cluster(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(__file__).resolve().parents[2] / "scripts" / "cluster"), *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+def test_a_second_cluster_up_leaves_the_running_processes_alone(kubeconfig: str) -> None:
+    import os
+
+    if os.environ.get("CRONCTL_TEST_KUBECONFIG"):
+        pytest.skip("CRONCTL_TEST_KUBECONFIG: the cluster was not started by scripts/cluster")
+    before = _cluster("status")
+    assert before.returncode == 0, before.stdout
+    again = _cluster("up")
+    assert again.returncode == 0 and "already running" in again.stderr
+    pids = lambda out: [ln.split()[3] for ln in out.splitlines() if " running pid " in ln]  # noqa: E731
+    assert pids(_cluster("status").stdout) == pids(before.stdout) and len(pids(before.stdout)) == 4
+
+
+def test_the_admin_kubeconfig_verifies_the_server_certificate(kubeconfig: str) -> None:
+    import base64
+    import socket
+    import ssl
+    import tempfile
+    from urllib.parse import urlsplit
+
+    cfg = yaml.safe_load(Path(kubeconfig).read_text())
+    cluster = cfg["clusters"][0]["cluster"]
+    assert "insecure-skip-tls-verify" not in cluster
+    url = urlsplit(cluster["server"])
+    assert url.hostname == "127.0.0.1"
+    with tempfile.NamedTemporaryFile("wb", suffix=".crt") as ca:
+        ca.write(base64.b64decode(cluster["certificate-authority-data"]))
+        ca.flush()
+        ctx = ssl.create_default_context(cafile=ca.name)
+        with socket.create_connection((url.hostname, url.port), timeout=5) as raw:
+            with ctx.wrap_socket(raw, server_hostname=url.hostname) as tls:
+                assert tls.getpeercert() is not None
+    # and a client that does not trust our CA is refused
+    with socket.create_connection((url.hostname, url.port), timeout=5) as raw:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            ssl.create_default_context().wrap_socket(raw, server_hostname=url.hostname)
