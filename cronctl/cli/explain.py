@@ -24,35 +24,41 @@ _LIVE_PREFIXES = ("cronjob/", "cronjobs/", "cj/", "cronjob.batch/", "cronjobs.ba
 def explain(
     target: Annotated[Optional[str], typer.Argument(
         help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
-        show_default=False)] = None,
+        show_default=False, metavar="SCHEDULE|cronjob/NAME")] = None,
     filename: Annotated[Optional[str], typer.Option(
         "--filename", "-f", help="Explain every CronJob in this manifest, multi-document YAML, JSON or "
-        "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too.", show_default=False)] = None,
+        "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too.", show_default=False,
+        metavar="FILE")] = None,
     tz: Annotated[Optional[str], typer.Option(
         "--tz", help="IANA zone, as spec.timeZone (default: none = the controller's local zone, UTC).",
-        show_default=False)] = None,
+        show_default=False, metavar="ZONE")] = None,
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="List runs strictly after this RFC3339 instant (default: --now, else now).",
-        show_default=False)] = None,
-    count: Annotated[int, typer.Option("--count", "-c", help="How many next runs to list.", min=0)] = 10,
+        show_default=False, metavar="INSTANT")] = None,
+    count: Annotated[int, typer.Option("--count", "-c", help="How many next runs to list.", min=0, metavar="N")] = 10,
     created: Annotated[Optional[str], typer.Option(
-        "--created", help="Controller input: metadata.creationTimestamp (RFC3339).", show_default=False)] = None,
+        "--created", help="Controller input: metadata.creationTimestamp (RFC3339).", show_default=False,
+        metavar="INSTANT")] = None,
     last_schedule: Annotated[Optional[str], typer.Option(
-        "--last-schedule", help="Controller input: status.lastScheduleTime (RFC3339).", show_default=False)] = None,
+        "--last-schedule", help="Controller input: status.lastScheduleTime (RFC3339).", show_default=False,
+        metavar="INSTANT")] = None,
     starting_deadline: Annotated[Optional[int], typer.Option(
-        "--starting-deadline", help="Controller input: spec.startingDeadlineSeconds.", show_default=False)] = None,
+        "--starting-deadline", help="Controller input: spec.startingDeadlineSeconds.", show_default=False,
+        metavar="SECONDS")] = None,
     now: Annotated[Optional[str], typer.Option(
         "--now", help="Controller input: the instant of the sync (RFC3339; default: the clock).",
-        show_default=False)] = None,
+        show_default=False, metavar="INSTANT")] = None,
     suspended: Annotated[bool, typer.Option(
         "--suspended", help="Controller input: spec.suspend is true (say what unsuspending would do).")] = False,
     name: Annotated[Optional[str], typer.Option(
-        "--name", help="Controller input: the CronJob's name (for the Job name).", show_default=False)] = None,
+        "--name", help="Controller input: the CronJob's name (for the Job name).", show_default=False,
+        metavar="NAME")] = None,
     dialect: Annotated[str, typer.Option(
-        "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (seed 000).")] = "kubernetes",
+        "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (seed 000).",
+        metavar="kubernetes|atlas")] = "kubernetes",
     missed_limit: Annotated[Optional[int], typer.Option(
         "--missed-limit", help="Atlas only: missedScheduleLimit (default 100 when unset or <= 0).",
-        show_default=False)] = None,
+        show_default=False, metavar="N")] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
