@@ -7,20 +7,9 @@ Pure (stdlib + zoneinfo), never reads the clock. Public API (see notes/ENGINE_AP
 
 from __future__ import annotations
 
+from cronctl.schedule.controller import Decision, decide, job_name
 from cronctl.schedule.parse import CronParseError, Schedule, parse
+from cronctl.schedule.validate import validate_for_api
 
 __all__ = ["CronParseError", "Decision", "Schedule", "decide", "job_name", "parse",
            "validate_for_api"]
-
-
-def __getattr__(name: str) -> object:
-    # controller/validate are pure too, but loaded on first use to keep `import parse` minimal
-    if name in ("decide", "Decision", "job_name"):
-        from cronctl.schedule import controller
-
-        return getattr(controller, name)
-    if name == "validate_for_api":
-        from cronctl.schedule import validate
-
-        return validate.validate_for_api
-    raise AttributeError(name)

@@ -16,11 +16,12 @@ Pure and light: stdlib only (``from cronctl.schedule import parse`` imports no y
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
+from typing import Callable
 
 from cronctl.errors import ScheduleError
-from cronctl.schedule.walk import SpecWalker, Zone, from_datetime_floor, get_zone, to_datetime
+from cronctl.schedule.walk import SpecWalker, Zone, from_datetime_floor, get_zone
 
 __all__ = ["CronParseError", "Schedule", "parse", "parse_standard", "format_schedule",
            "load_location", "FIELD_NAMES"]
@@ -521,35 +522,44 @@ class Schedule:
         r = self.next_unix(secs)
         return None if r is None or r > _MAX_UNIX else _to_dt(r)
 
+    def _stepper(self) -> Callable[[int], int | None]:
+        if self.every is not None:
+            delay = self._delay
+            return lambda u: u + delay
+        return self._walker.next
+
     def runs(self, after: datetime, count: int) -> list[datetime]:
         """Up to ``count`` successive runs strictly after ``after`` (each Next of the previous)."""
         out: list[datetime] = []
+        append = out.append
         u: int | None = _floor_secs(after)
-        nxt = self.next_unix
-        while len(out) < count:
-            assert u is not None
-            u = nxt(u)
+        nxt = self._stepper()
+        fts = datetime.fromtimestamp
+        for _ in range(count):
+            u = nxt(u)  # type: ignore[arg-type]
             if u is None or u > _MAX_UNIX:
                 break
-            out.append(_to_dt(u))
+            append(fts(u, _UTC))
         return out
 
     def runs_between(self, after: datetime, until: datetime) -> list[datetime]:
         """Every run with ``after < t <= until``."""
         out: list[datetime] = []
-        end = _floor_secs(until)
+        append = out.append
+        end = min(_floor_secs(until), _MAX_UNIX)
         u: int | None = _floor_secs(after)
-        nxt = self.next_unix
+        nxt = self._stepper()
+        fts = datetime.fromtimestamp
         while True:
-            assert u is not None
-            u = nxt(u)
-            if u is None or u > end or u > _MAX_UNIX:
+            u = nxt(u)  # type: ignore[arg-type]
+            if u is None or u > end:
                 break
-            out.append(_to_dt(u))
+            append(fts(u, _UTC))
         return out
 
 
 _MAX_UNIX = 253402300799 - 86400 * 366  # keep results inside datetime's range
+_UTC = timezone.utc
 
 
 def _floor_secs(instant: datetime) -> int:
@@ -563,6 +573,4 @@ def _floor_secs(instant: datetime) -> int:
 
 
 def _to_dt(u: int) -> datetime:
-    if u > _MAX_UNIX:
-        raise ScheduleError("result beyond year 9998")
-    return to_datetime(u)
+    return datetime.fromtimestamp(u, _UTC)

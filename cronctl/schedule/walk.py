@@ -92,7 +92,7 @@ class Zone:
         available, the whole table is built by sampling every 3 hours instead."""
         self._loaded = True
         try:
-            from zoneinfo import _common, _tzpath  # type: ignore[attr-defined]
+            from zoneinfo import _common, _tzpath
 
             path = _tzpath.find_tzfile(self.name)
             if path is not None:
@@ -104,7 +104,7 @@ class Zone:
             trans_idx, trans_utc, utcoff, _isdst, _abbr, tz_str = data
         except Exception:  # pragma: no cover - depends on the Python build
             return
-        has_rules = bool(tz_str) and b"," in tz_str  # a footer with DST rules
+        has_rules = tz_str is not None and b"," in tz_str  # a footer with DST rules
         if not trans_utc:
             if not has_rules:
                 self.fixed = self._probe(0)
@@ -198,6 +198,21 @@ class Zone:
                 return self.fixed
         return self.offs[bisect.bisect_right(self.trans, u)]
 
+    def segment(self, u: int) -> tuple[int, int, int]:
+        """(lo, hi, offset): an interval ``lo <= u < hi`` over which the offset is constant
+        (``hi`` may stop early at the end of the table's coverage; never too wide)."""
+        if self.fixed is not None:
+            return (-self._FAR, self._FAR, self.fixed)
+        if not (self._lo <= u < self._hi):
+            self._cover(u)
+            if self.fixed is not None:
+                return (-self._FAR, self._FAR, self.fixed)
+        trans = self.trans
+        i = bisect.bisect_right(trans, u)
+        lo = trans[i - 1] if i > 0 else self._lo
+        hi = trans[i] if i < len(trans) else self._hi
+        return (lo, hi, self.offs[i])
+
     def constant_between(self, lo: int, hi: int) -> bool:
         """True when the offset does not change at any instant in (lo, hi]."""
         if self.fixed is not None:
@@ -290,7 +305,7 @@ class SpecWalker:
     """
 
     __slots__ = ("minute", "hour", "dom", "month", "dow", "dom_star", "dow_star", "zone",
-                 "_nmin", "_nhour", "_nmon", "_days", "_first_min", "_first_hour")
+                 "_nmin", "_nhour", "_nmon", "_days", "_first_min", "_first_hour", "_seg", "_cday")
 
     def __init__(self, minute: int, hour: int, dom: int, month: int, dow: int,
                  dom_star: bool, dow_star: bool, zone: Zone) -> None:
@@ -308,6 +323,9 @@ class SpecWalker:
         self._first_min = self._nmin[0]
         self._first_hour = self._nhour[0]
         self._days: dict[int, tuple[int, ...]] = {}
+        self._seg: tuple[int, int, int] = (0, 0, 0)  # last zone segment (lo, hi, offset)
+        # last local day seen: (day number, month and day match, year, month, day)
+        self._cday: tuple[int, bool, int, int, int] = (-1 << 62, False, 0, 0, 0)
 
     # -- day rule ---------------------------------------------------------------------------
     def day_matches(self, day: int, weekday: int) -> bool:
@@ -621,34 +639,66 @@ class SpecWalker:
             return (days_from_civil(y, m, d) * 86400) + nh * 3600 + nmi * 60
 
     def next(self, u0: int) -> int | None:
-        """spec.go ``Next`` for ``u0`` (whole Unix seconds): the fast path with exact fallback."""
-        z = self.zone
+        """spec.go ``Next`` for ``u0`` (whole Unix seconds): the fast path with exact fallback.
+
+        Fast path: the smallest matching wall time at or after ``u0 + 1`` in the offset of
+        ``u0 + 1``, accepted when that offset holds from a day before the Go walk's first reset
+        point (start of the day, or of the month when the month does not match) to a day after
+        the result: then every ``time.Date``/``Add`` of the Go walk is plain wall arithmetic.
+        """
         u = u0 + 1
-        off = z.offset(u)
+        seg_lo, seg_hi, off = self._seg
+        if not (seg_lo <= u < seg_hi):
+            self._seg = seg = self.zone.segment(u)
+            seg_lo, seg_hi, off = seg
         if off % 60:
             return self._next_jumping(u0)
         w = u + off
         days, sod = divmod(w, 86400)
-        y, m, d = civil_from_days(days)
-        res = self._naive(w, y + 5)
-        if z.fixed is not None:
-            return None if res is None else res - off
+        cday, cok, y, m, d = self._cday
+        if days != cday:
+            y, m, d = civil_from_days(days)
+            cok = bool((self.month >> m) & 1) and self.day_matches(d, (days + 4) % 7)
+            self._cday = (days, cok, y, m, d)
+        if cok:
+            # this local day matches: the answer is later today or on a later day of this month
+            h, r = divmod(sod, 3600)
+            mi, sec = divmod(r, 60)
+            if sec:
+                mi += 1
+            res = -1
+            if (self.hour >> h) & 1:
+                nmi = self._nmin[mi]
+                if nmi >= 0:
+                    res = w - sod + h * 3600 + nmi * 60
+            if res < 0:
+                fm = self._first_min
+                if fm >= 0:
+                    nh = self._nhour[h + 1]
+                    if nh > 0:
+                        res = w - sod + nh * 3600 + fm * 60
+                    else:
+                        fh = self._first_hour
+                        mdays = self._month_days(y, m)
+                        i = bisect.bisect_right(mdays, d)
+                        if fh >= 0 and i < len(mdays):
+                            res = w - sod + (mdays[i] - d) * 86400 + fh * 3600 + fm * 60
+            if res >= 0:
+                if seg_lo <= w - sod - off - _MARGIN and res - off + _MARGIN < seg_hi:
+                    return res - off
+                return self._next_jumping(u0)
+        month_ok = (self.month >> m) & 1
+        res2 = self._naive(w, y + 5)
         # The lowest instant the Go walk touches is its first reset point: start of the month
         # when the month does not match, else the start of the day.
-        if (self.month >> m) & 1:
-            lo = u - sod
-        else:
-            lo = u - sod - (d - 1) * 86400
+        lo = u - sod if month_ok else u - sod - (d - 1) * 86400
         lo -= _MARGIN
-        if res is None:
+        if res2 is None:
             hi = days_from_civil(y + 6, 1, 1) * 86400 + _MARGIN
         else:
-            hi = res - off + _MARGIN
-        if z.constant_between(lo, hi):
-            return None if res is None else res - off
+            hi = res2 - off + _MARGIN
+        if seg_lo <= lo and hi < seg_hi:
+            return None if res2 is None else res2 - off
+        if self.zone.constant_between(lo, hi):
+            return None if res2 is None else res2 - off
         return self._next_jumping(u0)
-
-
-def every_next(delay: int, secs: int, micros: int) -> tuple[int, int]:
-    """ConstantDelaySchedule.Next: ``t + delay - t.Nanosecond()``; returns (secs, micros=0)."""
-    return secs + delay, 0
