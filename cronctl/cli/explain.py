@@ -74,17 +74,17 @@ def explain(
 
     from cronctl.errors import BadInput
     from cronctl.explain import DIALECTS, ControllerInputs, explain_file, explain_schedule
-    from cronctl.timeutil import UTC, parse_rfc3339
+    from cronctl.timeutil import UTC
 
     if dialect not in DIALECTS:
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
     if (target is None) == (filename is None):
         raise click.UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
     # The clock is read once, here; everything below takes it as a parameter.
-    now_t = parse_rfc3339(now, what="--now") if now is not None else datetime.now(UTC)
-    after = parse_rfc3339(from_, what="--from") if from_ is not None else now_t
-    created_t = parse_rfc3339(created, what="--created") if created is not None else None
-    last_t = parse_rfc3339(last_schedule, what="--last-schedule") if last_schedule is not None else None
+    now_t = _instant(now, "--now") or datetime.now(UTC)
+    after = _instant(from_, "--from") or now_t
+    created_t = _instant(created, "--created")
+    last_t = _instant(last_schedule, "--last-schedule")
     # --now and --name alone only set the reference instant / the name; a starting point or a
     # deadline/suspend asks for the controller's decision.
     controller_given = (created_t is not None or last_t is not None or starting_deadline is not None
@@ -108,6 +108,23 @@ def explain(
         result = explain_schedule(target, time_zone=tz, after=after, count=count, dialect=dialect,
                                   controller=inputs if controller_given else None, name=name)
     _render(result, output)
+
+
+def _instant(text: str | None, option: str) -> datetime | None:
+    """An RFC3339 option value, refused (BadInput) outside the years 1000-9000.
+
+    Beyond them Python's datetime (years 1-9999) cannot hold a five-year search plus the
+    zone conversions, and 4-digit RFC3339 years are what every consumer of -o json expects.
+    """
+    from cronctl.errors import BadInput
+    from cronctl.timeutil import parse_rfc3339
+
+    if text is None:
+        return None
+    t = parse_rfc3339(text, what=option)
+    if not 1000 <= t.year <= 9000:
+        raise BadInput(f"bad {option} {text!r}: outside the years 1000-9000 that cronctl handles")
+    return t
 
 
 def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,

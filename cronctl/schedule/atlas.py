@@ -74,6 +74,12 @@ class AtlasSchedule:
         """
         if instant.tzinfo is None:
             raise ValueError("next_after needs an aware datetime")
+        try:
+            return self._next_after(instant)
+        except OverflowError:  # the search ran past year 9999: nothing that datetime can name
+            return None
+
+    def _next_after(self, instant: datetime) -> datetime | None:
         tz = self.tzinfo
         u = instant.astimezone(UTC).replace(second=0, microsecond=0) + _MINUTE
         minutes, hours = set(self.minutes), set(self.hours)

@@ -30,6 +30,8 @@ UTC = timezone.utc
 _SCAN = timedelta(hours=12)
 # The longest gap/fold handled minute by minute (Pacific/Apia skipped a whole day in 2011).
 _MAX_SPAN = timedelta(hours=49)
+_FIRST = datetime(1, 1, 3, tzinfo=UTC)
+_LAST = datetime(9999, 12, 29, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -104,10 +106,14 @@ def _runs_words(walls: Sequence[datetime]) -> str:
 
 def transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
     """Every offset change of ``zone`` in (start, end], in order."""
-    tz = ZoneInfo(zone)
+    try:
+        tz = ZoneInfo(zone)
+    except (KeyError, ValueError, OSError):
+        return []
     out: list[Transition] = []
-    a = start.astimezone(UTC)
-    stop = end.astimezone(UTC)
+    # Keep a day away from datetime's limits so that local conversions cannot overflow.
+    a = max(start.astimezone(UTC), _FIRST)
+    stop = min(end.astimezone(UTC), _LAST)
     off_a = a.astimezone(tz).utcoffset()
     while a < stop:
         b = min(a + _SCAN, stop)

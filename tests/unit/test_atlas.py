@@ -135,3 +135,7 @@ def test_anything_beyond_strict_numeric_five_fields_is_a_schedule_error(expr: st
 def test_an_unknown_zone_is_a_schedule_error_naming_it() -> None:
     with pytest.raises(ScheduleError, match="unknown time zone 'Mars/Base'"):
         parse_atlas("0 9 * * *", "Mars/Base")
+
+
+def test_a_search_running_past_year_9999_finds_nothing_instead_of_crashing() -> None:
+    assert parse_atlas("0 0 * * *").next_after(z("9999-12-31T12:00:00Z")) is None

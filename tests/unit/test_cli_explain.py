@@ -292,6 +292,8 @@ ERRORS = [
     (["TZ=UTC"], ExitCode.BAD_INPUT, "prefix must be followed by a space"),
     (["0 0 * * *", "--now", "yesterday"], ExitCode.BAD_INPUT, "error: bad --now 'yesterday'"),
     (["0 0 * * *", "--from", "2026-01-01T00:00:00"], ExitCode.BAD_INPUT, "error: bad --from"),
+    (["0 0 * * *", "--from", "0001-01-01T00:00:00Z"], ExitCode.BAD_INPUT, "outside the years 1000-9000"),
+    (["0 0 * * *", "--now", "9999-12-31T00:00:00Z"], ExitCode.BAD_INPUT, "error: bad --now"),
     (["0 0 * * *", "--starting-deadline", "60"], ExitCode.BAD_INPUT, "need --created or --last-schedule"),
     (["0 0 * * *", "--dialect", "quartz"], ExitCode.BAD_INPUT, "bad --dialect 'quartz'"),
     (["0 9 * * MON", "--dialect", "atlas"], ExitCode.BAD_INPUT, "atlas: bad weekday 'MON'"),

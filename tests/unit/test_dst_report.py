@@ -184,3 +184,9 @@ def test_every_doubled_run_is_reported_and_every_reported_double_is_run(
     assert doubled == reported
     skipped = {w for e in events for w in e.skipped}
     assert not skipped & set(walls)
+
+
+def test_transitions_near_the_limits_of_datetime_do_not_crash() -> None:
+    assert transitions("America/New_York", z("0001-01-01T00:00:00Z"), z("0001-03-01T00:00:00Z")) == []
+    assert transitions("America/New_York", z("9999-12-01T00:00:00Z"), z("9999-12-31T23:59:00Z")) == []
+    assert transitions("Not/AZone", z("2026-01-01T00:00:00Z"), z("2027-01-01T00:00:00Z")) == []
