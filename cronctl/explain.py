@@ -332,12 +332,16 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    ns, name = meta.get("namespace"), meta.get("name")
-    where = f"cronjob {ns + '/' if ns else ''}{name}"
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    where = f"cronjob {ns + '/' if isinstance(ns, str) and ns else ''}{name if name else '(no name)'}"
     if source:
         where = f"{source}: {where}"
     try:
-        if not isinstance(spec, dict) or not isinstance(spec.get("schedule"), str):
+        for part, value in (("metadata", meta), ("spec", spec), ("status", status)):
+            if not isinstance(value, dict):
+                raise BadInput(f"{part} is a {type(value).__name__}, not a mapping")
+        if not isinstance(spec.get("schedule"), str):
             raise BadInput("spec.schedule is missing or not a string")
         tzv = spec.get("timeZone")
         if tzv is not None and not isinstance(tzv, str):

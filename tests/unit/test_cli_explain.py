@@ -427,3 +427,24 @@ def test_atlas_says_when_its_one_year_horizon_finds_nothing(capsys: pytest.Captu
     r = run_json(capsys, "0 0 29 2 *", "--dialect", "atlas", "--from", "2026-06-01T00:00:00Z")
     assert r["next"] == [] and r["neverFires"] is True
     assert any("one-year search horizon" in w for w in r["warnings"])
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("kind: CronJob\nmetadata: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob (no name): metadata is a list"),
+    ("kind: CronJob\nmetadata: {name: x}\nstatus: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob x: status is a list"),
+    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: 5}\n", "cronjob x: spec.schedule is missing or not a string"),
+    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: '* * * * *', timeZone: 5}\n", "spec.timeZone is not a string"),
+    ("kind: CronJob\nmetadata: {name: x, creationTimestamp: soon}\nspec: {schedule: '* * * * *'}\n",
+     "cronjob x: bad metadata.creationTimestamp 'soon'"),
+    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: '* * * * *', startingDeadlineSeconds: abc}\n",
+     "spec.startingDeadlineSeconds 'abc' is not an integer"),
+    ("[1, 2]", "document 1 is not a Kubernetes object"),
+])
+def test_a_malformed_cronjob_object_is_bad_input_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                           text: str, fragment: str) -> None:
+    f = tmp_path / "objs.yaml"
+    f.write_text(text)
+    rc, out, err = run(capsys, "-f", str(f))
+    assert rc == ExitCode.BAD_INPUT and out == ""
+    assert err.startswith(f"error: {f}: ") and fragment in err
+    assert "Traceback" not in err
