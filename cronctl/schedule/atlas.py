@@ -142,11 +142,23 @@ def load_zone(name: str) -> ZoneInfo:
         raise ScheduleError(f"unknown time zone {name!r}") from None
 
 
+_LATE = ("Atlas's CreateCronJob stores the schedule unchecked; this error appears later, "
+         "when Controller.RunOnce parses it")
+
+
 def parse_atlas(expr: str, tz: str | None = None) -> AtlasSchedule:
     """Parse an Atlas five-field expression in the IANA location ``tz`` (None or '' = UTC).
 
-    Raises ScheduleError naming the field and the value at fault.
+    Raises ScheduleError naming the field and the value at fault (with a hint that Atlas itself
+    only notices in RunOnce, not at creation).
     """
+    try:
+        return _parse_atlas(expr, tz)
+    except ScheduleError as e:
+        raise ScheduleError(e.message, hint=_LATE) from None
+
+
+def _parse_atlas(expr: str, tz: str | None) -> AtlasSchedule:
     zone = tz or "UTC"
     load_zone(zone)
     fields = expr.split()
