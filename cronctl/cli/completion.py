@@ -80,3 +80,28 @@ def completion(
         raise BadInput(f"cannot write {path}: {e.strerror}") from None
     err.print(f"installed {shell.value} completion in {path}", markup=False)
     err.print(_AFTER[shell.value], markup=False)
+
+
+def kubectl_complete(argv: list[str] | None = None) -> int:
+    """Entry point of ``kubectl_complete-cronctl``.
+
+    kubectl (1.26+) runs it for ``kubectl cronctl <TAB>`` with the words after ``cronctl``, the
+    last one being the word under the cursor, and reads cobra's ``__complete`` answer: one
+    candidate per line, then ``:<directive>`` (4 = no file completion; 0 = let the shell
+    complete file names, used when cronctl has nothing to offer, e.g. after ``-f``).
+    """
+    import sys
+
+    from typer._click.shell_completion import get_completion_class
+    from typer.main import get_command
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    incomplete = words.pop() if words else ""
+    comp_cls = get_completion_class("bash")
+    assert comp_cls is not None  # registered by completion_init() above
+    comp = comp_cls(get_command(app), {}, PROG, COMPLETE_VAR)
+    values = [item.value for item in comp.get_completions(words, incomplete)]
+    for v in values:
+        sys.stdout.write(f"{v}\n")
+    sys.stdout.write(":4\n" if values else ":0\n")
+    return 0

@@ -84,3 +84,16 @@ def test_the_plugin_keeps_cronctl_exit_codes_and_stderr(tmp_path: Path) -> None:
 def test_kubectl_plugin_list_shows_the_plugin(tmp_path: Path) -> None:
     r = kubectl("plugin", "list", tmp_home=tmp_path)
     assert str(VENV_BIN / "kubectl-cronctl") in r.stdout, r.stdout + r.stderr
+
+
+def test_kubectl_completes_plugin_subcommands_and_flag_values(tmp_path: Path) -> None:
+    # kubectl runs kubectl_complete-cronctl for `kubectl cronctl <TAB>` (cobra __complete protocol)
+    assert (VENV_BIN / "kubectl_complete-cronctl").exists()
+    r = kubectl("__complete", "cronctl", "ex", tmp_home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["explain", ":4"]
+    r = kubectl("__complete", "cronctl", "lint", "--fail-on", "", tmp_home=tmp_path)
+    assert r.stdout.splitlines() == ["error", "warning", "info", "none", ":4"]
+    # nothing to offer (a file name after -f): directive 0 lets the shell complete files
+    r = kubectl("__complete", "cronctl", "lint", "-f", "", tmp_home=tmp_path)
+    assert r.stdout.splitlines()[-1] == ":0"

@@ -68,6 +68,7 @@ def test_the_wheel_carries_typing_marker_templates_data_and_both_scripts(wheelho
     ep = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     scripts = zipfile.ZipFile(whl).read(ep).decode()
     assert "cronctl = cronctl.cli:main" in scripts and "kubectl-cronctl = cronctl.cli:main" in scripts
+    assert "kubectl_complete-cronctl = cronctl.cli.completion:kubectl_complete" in scripts
 
 
 def _pipx() -> str | None:
