@@ -315,14 +315,17 @@ class _Run:
             self.r.step(f"verify ({attempt}): no active or unfinished child Job")
         self._update_step("verified")
 
-    def _abort(self, why: str) -> None:
-        """Undo our suspend (to the original value) and clear our record; nothing was created."""
+    def _undo(self, why: str) -> None:
+        """Set suspend back to the original value and clear our record; nothing was created."""
         restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                        check_children=False), self.clock, self.r)
         self.record["restored_at"] = self._now()
         self._step_local("aborted", why)
+
+    def _abort(self, why: str, hint: str = "use --wait-active to wait for them (bounded by --timeout)") -> None:
+        self._undo(why)
         raise Refused(f"{why}; suspend set back to {str(self.original_suspend).lower()}, nothing created",
-                      hint="use --wait-active to wait for them (bounded by --timeout)")
+                      hint=hint)
 
     # -- 5. create --------------------------------------------------------------------------------
     def create(self) -> Obj:
@@ -330,8 +333,17 @@ class _Run:
         try:
             job = self.c.create_job(body)
         except Conflict:
-            self._abort(f"job {self.ns}/{self.job_name} appeared since the preflight check")
+            self._abort(f"job {self.ns}/{self.job_name} appeared since the preflight check",
+                        hint="someone created it meanwhile; see cronctl status")
             raise  # pragma: no cover (abort raises)
+        except CronctlError as e:
+            # Refused by the API (admission, quota, validation). If it really was not created,
+            # put suspend back: the run changed nothing. If we cannot tell, leave it suspended.
+            if self.c.get_job(self.job_name) is None:
+                self._undo(f"the API server refused the Job: {e.message}")
+                e.message = f"{e.message}; suspend set back to {str(self.original_suspend).lower()}, nothing created"
+                e.args = (e.message,)
+            raise
         self.record["job"] = {"name": self.job_name, "uid": model.meta(job).get("uid"),
                               "created": model.meta(job).get("creationTimestamp")}
         self.r.step(f"created Job {self.ns}/{self.job_name}")
@@ -477,8 +489,16 @@ class _Run:
             return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended",
                                           self.record, final, nxt), "failed", tail, events)
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
-        res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
-                      self.clock, self.r)
+        try:
+            res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
+                          self.clock, self.r)
+        except CronctlError as e:
+            # The Job succeeded but the restore could not be done (record changed, API down):
+            # keep the evidence and say exactly what is left.
+            self.record.update(outcome="succeeded-not-restored", error=e.message, exit_code=int(e.exit_code))
+            return self._finish(RunResult(e.exit_code, f"job {self.job_name} succeeded but the restore failed: "
+                                          f"{e.message}", self.record, final, nxt), "succeeded-not-restored",
+                                tail, [])
         self.record["restored_at"] = self._now()
         self.record["prediction"] = res.get("prediction")
         self.record["restored_suspend"] = res.get("suspend")

@@ -295,3 +295,21 @@ def test_ctrl_c_while_waiting_exits_130_records_it_and_changes_nothing_else(
     job = read_job(k8s, namespace, "stopme-manual")
     assert job is not None and terminal(job) is None  # still running: nothing was stopped or deleted
     assert run_record(tmp_path)["outcome"] == "interrupted"
+
+
+def test_a_job_the_api_server_refuses_puts_suspend_back_and_says_why(kubeconfig: str, namespace: str, k8s: Any,
+                                                                     tmp_path: Path) -> None:
+    # RBAC allows the create (preflight passes); a ResourceQuota of zero Jobs makes admission refuse it.
+    create_cronjob(k8s, namespace, "quota")
+    k8s.core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "no-jobs"},
+                                                          "spec": {"hard": {"count/jobs.batch": "0"}}})
+    wait_for("the quota to be counted",
+             lambda: (json.loads(k8s.core.read_namespaced_resource_quota("no-jobs", namespace,
+                                                                         _preload_content=False).data)
+                      .get("status") or {}).get("hard"), 30)
+    r = cronctl(["run-manual", "quota", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 3, r.stderr
+    assert "exceeded quota" in r.stderr and "suspend set back to false, nothing created" in r.stderr
+    cj = read_cronjob(k8s, namespace, "quota")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    assert run_record(tmp_path)["step"] == "aborted"
