@@ -23,7 +23,6 @@ from cronctl.runbooks import NAMES
 NAME = "mp-orders-sync"
 SCHEDULE = "30 2 * * *"
 ZONE = "America/New_York"
-LAST = "2026-11-30T07:30:00Z"  # a past 02:30 EST run, written into .status
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +35,13 @@ def live(namespace_factory: Any, k8s: Any, kubeconfig: str) -> Iterator[dict[str
                  "jobTemplate": {"spec": {"template": {"spec": {
                      "restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}]}}}}},
     })
-    # A suspended CronJob is left alone by the controller, so this status stays as written.
-    k8s.batch.patch_namespaced_cron_job_status(NAME, ns, {"status": {"lastScheduleTime": LAST}})
-    yield {"ns": ns, "kubeconfig": kubeconfig}
+    # The run two days before the most recent 02:30 (a real past slot; close to now, so the
+    # controller's missed-run estimate is not disturbed by a DST change far back). A suspended
+    # CronJob is left alone by the controller, so this status stays as written.
+    last = most_recent_0230_new_york(datetime.now(timezone.utc)) - timedelta(days=2)
+    last_text = last.strftime("%Y-%m-%dT%H:%M:%SZ")
+    k8s.batch.patch_namespaced_cron_job_status(NAME, ns, {"status": {"lastScheduleTime": last_text}})
+    yield {"ns": ns, "kubeconfig": kubeconfig, "last": last_text}
     namespace_factory.delete(ns)
 
 
@@ -49,10 +52,15 @@ def render(capfd: pytest.CaptureFixture[str], live: dict[str, str], *args: str) 
 
 
 def most_recent_0230_new_york(now: datetime) -> datetime:
-    """The latest 02:30 New York wall time at or before now (December: no DST around it)."""
-    local = now.astimezone(ZoneInfo(ZONE))
-    day = local.date() if local.time() >= datetime(2000, 1, 1, 2, 30).time() else local.date() - timedelta(days=1)
-    return datetime(day.year, day.month, day.day, 2, 30, tzinfo=ZoneInfo(ZONE)).astimezone(timezone.utc)
+    """The latest existing 02:30 New York wall time at or before now (a spring-forward day has none)."""
+    z = ZoneInfo(ZONE)
+    day = now.astimezone(z).date()
+    while True:
+        t = datetime(day.year, day.month, day.day, 2, 30, tzinfo=z)
+        exists = t.astimezone(timezone.utc).astimezone(z).replace(tzinfo=None) == t.replace(tzinfo=None)
+        if exists and t <= now:
+            return t.astimezone(timezone.utc)
+        day -= timedelta(days=1)
 
 
 STATEFUL = [n for n in NAMES if n not in ("rbac", "exit-codes")]
@@ -75,7 +83,7 @@ def test_stateful_runbooks_show_schedule_zone_suspend_last_schedule_and_next_run
     assert code == 0
     assert f"`{SCHEDULE}`" in out and ZONE in out
     assert "| suspend | true |" in out
-    assert f"| lastScheduleTime | {LAST} |" in out
+    assert f"| lastScheduleTime | {live['last']} |" in out
     assert "| concurrencyPolicy | Forbid |" in out
     runs = re.findall(r"^- (\S+) = (\S+)$", out, re.M)
     assert len(runs) == 5
@@ -97,10 +105,16 @@ def test_catch_up_runbook_names_the_job_unsuspending_would_start(capfd, live) ->
 def test_dst_runbook_lists_the_zone_transitions_and_the_skipped_date(capfd, live) -> None:
     code, out, _ = render(capfd, live, "dst-transition", NAME)
     assert code == 0
-    # New York springs forward on the second Sunday of March at 07:00Z; 02:30 that day is skipped
-    year = datetime.now(timezone.utc).year + 1
-    march = [datetime(year, 3, d) for d in range(8, 15)]
-    sunday = next(d for d in march if d.weekday() == 6)
+    # New York springs forward on the second Sunday of March at 07:00Z; 02:30 that day is skipped.
+    # The next such Sunday after now is within the runbook's one-year transition list.
+    now = datetime.now(timezone.utc)
+
+    def second_sunday_of_march(year: int) -> datetime:
+        return next(datetime(year, 3, d) for d in range(8, 15) if datetime(year, 3, d).weekday() == 6)
+
+    sunday = second_sunday_of_march(now.year)
+    if sunday.replace(hour=7, tzinfo=timezone.utc) <= now:
+        sunday = second_sunday_of_march(now.year + 1)
     assert f"{sunday:%Y-%m-%d}T07:00:00Z: gap (spring forward)" in out
     assert f"- {sunday:%Y-%m-%d} at 02:30: skipped" in out
 
