@@ -56,6 +56,8 @@ def wheelhouse(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wh
 
 
+# One worker builds the wheelhouse once (scripts/test runs xdist with --dist loadgroup).
+@pytest.mark.xdist_group("packaging")
 def test_the_wheel_carries_typing_marker_templates_data_and_both_scripts(wheelhouse: Path) -> None:
     [whl] = wheelhouse.glob("cronctl-*.whl")
     assert whl.name.startswith(f"cronctl-{__version__}-")
@@ -76,6 +78,7 @@ def _pipx() -> str | None:
     return str(found) if found.exists() else shutil.which("pipx")
 
 
+@pytest.mark.xdist_group("packaging")
 @pytest.mark.skipif(_pipx() is None, reason="pipx not installed (pip install -e '.[test]' brings it)")
 def test_pipx_install_from_the_source_dir_gives_working_commands(source: Path, wheelhouse: Path, tmp_path: Path) -> None:
     env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(tmp_path),
