@@ -220,7 +220,7 @@ def check_unparseable_schedule(cj: Obj, now: datetime) -> list[Hit]:
     if expr is None or expr == "":
         return [Hit("spec.schedule is missing", "spec.schedule")]
     if not isinstance(expr, str):
-        return [Hit(f"spec.schedule is a {type(expr).__name__}, not a string", "spec.schedule")]
+        return [Hit(f"spec.schedule is not a string (it is {type(expr).__name__} {expr!r})", "spec.schedule")]
     try:
         parse(expr, None)
     except ScheduleError as e:
@@ -235,7 +235,7 @@ def check_unknown_time_zone(cj: Obj, now: datetime) -> list[Hit]:
     if tz is None:
         return []
     if not isinstance(tz, str):
-        return [Hit(f"spec.timeZone is a {type(tz).__name__}, not a string", "spec.timeZone")]
+        return [Hit(f"spec.timeZone is not a string (it is {type(tz).__name__} {tz!r})", "spec.timeZone")]
     if tz == "" or tz == "Local":
         # API validation: "" must be nil or non-empty; "Local" is refused (it would mean the controller's zone).
         return [Hit(f"spec.timeZone '{tz}' is refused by the API server", "spec.timeZone")]
