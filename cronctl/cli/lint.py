@@ -45,6 +45,8 @@ def lint(
         "--output", "-o", help="text (table), json, yaml, or sarif (SARIF 2.1.0 for code scanning).")] = LintOutput.text,
     fail_on: Annotated[FailOn, typer.Option(
         "--fail-on", help="Exit with code 8 when a finding at or above this severity exists.")] = FailOn.error,
+    list_rules: Annotated[bool, typer.Option(
+        "--rules", help="List every rule (id, severity, what it finds, why, fix) and exit.")] = False,
     now_text: Annotated[Optional[str], typer.Option(
         "--now", help="Evaluate time-dependent rules (DST, intervals) at this RFC3339 instant.",
         show_default=False)] = None,
@@ -58,6 +60,9 @@ def lint(
     from cronctl.lint.engine import fails, lint_objects, summarize
     from cronctl.timeutil import parse_rfc3339
 
+    if list_rules:
+        _print_rules(output)
+        return
     now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
     name = cronjob.split("/", 1)[1] if cronjob and cronjob.lower().startswith(("cronjob/", "cronjobs/", "cj/")) else cronjob
     texts: dict[str, str] = {}
@@ -138,3 +143,31 @@ def _print_table(findings: list[Any], checked: int) -> None:
         out.print(f"{checked} CronJob{plural} checked: {parts}", markup=False)
     else:
         out.print(f"{checked} CronJob{plural} checked: no findings", markup=False)
+
+
+def _print_rules(output: LintOutput) -> None:
+    from cronctl.lint.rules import RULES
+
+    if output is LintOutput.text:
+        from rich.table import Table
+
+        table = Table(box=None, show_edge=False, pad_edge=False)
+        for col in ("RULE", "SEVERITY", "FINDS", "WHY / FIX"):
+            table.add_column(col, overflow="fold")
+        for r in RULES:
+            table.add_row(f"{r.id}\n{r.name}", r.severity, r.summary, f"{r.why}\nfix: {r.fix}")
+        out.print(table)
+        return
+    doc = [{"id": r.id, "name": r.name, "severity": r.severity, "summary": r.summary, "why": r.why, "fix": r.fix}
+           for r in RULES]
+    if output is LintOutput.sarif:
+        from cronctl import __version__
+        from cronctl.lint.sarif import to_sarif
+
+        typer.echo(json.dumps(to_sarif([], tool_version=__version__), indent=2))
+    elif output is LintOutput.json:
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        import yaml
+
+        typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)

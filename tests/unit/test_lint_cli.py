@@ -135,3 +135,16 @@ def test_a_bad_now_is_bad_input(capfd, bad) -> None:
     code = main(["lint", "-f", bad, "--now", "yesterday"])
     _, e = capfd.readouterr()
     assert code == 5 and "--now" in e
+
+
+def test_rules_lists_the_catalogue_without_touching_a_cluster(capfd) -> None:
+    from cronctl.lint.rules import RULES
+
+    code, o, e = run(capfd, "--rules", "-o", "json", "--kubeconfig", "/nonexistent")
+    assert code == 0 and e == ""
+    doc = json.loads(o)
+    assert [r["id"] for r in doc] == [r.id for r in RULES]
+    assert doc[2] == {"id": "CJ003", "name": "starting-deadline-zero", "severity": "error",
+                      "summary": "spec.startingDeadlineSeconds is 0", "why": RULES[2].why, "fix": RULES[2].fix}
+    code, o, _ = run(capfd, "--rules")
+    assert code == 0 and "CJ024" in o and "fix:" in o
