@@ -89,3 +89,26 @@ def test_lord_howe_half_hour_gap_skips_0215_but_not_0245() -> None:
 ])
 def test_schedules_that_dst_cannot_touch_have_no_dst_findings(schedule: str, zone: str | None) -> None:
     assert messages("CJ006", schedule, zone) == [] and messages("CJ007", schedule, zone) == []
+
+
+# From SEMANTICS.md §3 (checked there against the real Go code): zones that change at midnight
+# skip 00:00/00:30 runs on the change day; Santiago's 0 23 runs twice on 2026-04-04; Lord Howe's
+# 30-minute fold doubles 01:45 on 2026-04-05; 0 1 in Santiago runs as normal.
+EARLY_2026 = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(("rule", "schedule", "zone", "needle"), [
+    ("CJ006", "0 0 * * *", "America/Santiago", "2026-09-06 00:00"),
+    ("CJ006", "0 0 * * 0", "America/Santiago", "2026-09-06 00:00"),  # weekly Sunday midnight
+    ("CJ006", "30 0 * * *", "America/Havana", "2026-03-08 00:30"),
+    ("CJ007", "0 23 * * *", "America/Santiago", "2026-04-04 23:00 happens twice"),
+    ("CJ007", "45 1 * * *", "Australia/Lord_Howe", "2026-04-05 01:45 happens twice"),
+])
+def test_midnight_and_half_hour_zones_match_the_semantics(rule: str, schedule: str, zone: str, needle: str) -> None:
+    [msg] = [h.message for h in RULES_BY_ID[rule].check(cronjob(schedule, zone), EARLY_2026)]
+    assert needle in msg
+
+
+def test_one_am_in_santiago_is_untouched_by_the_midnight_change() -> None:
+    for rule in ("CJ006", "CJ007"):
+        assert RULES_BY_ID[rule].check(cronjob("0 1 * * *", "America/Santiago"), EARLY_2026) == []
