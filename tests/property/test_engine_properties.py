@@ -189,3 +189,43 @@ def test_parsing_arbitrary_unicode_raises_only_schedule_error(text: str, tz: str
         parse(text, tz)
     except ScheduleError:
         pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expr=st.one_of(cron(), st.sampled_from(["@hourly", "@daily", "@weekly", "@every 90m",
+                                                "@every 7m", "0 0 30 2 *", "TZ=Asia/Tokyo 0 9 * * *"])),
+       zone=st.one_of(st.none(), st.sampled_from(ZONES)),
+       last=st.one_of(st.none(), st.integers(0, 90 * 24 * 60)),
+       elapsed=st.integers(0, 40 * 24 * 60), deadline=st.one_of(st.none(), st.integers(0, 10 ** 6)))
+def test_the_controller_runs_at_most_the_latest_missed_run(
+        expr: str, zone: str | None, last: int | None, elapsed: int, deadline: int | None) -> None:
+    from cronctl.schedule import decide
+
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    last_t = None if last is None else created + timedelta(minutes=last)
+    now = (last_t or created) + timedelta(minutes=elapsed, seconds=7)
+    d = decide(expr, time_zone=zone, name="cj", created=created, last_schedule=last_t,
+               starting_deadline=deadline, now=now)
+    assert all(d.earliest < r <= now for r in d.missed_runs)
+    if d.most_recent is not None:
+        assert d.decision == "create"
+        assert d.missed_runs and d.most_recent == d.missed_runs[-1]  # the estimate never picks an older one
+        assert set(d.never_made_up) | {d.most_recent} == set(d.missed_runs)
+        assert d.next_wakeup is not None and d.next_wakeup > now
+    elif d.decision == "no-unmet":
+        assert d.never_made_up == d.missed_runs
+        assert d.estimate_skipped == (d.missed_runs[-1] if d.missed_runs else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(expr=st.text(max_size=25), tz=st.one_of(st.none(), st.text(max_size=15)),
+       local=st.one_of(st.none(), st.sampled_from(ZONES)))
+def test_the_controller_model_raises_nothing_on_arbitrary_schedules(
+        expr: str, tz: str | None, local: str | None) -> None:
+    from cronctl.schedule import decide
+
+    d = decide(expr, time_zone=tz, name="cj", created=datetime(2026, 1, 1, tzinfo=UTC),
+               last_schedule=None, starting_deadline=None,
+               now=datetime(2026, 1, 2, tzinfo=UTC), controller_tz=local)
+    assert d.decision in {"create", "no-unmet", "invalid-schedule", "unparseable-schedule",
+                          "unknown-time-zone"}
