@@ -83,3 +83,21 @@ def test_install_writes_the_script_to_the_conventional_place_and_says_where(
 def test_an_unknown_shell_is_a_usage_error(capfd) -> None:
     assert main(["completion", "tcsh"]) == 2
     assert "tcsh" in capfd.readouterr().err
+
+
+def ask(shell: str, line: str, **extra: str) -> str:
+    """What the installed cronctl answers when the zsh/fish script calls it back for `line`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_CRONCTL")}
+    env.update({"_CRONCTL_COMPLETE": f"complete_{shell}", "_TYPER_COMPLETE_ARGS": line, **extra})
+    r = subprocess.run([str(BIN / "cronctl")], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_zsh_callback_offers_the_subcommand_with_its_help() -> None:
+    assert ask("zsh", "cronctl ex").startswith("_arguments '*: :((\"explain\":\"Explain a schedule")
+
+
+def test_the_fish_callback_offers_the_flag_with_its_help() -> None:
+    got = ask("fish", "cronctl lint --fail", _TYPER_COMPLETE_FISH_ACTION="get-args")
+    assert got.splitlines()[0].startswith("--fail-on\tExit with code 8")
