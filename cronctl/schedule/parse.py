@@ -495,6 +495,10 @@ class Schedule:
     descriptor: str | None  # "@daily", "@hourly", "@every", ... when written as a descriptor
     every: timedelta | None  # @every <d> (ConstantDelaySchedule), rounded as robfig does
 
+    def __getstate__(self) -> dict[str, object]:
+        # pickle/deepcopy the fields only, not the cached walker (it holds a lock)
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
     @cached_property
     def _walker(self) -> SpecWalker:
         return SpecWalker(_mask(self.minutes), _mask(self.hours), _mask(self.days_of_month),

@@ -176,8 +176,10 @@ class Zone:
                 a = self._hi
                 b = a + self._WINDOW
                 ts, os_ = self._find_changes(a, b, self.offs[-1])
-                self.trans.extend(ts)
-                self.offs.extend(os_)
+                if ts:
+                    # new lists, offs before trans: a concurrent reader never indexes past offs
+                    self.offs = self.offs + os_
+                    self.trans = self.trans + ts
                 self._hi = b
             while self._lo > u:
                 b = self._lo
