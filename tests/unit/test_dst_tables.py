@@ -147,3 +147,24 @@ def test_every_ignores_zones_and_dst() -> None:
     sched = parse("@every 1h", "America/New_York")
     assert sched.runs(_z("2026-03-08T05:30:00Z"), 3) == [
         _z("2026-03-08T06:30:00Z"), _z("2026-03-08T07:30:00Z"), _z("2026-03-08T08:30:00Z")]
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Australia/Lord_Howe", "America/Santiago",
+                                  "Europe/Dublin", "Asia/Kolkata"])
+def test_zone_tables_agree_with_zoneinfo_in_both_build_modes(zone: str) -> None:
+    from cronctl.schedule.walk import Zone
+
+    explicit = Zone(zone, ZoneInfo(zone))  # from the TZif transitions (+ footer sampling)
+    sampled = Zone(zone, ZoneInfo(zone))
+    sampled._loaded = True  # as when zoneinfo's private TZif reader is unavailable: 3-hour sampling
+    z = ZoneInfo(zone)
+    start = int(_z("2025-06-01T00:00:00Z").timestamp())
+    for u in range(start, start + 3 * 366 * 86400, 3 * 3600 + 7):
+        want = datetime.fromtimestamp(u, z).utcoffset()
+        assert want is not None
+        assert explicit.offset(u) == sampled.offset(u) == int(want.total_seconds()), u
+    far = int(_z("2045-03-01T00:00:00Z").timestamp())  # past fat TZif data: the POSIX footer
+    for u in range(far, far + 366 * 86400, 3 * 3600 + 7):
+        want = datetime.fromtimestamp(u, z).utcoffset()
+        assert want is not None
+        assert explicit.offset(u) == int(want.total_seconds()), u
