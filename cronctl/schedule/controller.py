@@ -27,6 +27,8 @@ from cronctl.schedule.parse import (
 )
 from cronctl.schedule.walk import civil_from_days, get_zone
 
+_MAX_UNIX = 253402300799 - 86400 * 366  # keep instants inside datetime's range (year 9998)
+
 __all__ = ["Decision", "decide", "job_name", "most_recent_schedule_time",
            "scheduled_timestamp_annotation", "MISSED_LIST_LIMIT", "NEXT_SCHEDULE_DELTA_US"]
 
@@ -91,7 +93,7 @@ def _dt(us: int) -> datetime:
 def _next_us(sched: Schedule, us: int) -> int | None:
     """``schedule.Next(t)`` on microseconds: drops the sub-second part, strictly later."""
     r = sched.next_unix(us // US)
-    return None if r is None else r * US
+    return None if r is None or r > _MAX_UNIX else r * US
 
 
 def job_name(cronjob_name: str, scheduled: datetime) -> str:
