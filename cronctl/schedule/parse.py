@@ -119,7 +119,10 @@ def go_atoi(s: str) -> int:
     body = s[1:] if s[:1] in ("+", "-") else s
     if not body or any(not ("0" <= c <= "9") for c in body):
         raise _AtoiError("invalid syntax")
-    v = int(body)
+    digits = body.lstrip("0") or "0"
+    if len(digits) > 19:  # also keeps int() away from Python's 4300-digit limit
+        raise _AtoiError("value out of range")
+    v = int(digits)
     if s[:1] == "-":
         v = -v
     if v > _INT64_MAX or v < -_INT64_MAX - 1:
@@ -246,10 +249,15 @@ def format_schedule(expr: str, tz: str | None) -> str:
 # The parser
 # ---------------------------------------------------------------------------------------------
 
+def _short(text: str, limit: int = 80) -> str:
+    """A value as shown in a message: long input is cut (messages stay one readable line)."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _bad(field: int, item: str, expr: str, reason: str, upstream: str,
          hint: str | None = None) -> CronParseError:
-    return CronParseError(f"bad {FIELD_NAMES[field]} '{item}' in '{expr}': {reason}",
-                          upstream=upstream, hint=hint)
+    return CronParseError(f"bad {FIELD_NAMES[field]} '{_short(item)}' in '{_short(expr)}': "
+                          f"{_short(reason)}", upstream=upstream, hint=hint)
 
 
 def _parse_int_or_name(s: str, field: int, item: str, expr: str) -> int:

@@ -226,3 +226,12 @@ def test_go_whitespace_not_python_whitespace() -> None:
 
 def test_turkish_dotted_capital_i_lowers_like_go() -> None:
     assert parse("0 0 * * FR\u0130").days_of_week == (5,)
+
+
+def test_huge_numbers_are_go_atoi_errors_not_python_limits() -> None:
+    assert parse("0" * 5000 + "5 * * * *").minutes == (5,)  # leading zeros are fine in Go
+    with pytest.raises(CronParseError, match="too large") as info:
+        parse("9" * 5000 + " * * * *")
+    assert len(str(info.value)) < 300
+    with pytest.raises(CronParseError):
+        parse("@every " + "9" * 6000 + "h")
