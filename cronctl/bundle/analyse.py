@@ -121,8 +121,14 @@ def _job(job: Obj, cronjob_name: str, now: datetime) -> _Job:
     outcome = model.job_outcome(job)
     completed = model.finished_at(job)
     start = started or created or now
-    end = completed if outcome is not None and completed is not None else now
-    if outcome is not None and completed is None:
+    if outcome is None:
+        # still running: its interval runs through the current second (API times have
+        # one-second precision; a Job that started in the second of `now` does run at `now`,
+        # and two running Jobs always overlap)
+        end = max(now, start) + timedelta(seconds=1)
+    elif completed is not None:
+        end = completed
+    else:
         end = start  # finished at an unknown time: do not invent an interval
     return _Job(
         name=str(_meta(job).get("name", "")), uid=str(_meta(job).get("uid", "")),
@@ -423,7 +429,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
             "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
             "outcome": r.outcome, "running": r.running,
-            "duration_seconds": int((r.end - r.start).total_seconds()) if (r.started or r.created) else None,
+            "duration_seconds": (int(((r.completed if not r.running and r.completed else now) - r.start)
+                                     .total_seconds()) if (r.started or r.created) else None),
             "in_status_active": r.name in active_refs,
             "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
                               if r.created and r.scheduled_for else None),

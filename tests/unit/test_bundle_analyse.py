@@ -219,7 +219,8 @@ def test_a_running_manual_job_shows_as_unfinished_and_not_in_status_active() -> 
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 8)))
     assert a["active"] == {"from_status": ["cj-29936885"], "unfinished_children": ["cj-29936885", "cj-fix"],
                            "not_in_status": ["cj-fix"], "stale_in_status": []}
-    assert a["overlaps"][0]["ongoing"] is True and a["overlaps"][0]["end"] == z(T(10, 8))
+    # both still running: the interval runs through the current second (now + 1 s)
+    assert a["overlaps"][0]["ongoing"] is True and a["overlaps"][0]["end"] == z(T(10, 8, 1))
 
 
 # --- overlaps and events, alone -----------------------------------------------------------------
@@ -267,3 +268,13 @@ def test_an_events_k8s_io_event_reads_like_a_core_one() -> None:
 def test_a_time_that_just_passed_while_suspended_is_lost_not_pending() -> None:
     a = analyse_cronjob(cronjob(suspend=True), [], [], [], Options(now=T(10, 5, 4)))
     assert verdicts(a) == [("10:05", "lost")]
+
+
+def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job() -> None:
+    # found on the real cluster: the bundle was taken within the second the scheduled Job started
+    cj = cronjob("* * * * *", last=T(10, 1))
+    jobs = [job("cj-fix", slot=None, created=T(10, 0, 25), manual=True),  # started 10:00:26
+            job("cj-29936881", slot=T(10, 1), created=T(10, 0, 59))]  # started 10:01:00
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 1, 0)))
+    assert [(o["a"], o["b"], o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
+    assert dict(verdicts(a))["10:01"] == "duplicate"
