@@ -275,7 +275,7 @@ def _must_parse_int(s: str, field: int, item: str, expr: str) -> int:
     except _AtoiError as e:
         up = f"failed to parse int from {s}: strconv.Atoi: parsing {go_quote(s)}: {e.kind}"
         if e.kind == "value out of range":
-            raise _bad(field, item, expr, f"number '{s}' is too large", up) from None
+            raise _bad(field, item, expr, "number too large", up) from None
         if s == "":
             what = "a number is missing"
         elif field == 3:
