@@ -18,10 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.walk import SpecWalker, Zone, from_datetime_floor, get_zone
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CronParseError", "Schedule", "parse", "parse_standard", "format_schedule",
            "load_location", "FIELD_NAMES"]
