@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cronctl.errors import ScheduleError
-from cronctl.schedule.walk import SpecWalker, Zone, from_datetime_floor, get_zone
+from cronctl.schedule.walk import SpecWalker, Zone, civil_from_days, from_datetime_floor, get_zone
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -542,6 +542,23 @@ class Schedule:
             delay = self._delay
             return lambda u: u + delay
         return self._walker.next
+
+    def matches(self, instant: datetime) -> bool:
+        """Whether ``instant`` (aware) matches the fields in the schedule's local wall time, with
+        robfig's day-of-month/day-of-week rule. Every run ``next_after`` returns matches, except
+        where spec.go's real-time stepping crosses an offset change (a skipped midnight, Lord
+        Howe's 30-minute shift): then upstream runs at a time the fields do not name, and so does
+        this engine; ``matches`` lets callers point such runs out. Always True for ``@every``."""
+        if self.every is not None:
+            return True
+        secs = _floor_secs(instant)
+        w = secs + self._zone.offset(secs)
+        days, sod = divmod(w, 86400)
+        _y, m, d = civil_from_days(days)
+        walker = self._walker
+        return (sod % 60 == 0 and (walker.minute >> (sod // 60 % 60)) & 1 == 1
+                and (walker.hour >> (sod // 3600)) & 1 == 1 and (walker.month >> m) & 1 == 1
+                and walker.day_matches(d, (days + 4) % 7))
 
     def runs(self, after: datetime, count: int) -> list[datetime]:
         """Up to ``count`` successive runs strictly after ``after`` (each Next of the previous)."""

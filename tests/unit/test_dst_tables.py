@@ -168,3 +168,14 @@ def test_zone_tables_agree_with_zoneinfo_in_both_build_modes(zone: str) -> None:
         want = datetime.fromtimestamp(u, z).utcoffset()
         assert want is not None
         assert explicit.offset(u) == int(want.total_seconds()), u
+
+
+def test_matches_points_out_the_runs_upstream_makes_at_times_the_fields_do_not_name() -> None:
+    sat = parse("0 1 * * 6", "America/Santiago")
+    runs = sat.runs(_z("2026-09-05T00:00:00Z"), 3)
+    assert [sat.matches(r) for r in runs] == [True, False, True]  # the Sunday 01:00 run
+    hourly = parse("*/5 1 * * *", "Australia/Lord_Howe")
+    # spring forward 02:00 +10:30 -> 02:30 +11: the minute walk from 01:55 lands on 02:30
+    r = hourly.next_after(_z("2026-10-03T15:25:00Z"))
+    assert r == _z("2026-10-03T15:30:00Z") and not hourly.matches(r)
+    assert parse("@every 1h").matches(_z("2026-01-01T00:00:01Z"))
