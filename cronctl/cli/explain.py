@@ -192,12 +192,26 @@ def _render_text(r: dict[str, Any]) -> None:
         line(f"Next {n_runs} run{'s' if n_runs != 1 else ''} after {r['from']}", "bold")
         width = len(str(n_runs))
         line(f"  {'#':>{width}}  {'local (' + r['zone'] + ')':<28}  UTC", "dim")
+        # DST marks in the list itself: a skipped wall time gets its own line where it would have
+        # been; each run of a doubled wall time says so. (RFC3339 Z strings sort as instants.)
+        gaps = sorted((d["transition"], d["skipped"]) for d in r["dst"] if d["kind"] == "gap")
+        doubled = {u for d in r["dst"] if d["kind"] == "fold" for rep in d["repeated"] for u in rep["utc"]}
+        pad = " " * (width + 4)
         for i, n in enumerate(r["next"], 1):
+            utc = n["utc"]
+            while gaps and gaps[0][0] <= utc:
+                walls = gaps.pop(0)[1]
+                if len(walls) > 4:
+                    w0, w1 = walls[0], walls[-1]
+                    line(f"{pad}{_weekday(w0)} {w0[:10]} {w0[11:16]}-{w1[11:16]} does not exist: "
+                         f"{len(walls)} runs skipped (DST gap)", "yellow")
+                for wall in walls if len(walls) <= 4 else ():
+                    line(f"{pad}{_weekday(wall)} {wall[:10]} {wall[11:16]} does not exist: no run (DST gap)", "yellow")
             local = n["local"]
             offset = local[19:] or "Z"
-            utc = n["utc"]
             local_s = f"{n['weekday']} {local[:10]} {local[11:16]} {offset}"
-            line(f"  {i:>{width}}  {local_s:<28}  {_weekday(utc)} {utc[:10]} {utc[11:16]}Z")
+            mark = "   twice: clocks go back (DST fold)" if utc in doubled else ""
+            line(f"  {i:>{width}}  {local_s:<28}  {_weekday(utc)} {utc[:10]} {utc[11:16]}Z{mark}")
     elif not r["neverFires"]:
         line()
         line("No runs listed (--count 0).", "dim")

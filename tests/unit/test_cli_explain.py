@@ -78,7 +78,9 @@ def test_text_output_shows_both_zones_the_weekday_and_the_skipped_run(capsys: py
     assert "at 02:30 every day, in America/New_York" in out
     assert "Mon 2026-03-09 02:30 -04:00" in out
     assert "Mon 2026-03-09 06:30Z" in out
-    assert "2026-03-08 02:30" not in out
+    # No run on 03-08: the list says the wall time does not exist instead of listing a run.
+    assert "Sun 2026-03-08 02:30 does not exist: no run (DST gap)" in out
+    assert "2026-03-08 02:30 -0" not in out
     assert "the run at 02:30 will not happen" in out
     assert "2026-03-08T07:00:00Z" in out
 
