@@ -127,7 +127,7 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
         if atlas:
             result["controller"] = _atlas_controller(sched, controller, tz)
         else:
-            result["controller"] = _kube_controller(expr, time_zone, controller, tz)
+            result["controller"] = _kube_controller(sched, expr, time_zone, controller, tz)
     return result
 
 
@@ -182,8 +182,9 @@ def _base(c: ControllerInputs) -> datetime:
     return base
 
 
-def _kube_controller(expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
+def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
     from cronctl.schedule.controller import decide
+    from cronctl.schedule.dst import dst_events
 
     if c.created is None and c.last_schedule is None:
         _base(c)
@@ -195,6 +196,8 @@ def _kube_controller(expr: str, time_zone: str | None, c: ControllerInputs, tz: 
                        starting_deadline=c.starting_deadline, now=c.now)
     d = decide(expr, suspended=False, **kwargs)
     shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
+    # DST changes inside the window the controller looks at: why a run is missing or doubled there.
+    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, c.now])
     return {
         "now": rfc3339_z(c.now),
         "suspended": c.suspended,
@@ -212,12 +215,13 @@ def _kube_controller(expr: str, time_zone: str | None, c: ControllerInputs, tz: 
         "neverMadeUpCount": len(d.never_made_up),
         "neverMadeUp": _listed(d.never_made_up),
         "estimateSkipped": _z(d.estimate_skipped),
-        "summary": _kube_summary(c, d, shown, tz),
+        "dst": [_dst_obj(e, tz) for e in window_dst],
+        "summary": _kube_summary(c, d, shown, tz, [f"between earliest and now, {e.message()}" for e in window_dst]),
     }
 
 
-def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo) -> list[str]:
-    """The decision in words, one sentence per fact."""
+def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words: list[str]) -> list[str]:
+    """The decision in words, one sentence per fact (``dst_words``: DST changes inside the window)."""
     out: list[str] = []
     if d.error:
         return [f"the controller cannot schedule this: Warning InvalidSchedule ({d.error}); "
@@ -250,6 +254,7 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo) -> list[s
     if c.starting_deadline is None and len(d.missed_runs) > 1:
         out.append("no startingDeadlineSeconds: a missed run of any age can still be started; set it to bound "
                    "catch-up")
+    out.extend(dst_words)
     if c.suspended:
         out.append("no wake-up is queued while suspended; unsuspending triggers an immediate sync")
     elif shown.next_wakeup is not None:

@@ -162,6 +162,18 @@ def test_the_decision_is_said_in_words_with_the_runs_never_made_up(capsys: pytes
     assert "2 earlier runs are never made up" in out
 
 
+def test_a_run_missed_because_of_a_dst_gap_is_explained_in_the_controller_window(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # vectors dst "spring-forward day, 02:30 missing": last 03-07 07:30Z, now 03-08 12:00Z -> no-unmet.
+    r = run_json(capsys, "30 2 * * *", "--tz", "America/New_York", "--created", "2026-01-01T00:00:00Z",
+                 "--last-schedule", "2026-03-07T07:30:00Z", "--now", "2026-03-08T12:00:00Z")
+    c = r["controller"]
+    assert c["decision"] == "no-unmet" and c["missedRunsCount"] == 0
+    [gap] = c["dst"]
+    assert gap["transition"] == "2026-03-08T07:00:00Z" and gap["skipped"] == ["2026-03-08T02:30"]
+    assert any("the run at 02:30 will not happen" in s for s in c["summary"])
+
+
 def test_too_many_missed_times_is_called_out_and_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
     # vectors hourly-creation: created 00:00, now day 5 05:00 -> n = 101 -> "many", still created.
     r = run_json(capsys, "0 * * * *", "--name", "mycronjob", "--created", "2026-01-01T00:00:00Z",
