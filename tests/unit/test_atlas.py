@@ -139,3 +139,58 @@ def test_an_unknown_zone_is_a_schedule_error_naming_it() -> None:
 
 def test_a_search_running_past_year_9999_finds_nothing_instead_of_crashing() -> None:
     assert parse_atlas("0 0 * * *").next_after(z("9999-12-31T12:00:00Z")) is None
+
+
+# --- property: the fast walk equals the seed's minute-by-minute walk ---------------------------
+
+from datetime import timedelta  # noqa: E402
+from zoneinfo import ZoneInfo  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _naive_next(s, after: datetime, limit_minutes: int) -> datetime | None:  # type: ignore[no-untyped-def]
+    """Seed 000's Next, literally: truncate, +1 minute, then one absolute minute at a time."""
+    tz = ZoneInfo(s.zone)
+    t = after.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    for _ in range(limit_minutes):
+        if s.matches(t.astimezone(tz)):
+            return t
+        t += timedelta(minutes=1)
+    return None
+
+
+# Starts a day before 2026 transitions (New York, Lord Howe 30-minute DST, Santiago at midnight)
+# and before St. John's 2010 changes, which happened at 00:01 local (not on an hour boundary:
+# the case where a compressed walk could jump over a matching minute).
+STARTS = ["2026-03-07T06:59:30Z", "2026-10-31T06:00:00Z", "2026-10-02T15:00:00Z", "2026-04-03T14:45:00Z",
+          "2026-09-05T04:00:00Z", "2026-04-04T03:00:00Z", "2026-01-01T00:00:00Z",
+          "2010-03-13T03:00:00Z", "2010-11-06T02:00:00Z"]
+ZONES = ["America/New_York", "Australia/Lord_Howe", "America/Santiago", "America/St_Johns", "UTC"]
+
+
+def test_a_change_off_the_hour_does_not_make_the_walk_jump_over_a_match() -> None:
+    # America/St_Johns 2010-03-14: 00:01 NST (-03:30) -> 01:01 NDT (-02:30) at 03:31:00Z.
+    # From 23:59 Saturday: 00:00 (hour 0), then 01:01 NDT, the first minute of hour 1.
+    s = parse_atlas("* 1 * * *", "America/St_Johns")
+    assert s.next_after(z("2010-03-14T03:29:00Z")) == z("2010-03-14T03:31:00Z")
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(STARTS), st.sampled_from(ZONES),
+       st.sampled_from(["*", "0", "30", "*/15", "1-4", "59", "0,30,45"]),
+       st.sampled_from(["*", "0", "1", "2", "23", "0-3", "*/5"]),
+       st.sampled_from(["*", "1-31/2", "4,5,6", "13"]), st.sampled_from(["*", "0", "6", "1-5"]))
+def test_the_fast_walk_finds_what_the_minute_by_minute_walk_finds(
+        start: str, zone: str, minute: str, hour: str, dom: str, dow: str) -> None:
+    s = parse_atlas(f"{minute} {hour} {dom} * {dow}", zone)
+    t = z(start)
+    for _ in range(5):  # five consecutive runs over three days at most
+        naive = _naive_next(s, t, 3 * 24 * 60)
+        fast = s.next_after(t)
+        if naive is None:
+            assert fast is None or fast > t + timedelta(days=3)
+            return
+        assert fast == naive
+        t = naive
