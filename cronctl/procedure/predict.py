@@ -78,12 +78,13 @@ def next_runs(cronjob: model.Obj, now: datetime, count: int = 3) -> list[datetim
         return []
 
 
-def predict(cronjob: model.Obj, now: datetime, *, suspended: bool) -> Prediction:
+def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending: bool = True) -> Prediction:
     """What the controller does at its next sync if ``spec.suspend`` becomes ``suspended`` now.
 
     Un-suspending triggers an immediate sync (SEMANTICS §4.4) that starts only the most recent
     missed time, if inside ``startingDeadlineSeconds``; the engine reproduces that, quirks
-    included. Staying suspended: the controller starts nothing.
+    included. Staying suspended: the controller starts nothing. ``unsuspending=False`` words the
+    result for a CronJob that is not suspended now ("due now" instead of "catch-up").
     """
     spec = cronjob.get("spec") or {}
     tz = spec.get("timeZone")
@@ -111,7 +112,8 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool) -> Prediction
     never = len(d.never_made_up)
     if d.decision == "create" and d.most_recent is not None:
         text = (f"a catch-up Job for {_zone_time(d.most_recent, tz)} will start right away"
-                f" ({d.job_name})")
+                if unsuspending else f"a Job for {_zone_time(d.most_recent, tz)} is due now")
+        text += f" ({d.job_name})"
         if never:
             text += f"; {never} earlier missed run(s) will never be made up"
         if d.missed == "many":
@@ -120,7 +122,7 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool) -> Prediction
         text = f"no catch-up Job: the controller reports an error ({d.error})"
     else:
         nxt = f"; the next run is at {_zone_time(runs[0], tz)}" if runs else ""
-        text = "no catch-up Job" + nxt
+        text = ("no catch-up Job" if unsuspending else "nothing is due now") + nxt
         if never:
             text += f" ({never} missed run(s) will never be made up)"
     return Prediction(now=now, suspended=False, decision=d.decision, catch_up_for=d.most_recent,

@@ -15,14 +15,25 @@ def _t(d: datetime | None) -> str | None:
     return rfc3339_z(d) if d else None
 
 
-def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now: datetime) -> str:
-    """One paragraph: what state a (possibly interrupted) manual run left, and what to do next."""
+def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now: datetime,
+                   children: list[Obj] | None = None) -> str:
+    """One paragraph: what state a (possibly interrupted) manual run left, and what to do next.
+
+    ``children`` (the CronJob's Jobs) lets it warn about a manual Job cronctl did not start that
+    is running while the CronJob is not suspended: seed 004's incident in the making.
+    """
     ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
     restore = f"cronctl restore {name} -n {ns}"
     if rec is None:
         if model.is_suspended(cj):
             return ("suspended, with no cronctl run record: someone suspended it by other means; "
                     "cronctl restore will not guess its earlier value")
+        loose = [model.name_of(j) for j in children or []
+                 if model.origin(j) == "manual" and not model.is_finished(j)]
+        if loose:
+            return (f"not suspended while manual Job {', '.join(loose)} runs: it is not in .status.active, "
+                    f"so concurrencyPolicy does not see it and scheduled Jobs can start beside it "
+                    f"(seed 004's incident); use cronctl run-manual for manual runs")
         return "not suspended and no manual run in progress: the controller schedules it normally"
     age = ""
     try:
@@ -63,7 +74,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
     spec = cj.get("spec") or {}
     manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
     suspended = model.is_suspended(cj)
-    pred_now = predict(cj, now, suspended=suspended)
+    pred_now = predict(cj, now, suspended=suspended, unsuspending=False)
     pred_restore = predict(cj, now, suspended=rec.original_suspend) if rec else None
     rows = []
     for j in children:
@@ -85,7 +96,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
         "active": model.active_names(cj),
         "record": rec.as_dict() if rec else None,
-        "explanation": explain_record(cj, rec, manual, now),
+        "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
         "overlaps": [list(p) for p in model.overlaps(children, now)],
         "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],

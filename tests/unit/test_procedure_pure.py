@@ -110,3 +110,17 @@ def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "cronctl", "status", "x", "--kubeconfig", str(tmp_path / "none")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 5 and "does not exist" in r.stderr
+
+
+def test_status_warns_about_a_manual_job_running_beside_an_unsuspended_cronjob() -> None:
+    loose = {"metadata": {"name": "sync-fix", "annotations": {"cronjob.kubernetes.io/instantiate": "manual"}},
+             "status": {}}
+    text = explain_record(cj(suspend=False), None, None, NOW, [loose])
+    assert "manual Job sync-fix runs" in text and "scheduled Jobs can start beside it" in text
+
+
+def test_for_a_running_cronjob_the_next_move_is_worded_as_due_not_catch_up() -> None:
+    p = predict(cj(suspend=False), NOW, suspended=False, unsuspending=False)
+    assert p.text.startswith("a Job for 2026-12-02T12:02:00Z is due now")
+    p = predict(cj(deadline=20, suspend=False), NOW, suspended=False, unsuspending=False)
+    assert p.text.startswith("nothing is due now; the next run is at 2026-12-02T12:03:00Z")
