@@ -685,7 +685,10 @@ class SpecWalker:
                         mdays = self._month_days(y, m)
                         i = bisect.bisect_right(mdays, d)
                         if fh >= 0 and i < len(mdays):
-                            res = w - sod + (mdays[i] - d) * 86400 + fh * 3600 + fm * 60
+                            nd = mdays[i]
+                            res = w - sod + (nd - d) * 86400 + fh * 3600 + fm * 60
+                            # the next call starts on that (matching) day: remember it
+                            self._cday = (days + nd - d, True, y, m, nd)
             if res >= 0:
                 if seg_lo <= w - sod - off - _MARGIN and res - off + _MARGIN < seg_hi:
                     return res - off
