@@ -35,6 +35,7 @@ the standard library is used.
 from __future__ import annotations
 
 import argparse
+import collections
 import heapq
 import http.client
 import json
@@ -218,7 +219,7 @@ class Sim:
         self.finished: dict[tuple[str, str, int], float] = {}
         self.deleting_seen: dict[str, float] = {}
         # work queue
-        self.queue: list[Key] = []
+        self.queue: collections.deque[Key] = collections.deque()
         self.queued: set[Key] = set()
         self.active: set[Key] = set()
         self.dirty: set[Key] = set()
@@ -264,7 +265,7 @@ class Sim:
             with self.qcond:
                 while not self.queue:
                     self.qcond.wait()
-                key = self.queue.pop(0)
+                key = self.queue.popleft()
                 self.queued.discard(key)
                 self.active.add(key)
             try:
