@@ -92,6 +92,14 @@ TABLE = [
     ("Australia/Lord_Howe", "45 1 * * *", "2026-04-04T00:00:00Z",
      ["2026-04-04T14:45:00Z", "2026-04-04T15:15:00Z", "2026-04-05T15:15:00Z"],
      "01:45 twice on Apr 5"),
+    ("Australia/Lord_Howe", "0 3 * * *", "2026-04-04T11:00:00Z",
+     ["2026-04-05T16:30:00Z", "2026-04-06T16:30:00Z"],
+     "upstream quirk (vector-confirmed): after the 30-minute fall-back the hour walk steps real "
+     "hours from 01:00 +11 and lands on 01:30, 02:30, 03:30 +10:30, so 03:00 on Apr 5 is skipped"),
+    ("Australia/Lord_Howe", "0 0 * * *", "2026-04-04T12:00:00Z",
+     ["2026-04-04T13:00:00Z", "2026-04-06T13:30:00Z"],
+     "the same misalignment carries the walk from Apr 5 00:00 to 00:30 on Apr 6: Apr 6's "
+     "midnight run is skipped too"),
     # --- Santiago (changes at midnight) ----------------------------------------------------------
     ("America/Santiago", "0 23 * * *", "2026-04-04T12:00:00Z",
      ["2026-04-05T02:00:00Z", "2026-04-05T03:00:00Z", "2026-04-06T03:00:00Z"],
