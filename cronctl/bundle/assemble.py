@@ -47,15 +47,16 @@ class Bundle:
 def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle:
     """Build the bundle for the CronJobs ``names`` (None: every CronJob in ``raw``).
 
-    Raises NotFound when a named CronJob is not in ``raw``.
+    Raises NotFound when a named CronJob is not in ``raw``. ``raw``'s objects are masked in place
+    (a bundle of 2,000 Jobs would otherwise hold every object twice): do not reuse ``raw``.
     """
     red = Redactor()
     by_ts = lambda o: (str((o.get("metadata") or {}).get("creationTimestamp") or ""),  # noqa: E731
                        str((o.get("metadata") or {}).get("name") or ""))
-    cronjobs = [red.kube_object(o) for o in sorted(raw.cronjobs, key=lambda o: str(o["metadata"]["name"]))]
-    jobs = [red.kube_object(o) for o in sorted(raw.jobs, key=by_ts)]
-    pods = [red.kube_object(o) for o in sorted(raw.pods, key=by_ts)]
-    events = [red.kube_object(o) for o in raw.events]
+    cronjobs = [red.mask_in_place(o) for o in sorted(raw.cronjobs, key=lambda o: str(o["metadata"]["name"]))]
+    jobs = [red.mask_in_place(o) for o in sorted(raw.jobs, key=by_ts)]
+    pods = [red.mask_in_place(o) for o in sorted(raw.pods, key=by_ts)]
+    events = [red.mask_in_place(o) for o in raw.events]
     logs = [_redact_log(red, lg) for lg in sorted(raw.logs, key=lambda l: (l.pod, l.container, l.previous))]
 
     if names is not None:
@@ -136,7 +137,8 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
                    "events": len(kept_events), "logs": sum(1 for lg in logs if lg.text is not None)},
         "cronjobs": analyses,
     }
-    files["bundle.json"] = (json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+    # compact: the C encoder is ~10x faster than indent= on a 2,000-Job bundle (read it with jq)
+    files["bundle.json"] = (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return Bundle(doc=doc, files=files)
 
 
@@ -166,11 +168,8 @@ def _summary(a: Obj) -> Obj:
 
 
 def dump_yaml_list(items: list[Obj]) -> bytes:
-    """Objects as one ``kind: List`` YAML document, like ``kubectl get -o yaml`` (libyaml when present)."""
-    import yaml
+    """Objects as one ``kind: List`` YAML document, like ``kubectl get -o yaml``."""
+    from cronctl.bundle.yamlout import dump
 
-    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-    text: str = yaml.dump(doc, Dumper=dumper, default_flow_style=False, sort_keys=True, allow_unicode=True,
-                          width=1 << 20)
-    return text.encode("utf-8")
+    return dump(doc).encode("utf-8")

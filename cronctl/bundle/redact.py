@@ -50,6 +50,7 @@ _TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_PLACEHOLDER = re.compile(r"<redacted:\d+>")
 
 
 def looks_secret(name: str) -> bool:
@@ -111,6 +112,11 @@ class Redactor:
         self._mask_object_in_place(out)
         return out
 
+    def mask_in_place(self, obj: Obj) -> Obj:
+        """Mask ``obj`` itself (no copy) and return it."""
+        self._mask_object_in_place(obj)
+        return obj
+
     def _mask_object_in_place(self, obj: Obj) -> None:
         for ann in _annotation_maps(obj):
             for k, v in list(ann.items()):
@@ -144,6 +150,8 @@ class Redactor:
                 for env in c.get("env") or []:
                     if not isinstance(env, dict) or not isinstance(env.get("value"), str):
                         continue
+                    if _PLACEHOLDER.fullmatch(env["value"]):
+                        continue  # already masked (an object reached twice, e.g. a YAML alias)
                     if looks_secret(str(env.get("name", ""))) and env["value"] != "":
                         env["value"] = self.placeholder(env["value"])
                     else:
