@@ -174,3 +174,28 @@ def test_with_any_one_verb_removed_preflight_names_it_and_changes_nothing(
         cj = read_cronjob(k8s, namespace, "lacking")
         assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
         assert json.loads(k8s.batch.list_namespaced_job(namespace, _preload_content=False).data)["items"] == []
+
+
+def test_restore_will_not_pull_the_lock_from_a_live_run_on_this_host_without_force(
+        kubeconfig: str, namespace: str, k8s: Any) -> None:
+    import os
+    import socket
+
+    create_cronjob(k8s, namespace, "live", suspend=False)
+    k8s.batch.patch_namespaced_cron_job("live", namespace, {"spec": {"suspend": True}, "metadata": {"annotations": {
+        "cronctl.dev/run-id": "cafe0001", "cronctl.dev/operator": "carol", "cronctl.dev/step": "verified",
+        "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "false",
+        "cronctl.dev/holder": f"{socket.gethostname()}/{os.getpid()}"}}})  # this pytest process: alive
+    r = cronctl(["restore", "live", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 3 and "still running on this host" in r.stderr
+    assert read_cronjob(k8s, namespace, "live")["spec"]["suspend"] is True
+    r = cronctl(["restore", "live", "-n", namespace, "--yes", "--force"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    cj = read_cronjob(k8s, namespace, "live")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+
+
+def test_status_and_restore_of_a_missing_cronjob_exit_6(kubeconfig: str, namespace: str) -> None:
+    for cmd in (["status", "ghost"], ["restore", "ghost", "--yes"]):
+        r = cronctl([*cmd, "-n", namespace], kubeconfig)
+        assert r.returncode == 6 and f"cronjob {namespace}/ghost not found" in r.stderr, r.stderr
