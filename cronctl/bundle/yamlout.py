@@ -22,8 +22,18 @@ _PLAIN = re.compile(r"[A-Za-z_/](?:[A-Za-z0-9_./@+=,\-]|:(?=[^\s])| (?=[^\s#]))*
 _RESERVED = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
 
 
+_MEMO: dict[str, str] = {}  # keys and common values repeat thousands of times in a List
+
+
 def scalar(v: Any) -> str:
     """One scalar as YAML text."""
+    if isinstance(v, str):
+        r = _MEMO.get(v)
+        if r is None:
+            r = _string(v)
+            if len(_MEMO) < 100_000:
+                _MEMO[v] = r
+        return r
     if v is None:
         return "null"
     if v is True:
@@ -33,15 +43,21 @@ def scalar(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        return json.dumps(v) if v == v and v not in (float("inf"), float("-inf")) else (
-            ".nan" if v != v else (".inf" if v > 0 else "-.inf"))
-    s = str(v)
+        if v != v:
+            return ".nan"
+        if v in (float("inf"), float("-inf")):
+            return ".inf" if v > 0 else "-.inf"
+        return json.dumps(v)
+    return _string(str(v))
+
+
+def _string(s: str) -> str:
     if _PLAIN.match(s) and s.lower() not in _RESERVED:
         return s
     # JSON escapes are YAML double-quoted escapes; readable non-ASCII text stays as it is, but
     # every non-printable character is escaped (YAML treats e.g. U+0085 and U+2028 as line breaks)
     q = json.dumps(s, ensure_ascii=False)
-    if all(c.isprintable() for c in q):
+    if q.isprintable():
         return q
     # \u/\U escapes for the rest (YAML has \U; JSON's surrogate pairs would not read back)
     return "".join(c if c.isprintable() else (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
