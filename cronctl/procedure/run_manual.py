@@ -27,7 +27,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
-                            Refused)
+                            Refused, Timeout)
 from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
 from cronctl.procedure.predict import next_runs, predict, schedule_words
 from cronctl.procedure.restore import RestoreOptions, restore
@@ -307,8 +307,11 @@ class _Run:
                     wait_for_jobs(self.c, set(running), deadline=deadline, clock=self.clock,
                                   stats=self.wait_stats)
                 except WaitTimeout as e:
-                    raise WaitTimeout(f"running Jobs did not finish within --timeout: {', '.join(running)}",
-                                      e.state) from e
+                    # Nothing of ours exists yet: go back to where we started, then report the timeout.
+                    why = f"running Jobs did not finish within --timeout: {', '.join(running)}"
+                    self._undo(why)
+                    raise Timeout(f"{why}; suspend set back to {str(self.original_suspend).lower()}, "
+                                  f"nothing created") from e
                 running = self._running()
             if running:
                 self._abort(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}")

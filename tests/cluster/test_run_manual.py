@@ -313,3 +313,16 @@ def test_a_job_the_api_server_refuses_puts_suspend_back_and_says_why(kubeconfig:
     cj = read_cronjob(k8s, namespace, "quota")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
     assert run_record(tmp_path)["step"] == "aborted"
+
+
+def test_wait_active_that_runs_out_of_time_sets_suspend_back_and_exits_4(kubeconfig: str, namespace: str,
+                                                                          k8s: Any, tmp_path: Path) -> None:
+    cj = create_cronjob(k8s, namespace, "toolong", duration=1)
+    _start_child(k8s, namespace, cj, "toolong-fix", 60)
+    r = cronctl(["run-manual", "toolong", "-n", namespace, "--yes", "--settle", "0", "--wait-active",
+                 "--timeout", "4s"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 4, r.stderr
+    assert "toolong-fix" in r.stderr and "nothing created" in r.stderr
+    after = read_cronjob(k8s, namespace, "toolong")
+    assert after["spec"]["suspend"] is False and record_annotations(after) == {}
+    assert read_job(k8s, namespace, "toolong-manual") is None
