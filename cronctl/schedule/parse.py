@@ -560,6 +560,52 @@ class Schedule:
                 and (walker.hour >> (sod // 3600)) & 1 == 1 and (walker.month >> m) & 1 == 1
                 and walker.day_matches(d, (days + 4) % 7))
 
+    def wall_clock_deviations(self, after: datetime, until: datetime
+                              ) -> tuple[tuple[datetime, ...], tuple[datetime, ...]]:
+        """Where upstream's walk departs from a plain wall-clock reading of the schedule, for the
+        chain of runs after ``after`` up to ``until``: ``(skipped, extra)``.
+
+        ``skipped``: instants whose local wall time matches the fields but that the controller
+        never runs (beyond the normal DST rule: a wall time in a spring-forward gap does not
+        exist, so it is not expected at all; a fall-back fold is expected twice). ``extra``: runs
+        at wall times the fields do not name. Both come from spec.go stepping hours and minutes
+        in real time across an offset change (e.g. Lord Howe's 30-minute fall-back loses the next
+        whole-hour runs; Santiago's skipped midnight turns a Saturday 01:00 run into Sunday's).
+        Only the 3 days after each offset change are compared (all known cases are there).
+        ``@every`` has none."""
+        if self.every is not None:
+            return ((), ())
+        a = _floor_secs(after)
+        b = min(_floor_secs(until), _MAX_UNIX)
+        if b <= a:
+            return ((), ())
+        z = self._zone
+        walker = self._walker
+        windows: list[tuple[int, int]] = []
+        u = a - 3 * 86400
+        while u <= b:
+            seg_lo, seg_hi, _off = z.segment(u)
+            if seg_hi > b or seg_hi >= (1 << 61):
+                break
+            lo_w, hi_w = max(a, seg_hi - 86400), min(b, seg_hi + 3 * 86400)
+            if lo_w < hi_w:
+                if windows and lo_w <= windows[-1][1]:
+                    windows[-1] = (windows[-1][0], hi_w)
+                else:
+                    windows.append((lo_w, hi_w))
+            u = seg_hi
+        if not windows:
+            return ((), ())
+        actual = [int(t.timestamp()) for t in self.runs_between(after, _to_dt(windows[-1][1]))]
+        skipped: list[int] = []
+        extra: list[int] = []
+        for lo_w, hi_w in windows:
+            got = {t for t in actual if lo_w < t <= hi_w}
+            want = set(walker.wall_matches(lo_w, hi_w))
+            skipped.extend(want - got)
+            extra.extend(got - want)
+        return (tuple(_to_dt(t) for t in sorted(skipped)), tuple(_to_dt(t) for t in sorted(extra)))
+
     def runs(self, after: datetime, count: int) -> list[datetime]:
         """Up to ``count`` successive runs strictly after ``after`` (each Next of the previous)."""
         out: list[datetime] = []

@@ -641,6 +641,32 @@ class SpecWalker:
                 continue
             return (days_from_civil(y, m, d) * 86400) + nh * 3600 + nmi * 60
 
+    def wall_matches(self, lo: int, hi: int) -> list[int]:
+        """Every instant ``lo < t <= hi`` whose local wall time matches the fields (whole
+        minutes): what a wall-clock reading of the schedule expects. A wall time in a gap is in
+        no offset segment (no instant), one in a fold is in two (two instants)."""
+        out: list[int] = []
+        u = lo + 1
+        while u <= hi:
+            seg_lo, seg_hi, off = self.zone.segment(u)
+            end = min(hi, seg_hi - 1)
+            w = u + off
+            while True:
+                days = w // 86400
+                y = civil_from_days(days)[0]
+                r = self._naive(w, y + 1)
+                if r is None:
+                    if y + 1 > civil_from_days((end + off) // 86400)[0]:
+                        break
+                    w = days_from_civil(y + 2, 1, 1) * 86400
+                    continue
+                if r - off > end:
+                    break
+                out.append(r - off)
+                w = r + 60
+            u = end + 1
+        return out
+
     def next(self, u0: int) -> int | None:
         """spec.go ``Next`` for ``u0`` (whole Unix seconds): the fast path with exact fallback.
 

@@ -169,6 +169,10 @@ def test_no_run_is_missed_compared_with_a_brute_force_minute_walk(
     assert missing == [], f"missed {missing[:3]}"
     for extra in sorted(set(runs) - set(brute)):
         assert _offset_changed_within(z, extra, 26), extra  # upstream quirk only near a change
+    # the engine's own account of these departures agrees with the brute force
+    skipped, extras = s.wall_clock_deviations(start, end)
+    assert set(skipped) == set(brute) - set(runs)
+    assert set(extras) == set(runs) - set(brute)
 
 
 @settings(max_examples=500, deadline=None)

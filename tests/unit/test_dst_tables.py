@@ -187,3 +187,26 @@ def test_matches_points_out_the_runs_upstream_makes_at_times_the_fields_do_not_n
     r = hourly.next_after(_z("2026-10-03T15:25:00Z"))
     assert r == _z("2026-10-03T15:30:00Z") and not hourly.matches(r)
     assert parse("@every 1h").matches(_z("2026-01-01T00:00:01Z"))
+
+
+DEVIATIONS = [
+    ("Australia/Lord_Howe", "0 3 * * *", "2026-04-01", "2026-04-20", ["2026-04-04T16:30:00Z"], []),
+    ("Australia/Lord_Howe", "0 0 * * *", "2026-04-01", "2026-04-20", ["2026-04-05T13:30:00Z"], []),
+    ("America/Santiago", "0 1 * * 6", "2026-09-01", "2026-09-20", [], ["2026-09-06T04:00:00Z"]),
+    ("America/New_York", "30 2 * * *", "2026-03-01", "2026-12-20", [], []),  # the gap is normal DST
+    ("America/New_York", "30 1 * * *", "2026-10-25", "2026-11-10", [], []),  # so is the fold
+    ("Europe/Berlin", "0 * * * *", "2026-01-01", "2027-01-01", [], []),
+]
+
+
+@pytest.mark.parametrize(("zone", "expr", "a", "b", "skipped", "extra"), DEVIATIONS,
+                         ids=[f"{d[0]}-{d[1]}" for d in DEVIATIONS])
+def test_wall_clock_deviations_name_the_runs_upstream_loses_or_adds(
+        zone: str, expr: str, a: str, b: str, skipped: list[str], extra: list[str]) -> None:
+    s = parse(expr, zone)
+    got = s.wall_clock_deviations(_z(a + "T00:00:00Z"), _z(b + "T00:00:00Z"))
+    assert got == (tuple(_z(x) for x in skipped), tuple(_z(x) for x in extra))
+    for t in got[0]:
+        assert s.matches(t) and t not in s.runs_between(_z(a + "T00:00:00Z"), _z(b + "T00:00:00Z"))
+    for t in got[1]:
+        assert not s.matches(t)
