@@ -164,6 +164,7 @@ def _dst_obj(e: Any, tz: tzinfo) -> Obj:
         "skipped": [w.isoformat(timespec="minutes") for w in e.skipped],
         "repeated": [{"wall": w.isoformat(timespec="minutes"), "utc": [rfc3339_z(a), rfc3339_z(b)]}
                      for w, a, b in e.repeated],
+        "extra": [instant(r, tz) for r in e.extra],
         "message": e.message(),
     }
 

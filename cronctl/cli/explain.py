@@ -196,6 +196,7 @@ def _render_text(r: dict[str, Any]) -> None:
         # been; each run of a doubled wall time says so. (RFC3339 Z strings sort as instants.)
         gaps = sorted((d["transition"], d["skipped"]) for d in r["dst"] if d["kind"] == "gap")
         doubled = {u for d in r["dst"] if d["kind"] == "fold" for rep in d["repeated"] for u in rep["utc"]}
+        unnamed = {x["utc"] for d in r["dst"] for x in d["extra"]}
         pad = " " * (width + 4)
         for i, n in enumerate(r["next"], 1):
             utc = n["utc"]
@@ -210,7 +211,8 @@ def _render_text(r: dict[str, Any]) -> None:
             local = n["local"]
             offset = local[19:] or "Z"
             local_s = f"{n['weekday']} {local[:10]} {local[11:16]} {offset}"
-            mark = "   twice: clocks go back (DST fold)" if utc in doubled else ""
+            mark = ("   twice: clocks go back (DST fold)" if utc in doubled
+                    else "   not named by the schedule: robfig's walk across the DST change" if utc in unnamed else "")
             line(f"  {i:>{width}}  {local_s:<28}  {_weekday(utc)} {utc[:10]} {utc[11:16]}Z{mark}")
     elif not r["neverFires"]:
         line()

@@ -66,12 +66,15 @@ class DstEvent:
 
     ``skipped``: wall times (naive, local) the schedule names that do not exist (gap).
     ``repeated``: (wall time, first UTC instant, second UTC instant) for each run made twice (fold).
+    ``extra``: UTC instants of runs the walk makes at a time the fields do not name (robfig's
+    hour/minute stepping in real time across the change, e.g. ``*/5 1 * * *`` Lord Howe at 02:30).
     """
 
     transition: Transition
     zone: str
     skipped: tuple[datetime, ...]
     repeated: tuple[tuple[datetime, datetime, datetime], ...]
+    extra: tuple[datetime, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -79,15 +82,36 @@ class DstEvent:
 
     def message(self) -> str:
         """One sentence for people."""
+        parts = [p for p in (self._skip_or_repeat(), self._extra()) if p]
+        return "; ".join(parts)
+
+    def _head(self) -> str:
         t = self.transition
         day = t.wall_start.date().isoformat()
         at = t.at.strftime("%Y-%m-%dT%H:%M:%SZ")
         if self.kind == "gap":
-            head = (f"{day}: clocks in {self.zone} jump from {t.wall_start:%H:%M} {t.abbr_before} to "
+            return (f"{day}: clocks in {self.zone} jump from {t.wall_start:%H:%M} {t.abbr_before} to "
                     f"{t.wall_end:%H:%M} {t.abbr_after} (at {at})")
-            return f"{head}: {_runs_words(self.skipped)} will not happen (skipped, not moved later)"
-        head = (f"{day}: clocks in {self.zone} go back from {t.wall_end:%H:%M} {t.abbr_before} to "
+        return (f"{day}: clocks in {self.zone} go back from {t.wall_end:%H:%M} {t.abbr_before} to "
                 f"{t.wall_start:%H:%M} {t.abbr_after} (at {at})")
+
+    def _extra(self) -> str:
+        if not self.extra:
+            return ""
+        tz = ZoneInfo(self.zone)
+        when = ", ".join(f"{r.astimezone(tz):%a %Y-%m-%d %H:%M} {r.astimezone(tz).tzname()} ({r:%H:%MZ})"
+                         for r in self.extra)
+        lead = "" if self.skipped or self.repeated else f"{self._head()}: "
+        return (f"{lead}the controller also runs at {when}, a time the schedule does not name "
+                "(robfig steps hours and minutes in real time across the change)")
+
+    def _skip_or_repeat(self) -> str:
+        if not self.skipped and not self.repeated:
+            return ""
+        t = self.transition
+        head = self._head()
+        if self.kind == "gap":
+            return f"{head}: {_runs_words(self.skipped)} will not happen (skipped, not moved later)"
         if len(self.repeated) == 1:
             w, a, b = self.repeated[0]
             return (f"{head}: the run at {w:%H:%M} happens twice, at {a:%H:%MZ} ({t.abbr_before}) "
@@ -153,14 +177,17 @@ def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule
     """The gaps and folds between ``after`` and the last of ``runs`` that change a run.
 
     A gap is reported when the schedule names a wall time inside it (that run will not happen);
-    a fold when it names a wall time inside it (that run happens twice). Transitions that change
-    no run are left out. ``@every`` schedules ignore zones: always [].
+    a fold when it names a wall time inside it (that run happens twice); either when a run lands
+    at a time the fields do not name (robfig's real-time stepping across the change: ``extra``).
+    Transitions that change no run are left out. ``@every`` schedules ignore zones: always [].
     """
     if s.every is not None or not runs:
         return []
     end = max(runs)
+    found = transitions(s.zone, after, end)
+    extra = _unnamed_runs(s, runs) if not and_rule else []
     out: list[DstEvent] = []
-    for t in transitions(s.zone, after, end):
+    for t in found:
         if t.wall_end - t.wall_start > _MAX_SPAN:
             continue
         named: list[datetime] = []
@@ -169,17 +196,29 @@ def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule
             if wall_matches(s, w, and_rule=and_rule):
                 named.append(w)
             w += timedelta(minutes=1)
-        if not named:
-            continue
-        if t.kind == "gap":
-            out.append(DstEvent(t, s.zone, tuple(named), ()))
-            continue
+        # robfig: an unnamed run belongs to the last change at or before it.
+        mine = tuple(r for r in extra if _owner(found, r) is t)
         rep = []
-        for w in named:
-            first = (w - t.offset_before).replace(tzinfo=UTC)
-            second = (w - t.offset_after).replace(tzinfo=UTC)
-            if after < second and first <= end:
-                rep.append((w, first, second))
-        if rep:
-            out.append(DstEvent(t, s.zone, (), tuple(rep)))
+        if t.kind == "fold":
+            for w in named:
+                first = (w - t.offset_before).replace(tzinfo=UTC)
+                second = (w - t.offset_after).replace(tzinfo=UTC)
+                if after < second and first <= end:
+                    rep.append((w, first, second))
+        skipped = tuple(named) if t.kind == "gap" else ()
+        if skipped or rep or mine:
+            out.append(DstEvent(t, s.zone, skipped, tuple(rep), mine))
     return out
+
+
+def _unnamed_runs(s: Fields, runs: Sequence[datetime]) -> list[datetime]:
+    """Runs at instants the fields do not name (only robfig's walk makes them, next to a DST change)."""
+    matches = getattr(s, "matches", None)
+    if matches is None:
+        return []
+    return [r for r in runs if not matches(r)]
+
+
+def _owner(found: Sequence[Transition], run: datetime) -> Transition | None:
+    before = [t for t in found if t.at <= run]
+    return before[-1] if before else (found[0] if found else None)

@@ -190,3 +190,22 @@ def test_transitions_near_the_limits_of_datetime_do_not_crash() -> None:
     assert transitions("America/New_York", z("0001-01-01T00:00:00Z"), z("0001-03-01T00:00:00Z")) == []
     assert transitions("America/New_York", z("9999-12-01T00:00:00Z"), z("9999-12-31T23:59:00Z")) == []
     assert transitions("Not/AZone", z("2026-01-01T00:00:00Z"), z("2027-01-01T00:00:00Z")) == []
+
+
+@pytest.mark.parametrize(("expr", "zone", "after", "n", "extra", "transition"), [
+    # spec.go steps hours/minutes in real time across an offset change (worked out by hand from
+    # spec.go in tests/unit/test_dst_tables.py): Santiago's skipped Sunday midnight makes a
+    # Saturday-only schedule run on Sunday 01:00 -03; Lord Howe's 30-minute jump makes
+    # '*/5 1 * * *' run at 02:30 +11.
+    ("0 1 * * 6", "America/Santiago", "2026-09-05T00:00:00Z", 3, "2026-09-06T04:00:00Z", "2026-09-06T04:00:00Z"),
+    ("*/5 1 * * *", "Australia/Lord_Howe", "2026-10-03T15:20:00Z", 4, "2026-10-03T15:30:00Z", "2026-10-03T15:30:00Z"),
+])
+def test_a_run_at_a_time_the_schedule_does_not_name_is_pointed_out(
+        expr: str, zone: str, after: str, n: int, extra: str, transition: str) -> None:
+    s = _robfig(expr, zone)
+    runs = s.runs(z(after), n)
+    assert z(extra) in runs
+    [e] = dst_events(s, z(after), runs)
+    assert e.extra == (z(extra),)
+    assert e.transition.at == z(transition)
+    assert "a time the schedule does not name" in e.message()
