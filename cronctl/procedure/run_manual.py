@@ -431,7 +431,6 @@ class _Run:
 
     # -- the whole run ---------------------------------------------------------------------------
     def run(self) -> RunResult:
-        started = self.clock.monotonic()
         self.record = {"schema": "cronctl.dev/run-record/v1", "run_id": self.run_id, "cronjob": self.name,
                        "namespace": self.ns, "server": self.c.server_url(), "job_name": self.job_name,
                        "reason": self.o.reason,
@@ -447,7 +446,8 @@ class _Run:
         self.confirm()
         self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
         self.record["run_dir"] = str(self.dir.path)
-        deadline = started + self.o.timeout
+        # One deadline for everything that waits, counted from the suspend (not from the prompt).
+        deadline = self.clock.monotonic() + self.o.timeout
         self.suspend()
         self._hook("suspended")
         nxt = next_commands(self.name, self.ns)
