@@ -326,3 +326,33 @@ def test_wait_active_that_runs_out_of_time_sets_suspend_back_and_exits_4(kubecon
     after = read_cronjob(k8s, namespace, "toolong")
     assert after["spec"]["suspend"] is False and record_annotations(after) == {}
     assert read_job(k8s, namespace, "toolong-manual") is None
+
+
+def _kubectl() -> str:
+    """The kubectl built with the cluster (same version as the server), from scripts/cluster env."""
+    from run_manual_support import ROOT
+
+    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("export PATH="))
+    return line.split('"')[1].split(":")[0] + "/kubectl"
+
+
+def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "same")
+    theirs = json.loads(subprocess.run(
+        [_kubectl(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job", "same-manual",
+         "--from=cronjob/same", "--dry-run=client", "-o", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True).stdout)
+    r = cronctl(["run-manual", "same", "-n", namespace, "--dry-run", "-o", "json"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ours = json.loads(r.stdout)
+    added = {k: v for k, v in ours["metadata"]["annotations"].items() if k.startswith("cronctl.dev/")}
+    assert set(added) == {"cronctl.dev/run-id", "cronctl.dev/operator"}
+    for k in added:
+        del ours["metadata"]["annotations"][k]
+    theirs.pop("status", None)
+    theirs["metadata"].pop("creationTimestamp", None)
+    theirs["spec"]["template"]["metadata"].pop("creationTimestamp", None)
+    assert ours == theirs
