@@ -164,13 +164,16 @@ def _render_text(r: dict[str, Any]) -> None:
     """People's view of one result dict. Plain aligned lines (no table padding), styled by rich."""
     from rich.text import Text
 
+    # One print per result: rich's per-call overhead dominated `-f` on a 500-CronJob List.
+    lines: list[Text] = []
+
     def line(text: str = "", style: str = "") -> None:
-        out.print(Text(text, style=style))
+        lines.append(Text(text, style=style))
 
     def field(label: str, value: str, style: str = "") -> None:
         t = Text(f"{label:<11}", style="bold")
         t.append(value, style=style)
-        out.print(t)
+        lines.append(t)
 
     if r.get("name") is not None:
         kind = "Atlas CronJob" if r["dialect"] == "atlas" else "CronJob"
@@ -245,13 +248,14 @@ def _render_text(r: dict[str, Any]) -> None:
             for label, value in rows:
                 t = Text(f"  {label:<21}", style="dim")
                 t.append(value)
-                out.print(t)
+                lines.append(t)
 
     if r["warnings"]:
         line()
         line("Warnings", "bold")
         for w in r["warnings"]:
             line(f"  ! {w}", "yellow")
+    out.print(Text("\n").join(lines))
 
 
 def _weekday(rfc3339: str) -> str:
