@@ -368,13 +368,20 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     current_susp_start: datetime | None = None
     if suspended:
         at, manager = suspend_set_at(cronjob)
+        record = model.read_record(cronjob)
+        rec_start = _ts(record.started) if record is not None else None
+        if record is not None and rec_start is not None:
+            # cronctl run-manual suspended it and says who, when and why (the record is the lock)
+            at = rec_start
+            source = (f"suspended by cronctl run-manual {record.run_id} (operator {record.operator}, "
+                      f"reason: {record.reason or '-'}, step {record.step}); originally suspend="
+                      f"{str(record.original_suspend).lower()}")
+        elif at is not None:
+            source = f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
+        else:
+            source = "spec.suspend is true; when it was set is not recorded"
         current_susp_start = at
-        suspended_periods.append({
-            "start": _z(at), "end": None, "source": (
-                f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
-                if at else "spec.suspend is true; when it was set is not recorded"),
-            "inferred": False, "lost": 0,
-        })
+        suspended_periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
 
     # -- occurrences --------------------------------------------------------------------------
     occ_out: list[Obj] = []

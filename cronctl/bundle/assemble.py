@@ -75,6 +75,7 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
     pod_to_cj: dict[str, str] = {}
     for cj in cronjobs:
         a = analyse_cronjob(cj, jobs, pods, events, opts)
+        a["lint"] = _lint(cj, opts)
         job_names = {j["name"] for j in a["jobs"]}
         for j in jobs:
             if j["metadata"]["name"] in job_names:
@@ -140,6 +141,14 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
     # compact: the C encoder is ~10x faster than indent= on a 2,000-Job bundle (read it with jq)
     files["bundle.json"] = (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return Bundle(doc=doc, files=files)
+
+
+def _lint(cj: Obj, opts: Options) -> list[Obj]:
+    """The lint findings of the CronJob (risks that explain or repeat the incident)."""
+    from cronctl.lint.engine import lint_object
+
+    return [{"rule": f.rule, "name": f.name, "severity": f.severity, "message": f.message, "field": f.field,
+             "fix": f.fix} for f in lint_object(cj, opts.now)]
 
 
 def _redact_log(red: Redactor, lg: LogRecord) -> LogRecord:

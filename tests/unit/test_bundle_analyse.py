@@ -278,3 +278,16 @@ def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job()
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 1, 0)))
     assert [(o["a"], o["b"], o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
     assert dict(verdicts(a))["10:01"] == "duplicate"
+
+
+def test_a_suspension_by_cronctl_run_manual_is_explained_by_its_run_record() -> None:
+    cj = cronjob(suspend=True, last=T(10, 5))
+    cj["metadata"]["annotations"] = {
+        "cronctl.dev/run-id": "r-42", "cronctl.dev/operator": "alice", "cronctl.dev/reason": "catch up after 503",
+        "cronctl.dev/step": "waiting", "cronctl.dev/started": z(T(10, 12)), "cronctl.dev/original-suspend": "false"}
+    a = analyse_cronjob(cj, [job("cj-b", slot=T(10, 5), created=T(10, 5), done=T(10, 6))], [], [],
+                        Options(now=T(10, 21)))
+    p = a["suspended_periods"][0]
+    assert p["start"] == z(T(10, 12)) and p["lost"] == 2  # 10:15 and 10:20; at 10:10 it was not suspended yet
+    assert "cronctl run-manual r-42 (operator alice, reason: catch up after 503, step waiting)" in p["source"]
+    assert dict(verdicts(a))["10:15"] == "lost" and dict(verdicts(a))["10:10"] == "lost"
