@@ -1,0 +1,159 @@
+"""Collection over our own Cluster boundary, for what the real server cannot be made to do on
+demand (a log read failing with a 500, exact request accounting per verb). The behaviour that a
+real server can show (403 on pods/log, logs, lists) is tested in tests/cluster/test_bundle.py.
+
+``FakeCluster`` implements the part of :class:`cronctl.cluster.Cluster` that collection uses and
+fails loudly on anything else.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from cronctl.bundle.collect import collect, log_instances, parse_since
+from cronctl.errors import ApiError, BadInput, PermissionMissing
+
+NOW = datetime(2026, 12, 2, 11, 0, tzinfo=timezone.utc)
+CJ = {"apiVersion": "batch/v1", "kind": "CronJob",
+      "metadata": {"name": "cj", "namespace": "ns", "uid": "cj-uid", "creationTimestamp": "2026-12-02T10:00:00Z"},
+      "spec": {"schedule": "*/5 * * * *"}, "status": {}}
+
+
+def _job(name: str, owner: str = "cj-uid") -> dict[str, Any]:
+    return {"kind": "Job", "metadata": {"name": name, "uid": f"u-{name}", "ownerReferences": [
+        {"kind": "CronJob", "name": "cj", "uid": owner, "controller": True}]}, "status": {}}
+
+
+def _pod(name: str, job: str, state: dict[str, Any], restarts: int = 0) -> dict[str, Any]:
+    return {"kind": "Pod", "metadata": {"name": name, "uid": f"u-{name}", "ownerReferences": [
+                {"kind": "Job", "name": job, "uid": f"u-{job}", "controller": True}]},
+            "spec": {"containers": [{"name": "main"}]},
+            "status": {"containerStatuses": [{"name": "main", "state": state, "restartCount": restarts,
+                                              "lastState": {"terminated": {"exitCode": 1}} if restarts else {}}]}}
+
+
+class FakeCluster:
+    """The Cluster verbs collection uses; anything else raises AssertionError."""
+
+    namespace = "ns"
+
+    def __init__(self, *, logs: dict[tuple[str, bool], Any], pods_error: Exception | None = None) -> None:
+        self.request_count = 0
+        self.calls: list[str] = []
+        self.logs = logs
+        self.pods_error = pods_error
+        self.jobs = [_job("cj-1"), _job("cj-2"), _job("other", owner="x")]
+        self.pods = [_pod("cj-1-a", "cj-1", {"terminated": {"exitCode": 0}}, restarts=1),
+                     _pod("cj-2-a", "cj-2", {"waiting": {"reason": "ContainerCreating"}}),
+                     _pod("other-a", "other", {"running": {}})]
+
+    def _call(self, verb: str) -> None:
+        self.request_count += 1
+        self.calls.append(verb)
+
+    def server_url(self) -> str:
+        return "https://fake"
+
+    def server_version(self) -> str:
+        self._call("version")
+        return "v1.36.3"
+
+    def whoami(self) -> str:
+        self._call("whoami")
+        return "alice"
+
+    def get_cronjob(self, name: str) -> dict[str, Any]:
+        self._call("get_cronjob")
+        return dict(CJ)
+
+    def list_jobs(self, *, label_selector: str | None = None) -> tuple[list[dict[str, Any]], str]:
+        self._call("list_jobs")
+        return self.jobs, "1"
+
+    def list_pods(self, *, label_selector: str | None = None) -> list[dict[str, Any]]:
+        self._call("list_pods")
+        if self.pods_error:
+            raise self.pods_error
+        return self.pods
+
+    def list_events(self, *, field_selector: str | None = None) -> list[dict[str, Any]]:
+        self._call("list_events")
+        return []
+
+    def read_pod_log(self, pod: str, container: str, *, previous: bool = False, since_seconds: int | None = None,
+                     limit_bytes: int | None = None, tail_lines: int | None = None) -> str:
+        self._call(f"log {pod}/{container}{' previous' if previous else ''} since={since_seconds} limit={limit_bytes}")
+        got = self.logs[(pod, previous)]
+        if isinstance(got, Exception):
+            raise got
+        return str(got)[:limit_bytes] if limit_bytes else str(got)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"FakeCluster: collection must not call {name}")
+
+
+def test_one_list_per_kind_and_logs_only_for_containers_that_ran() -> None:
+    fake = FakeCluster(logs={("cj-1-a", False): "current\n", ("cj-1-a", True): "previous\n"})
+    raw = collect(fake, ["cj"], now=NOW, collected_at=NOW, since_seconds=600, max_log_bytes=100)  # type: ignore[arg-type]
+    assert fake.calls == ["version", "whoami", "get_cronjob", "list_jobs", "list_pods", "list_events",
+                          "log cj-1-a/main since=600 limit=101", "log cj-1-a/main previous since=600 limit=101"]
+    assert raw.request_count == 8 and raw.collected_by == "alice" and raw.server_version == "v1.36.3"
+    logs = {(lg.pod, lg.previous): lg for lg in raw.logs}
+    assert logs[("cj-1-a", False)].text == "current\n" and logs[("cj-1-a", True)].text == "previous\n"
+    assert logs[("cj-2-a", False)].text is None and "never started" in (logs[("cj-2-a", False)].missing or "")
+    assert ("other-a", False) not in logs  # a pod of another CronJob's Job: not read
+    assert raw.missing == []
+
+
+def test_a_log_longer_than_the_cap_is_cut_and_marked_truncated() -> None:
+    fake = FakeCluster(logs={("cj-1-a", False): "x" * 50, ("cj-1-a", True): "y" * 10})
+    raw = collect(fake, ["cj"], now=NOW, collected_at=NOW, max_log_bytes=10)  # type: ignore[arg-type]
+    logs = {(lg.pod, lg.previous): lg for lg in raw.logs}
+    assert (logs[("cj-1-a", False)].text, logs[("cj-1-a", False)].bytes, logs[("cj-1-a", False)].truncated) == (
+        "x" * 10, 10, True)
+    assert (logs[("cj-1-a", True)].bytes, logs[("cj-1-a", True)].truncated) == (10, False)  # exactly the cap
+
+
+def test_a_log_read_failing_with_a_server_error_is_recorded_and_the_rest_is_read() -> None:
+    fake = FakeCluster(logs={("cj-1-a", False): ApiError("HTTP 500: kubelet unreachable", status=500),
+                             ("cj-1-a", True): "previous\n"})
+    raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
+    assert [(m.what, m.object) for m in raw.missing] == [("pods/log", "pod/cj-1-a container main")]
+    assert {lg.previous: lg.text for lg in raw.logs if lg.pod == "cj-1-a"} == {False: None, True: "previous\n"}
+
+
+def test_after_a_forbidden_log_read_no_other_log_is_requested() -> None:
+    fake = FakeCluster(logs={("cj-1-a", False): PermissionMissing("forbidden: cannot get pods/log")})
+    raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
+    assert sum(1 for c in fake.calls if c.startswith("log ")) == 1
+    assert [m.what for m in raw.missing] == ["pods/log"]
+    prev = [lg for lg in raw.logs if lg.pod == "cj-1-a" and lg.previous][0]
+    assert prev.text is None and prev.missing == "forbidden: cannot get pods/log"
+
+
+def test_a_forbidden_pod_list_is_missing_and_the_bundle_goes_on() -> None:
+    fake = FakeCluster(logs={}, pods_error=PermissionMissing("forbidden: cannot list pods"))
+    raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
+    assert [(m.what, m.reason) for m in raw.missing] == [("pods", "forbidden: cannot list pods")]
+    assert raw.pods == [] and len(raw.jobs) == 3 and raw.logs == []
+
+
+def test_log_instances_list_previous_only_after_a_restart() -> None:
+    p = _pod("p", "j", {"running": {}}, restarts=2)
+    p["spec"]["initContainers"] = [{"name": "init"}]
+    p["status"]["initContainerStatuses"] = [{"name": "init", "state": {"terminated": {"exitCode": 0}}}]
+    assert log_instances(p) == [("init", False, None), ("main", False, None), ("main", True, None)]
+
+
+@pytest.mark.parametrize("text, seconds", [("30s", 30), ("10m", 600), ("2h", 7200), ("1h30m", 5400)])
+def test_since_reads_kubectl_durations(text: str, seconds: int) -> None:
+    assert parse_since(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "10", "0s", "1d"])
+def test_a_bad_since_is_bad_input(text: str) -> None:
+    with pytest.raises(BadInput, match="bad --since"):
+        parse_since(text)
