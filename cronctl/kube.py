@@ -64,10 +64,11 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
 class KubeCluster:
     """The Cluster protocol over a kubernetes ``ApiClient``. See :mod:`cronctl.cluster`."""
 
-    def __init__(self, api_client: Any, *, namespace: str) -> None:
+    def __init__(self, api_client: Any, *, namespace: str, page_size: int = _PAGE) -> None:
         self._api = api_client
         self.namespace = namespace
         self.request_count = 0
+        self.page_size = page_size  # list pagination (limit/continue)
 
     # -- the funnel ---------------------------------------------------------------------
     def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
@@ -161,7 +162,7 @@ class KubeCluster:
         cont = ""
         rv = ""
         while True:
-            q = list(query or []) + [("limit", str(_PAGE))]
+            q = list(query or []) + [("limit", str(self.page_size))]
             if cont:
                 q.append(("continue", cont))
             page = self._request("GET", path, query=q)
