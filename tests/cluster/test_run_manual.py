@@ -356,3 +356,64 @@ def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
     theirs["metadata"].pop("creationTimestamp", None)
     theirs["spec"]["template"]["metadata"].pop("creationTimestamp", None)
     assert ours == theirs
+
+
+def _on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path) -> tuple[int, str]:
+    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompt, return (code, screen)."""
+    import os
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    env = cronctl_env(tmp_path)
+    env.pop("CI", None)
+    env.pop("NO_COLOR", None)
+    env["TERM"] = "xterm"
+    env["COLUMNS"] = "200"
+    p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=slave, stdout=slave, stderr=slave, env=env,
+                         cwd=str(tmp_path), close_fds=True)
+    os.close(slave)
+    screen = b""
+    answered = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if not answered and b"[y/N]" in screen:
+            os.write(master, answer.encode() + b"\n")
+            answered = True
+        if p.poll() is not None and not r:
+            break
+    os.close(master)
+    return p.wait(timeout=30), screen.decode("utf-8", "replace")
+
+
+def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, namespace: str, k8s: Any,
+                                                             tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "asked")
+    code, screen = _on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "0"], kubeconfig, "n",
+                                  tmp_path)
+    assert code == 3, screen
+    assert "Suspend" in screen and "not confirmed; nothing was changed" in screen
+    cj = read_cronjob(k8s, namespace, "asked")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    assert list_jobs(k8s, namespace) == []
+
+
+def test_on_a_terminal_yes_runs_it_with_live_progress(kubeconfig: str, namespace: str, k8s: Any,
+                                                      tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "live", duration=5, log="working on batch 7")
+    code, screen = _on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "0"], kubeconfig, "y",
+                                  tmp_path)
+    assert code == 0, screen
+    assert "elapsed" in screen and "pods" in screen  # the live status line
+    assert "Running=1" in screen or "Succeeded=1" in screen
+    assert read_cronjob(k8s, namespace, "live")["spec"]["suspend"] is False
