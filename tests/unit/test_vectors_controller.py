@@ -49,6 +49,10 @@ def test_decision_matches_upstream(case: dict[str, Any]) -> None:
         assert d.missed == case["missed"]
         assert d.error == case.get("mrst_error")
         assert (d.missed == "many") == case["too_many"]
+    if "next_schedule_time" in case:  # nextScheduleTime's answer (deadline applied)
+        assert d.most_recent == _t(case["next_schedule_time"])
+    if "too_late" in case:
+        assert (d.decision == "missed-deadline") == case["too_late"]
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "earliest_time_nodeadline" in c.values[0]])
