@@ -462,3 +462,27 @@ def test_a_malformed_cronjob_object_is_bad_input_naming_it(capsys: pytest.Captur
     assert rc == ExitCode.BAD_INPUT and out == ""
     assert err.startswith(f"error: {f}: ") and fragment in err
     assert "Traceback" not in err
+
+
+# --- layers -----------------------------------------------------------------------------------
+
+def test_the_explain_service_and_pure_modules_import_no_cli_kube_or_yaml() -> None:
+    code = ("import sys\nimport cronctl.explain, cronctl.schedule.describe, cronctl.schedule.dst, "
+            "cronctl.schedule.atlas\n"
+            "heavy = ('typer', 'rich', 'click', 'kubernetes', 'yaml', 'jinja2')\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["cronctl/explain.py", "cronctl/schedule/describe.py",
+                                    "cronctl/schedule/dst.py", "cronctl/schedule/atlas.py"])
+def test_the_pure_modules_never_read_the_clock(module: str) -> None:
+    import ast
+
+    tree = ast.parse((ROOT / module).read_text())
+    calls = {f"{n.func.value.id}.{n.func.attr}" for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)}
+    assert not calls & {"datetime.now", "datetime.utcnow", "datetime.today", "time.time", "date.today",
+                        "time.monotonic", "time.perf_counter"}
