@@ -137,7 +137,11 @@ def _read_logs(cluster: Cluster, pods: list[Obj], missing: list[Missing], since:
             data = text.encode("utf-8")
             truncated = len(data) > cap
             if truncated:
+                # keep whole lines only: a line cut at the cap could end inside a credential
+                # that masking would then no longer recognise (https://user:pa|ss@...)
                 data = data[:cap]
+                cut = data.rfind(b"\n")
+                data = data[: cut + 1] if cut >= 0 else b""
                 text = data.decode("utf-8", errors="ignore")
             out.append(LogRecord(pod, container, previous, text, bytes=len(data), truncated=truncated))
     return out

@@ -167,6 +167,20 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
     assert '<rect class="job manual"' in html and '<rect class="overlap"' in html
     assert "UnexpectedJob" in (out / "REPORT.md").read_text()
 
+    # a per-log cap cuts the logs the real API server returns (limitBytes) and says so
+    r4 = cronctl(["bundle", "mp-orders-sync", "-n", namespace, "--out", str(tmp_path / "capped"),
+                  "--max-log-bytes", "60", "--since", "1h"], kubeconfig, tmp_path)
+    assert r4.returncode == 0, r4.stderr
+    capped = json.loads((tmp_path / "capped" / "bundle.json").read_text())
+    clogs = [lg for lg in capped["cronjobs"][0]["logs"] if lg["file"]]
+    # the 60th byte falls inside the POST line (after the simulator's start line and "sync
+    # start"): whole lines only are kept, so the half credential never reaches the bundle
+    assert clogs and all(lg["truncated"] and 0 < lg["bytes"] <= 60 for lg in clogs)
+    for lg in clogs:
+        text = (tmp_path / "capped" / lg["file"]).read_text()
+        assert text.endswith("sync start\n") and len(text.encode()) == lg["bytes"] and "POST" not in text
+    assert capped["collected"]["options"]["since_seconds"] == 3600
+
     # the same objects, dumped by kubectl, give the same analysis offline (logs absent, said so)
     dump = tmp_path / "dump.yaml"
     dump.write_text(subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "get",
