@@ -239,7 +239,7 @@ def test_three_intervals_sharing_time_give_three_pairs() -> None:
 
 def test_events_of_deleted_jobs_and_pods_are_kept_by_name() -> None:
     cj = cronjob()
-    evs = [
+    evs: list[dict[str, Any]] = [
         {"metadata": {"name": "e1"}, "involvedObject": {"kind": "Job", "name": "cj-29936885", "uid": "gone"},
          "reason": "Completed", "message": "Job completed", "lastTimestamp": z(T(10, 6))},
         {"metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "cj-29936885-ab1cd", "uid": "gone2"},

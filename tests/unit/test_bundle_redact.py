@@ -121,7 +121,7 @@ def test_credentials_in_annotations_of_the_object_and_its_templates_are_masked()
 
 def test_an_env_list_shared_by_two_objects_is_masked_once_in_place() -> None:
     # YAML aliases (&id001/*id001) make two loaded objects share one env list
-    env = [{"name": "API_TOKEN", "value": "t"}]
+    env: list[dict[str, object]] = [{"name": "API_TOKEN", "value": "t"}]
     a, b = _pod(env), _pod(env)
     a["spec"]["containers"][0]["env"] = b["spec"]["containers"][0]["env"] = env  # type: ignore[index]
     red = Redactor()
