@@ -124,3 +124,21 @@ def test_for_a_running_cronjob_the_next_move_is_worded_as_due_not_catch_up() -> 
     assert p.text.startswith("a Job for 2026-12-02T12:02:00Z is due now")
     p = predict(cj(deadline=20, suspend=False), NOW, suspended=False, unsuspending=False)
     assert p.text.startswith("nothing is due now; the next run is at 2026-12-02T12:03:00Z")
+
+
+def test_the_run_directory_and_everything_in_it_is_private(tmp_path: Path) -> None:
+    import stat
+
+    from cronctl.procedure.base import RunDir
+
+    d = RunDir.create(str(tmp_path / "runs"), "sync", "abc123")
+    assert d.path == tmp_path / "runs" / "sync-abc123"
+    f = d.write_text("logs/pod-1/main.log", "line\n")
+    d.write_json("record.json", {"a": 1})
+    for p in (d.path, d.path / "logs", d.path / "logs" / "pod-1"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    for p in (f, d.path / "record.json"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+    assert not list(d.path.rglob("*.tmp"))  # written by rename, nothing half-written left
+    with pytest.raises(BadInput, match="cannot create run directory"):
+        RunDir.create(str(tmp_path / "runs"), "sync", "abc123")  # never reuses (overwrites) a run
