@@ -105,6 +105,9 @@ def main() -> int:
         return run(args, kubeconfig, api, core, batch, ns)
     finally:
         if not args.keep:
+            # no kubelet serves the bench node: pods must go with grace period 0, or the
+            # namespace stays Terminating while the node exists
+            core.delete_collection_namespaced_pod(ns, grace_period_seconds=0)
             core.delete_namespace(ns, propagation_policy="Background")
             try:
                 core.delete_node(NODE)
