@@ -398,13 +398,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
                 sched_by_time.setdefault(r.scheduled_for, []).append(r)
             if r.origin == "manual" and r.claims is not None:
                 claims.setdefault(r.claims, []).append(r)
-        kept_finished = [r for r in recs if not r.running]
-        history_may_delete = (
-            sum(1 for r in kept_finished if r.outcome == "Complete") >= int(hist_ok if hist_ok is not None else 3)
-            or sum(1 for r in kept_finished if r.outcome == "Failed") >= int(hist_failed if hist_failed is not None else 1)
-            or job_spec.get("ttlSecondsAfterFinished") is not None
-        )
-        oldest_kept = min((r.scheduled_for or r.created or now for r in recs), default=None)
+        deleted_before = _history_horizon(recs, hist_ok, hist_failed, job_spec, now)
         expected = set(times)
         stray = [r.name for r in recs if r.origin == "scheduled" and r.scheduled_for is not None
                  and r.scheduled_for >= wstart and r.scheduled_for not in expected]
@@ -414,7 +408,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         for t in times:
             occ_out.append(_judge(t, zone, sched_by_time.get(t, []), claims.get(t, []), manual_overlapping,
                                   now, opts, policy, blocked, current_susp_start if suspended else None,
-                                  suspended, recs, history_may_delete, oldest_kept, deadline))
+                                  suspended, recs, deleted_before, deadline))
         # link lost runs to the late catch-up that followed them (unsuspend / controller back)
         _infer_gaps(occ_out, suspended_periods, suspended)
 
@@ -539,8 +533,8 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[_
 
 def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_overlapping: dict[str, list[str]],
            now: datetime, opts: Options, policy: str, blocked: list[tuple[datetime | None, datetime | None]],
-           susp_start: datetime | None, suspended: bool, recs: list[_Job], history_may_delete: bool,
-           oldest_kept: datetime | None, deadline: Any) -> Obj:
+           susp_start: datetime | None, suspended: bool, recs: list[_Job], deleted_before: datetime | None,
+           deadline: Any) -> Obj:
     """The record and verdict of one expected time."""
     first = jobs[0] if jobs else None
     overl = sorted({m for j in jobs for m in manual_overlapping.get(j.name, [])})
@@ -585,7 +579,7 @@ def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_
     elif _in_blocked(t, blocked) and policy == "Forbid":
         rec["verdict"] = "lost"
         rec["reason"] = "Forbid: a prior Job was in .status.active (JobAlreadyActive)"
-    elif history_may_delete and oldest_kept is not None and t < oldest_kept:
+    elif deleted_before is not None and t < deleted_before:
         rec["verdict"] = "unknown"
         rec["reason"] = "older than every kept Job; history limits or a TTL may have deleted its Job"
     else:
@@ -594,6 +588,29 @@ def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_
         if isinstance(deadline, int):
             rec["reason"] += f" (startingDeadlineSeconds={deadline}: a run not started in time is dropped silently)"
     return rec
+
+
+def _history_horizon(recs: list[_Job], hist_ok: Any, hist_failed: Any, job_spec: Obj,
+                     now: datetime) -> datetime | None:
+    """Before which time a missing Job may have been deleted rather than never created.
+
+    controller: history cleanup deletes the oldest finished Jobs (by start time) beyond
+    successfulJobsHistoryLimit (default 3) / failedJobsHistoryLimit (default 1), per outcome
+    (SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
+    kept may be gone; a limit of 0 or a ttlSecondsAfterFinished can remove any finished Job.
+    """
+    if job_spec.get("ttlSecondsAfterFinished") is not None:
+        return now
+    horizon: datetime | None = None
+    for outcome, limit, default in (("Complete", hist_ok, 3), ("Failed", hist_failed, 1)):
+        lim = int(limit if limit is not None else default)
+        kept = [r.scheduled_for or r.created or now for r in recs if r.outcome == outcome]
+        if lim <= 0:
+            return now
+        if len(kept) >= lim:
+            oldest = min(kept)
+            horizon = oldest if horizon is None else max(horizon, oldest)
+    return horizon
 
 
 def _job_after(recs: list[_Job], t: datetime) -> bool:

@@ -291,3 +291,21 @@ def test_a_suspension_by_cronctl_run_manual_is_explained_by_its_run_record() -> 
     assert p["start"] == z(T(10, 12)) and p["lost"] == 2  # 10:15 and 10:20; at 10:10 it was not suspended yet
     assert "cronctl run-manual r-42 (operator alice, reason: catch up after 503, step waiting)" in p["source"]
     assert dict(verdicts(a))["10:15"] == "lost" and dict(verdicts(a))["10:10"] == "lost"
+
+
+def test_a_time_older_than_the_kept_failed_job_is_unknown_when_the_failed_limit_is_reached() -> None:
+    # failedJobsHistoryLimit 1 (default) and one failed Job kept (10:15): a failed Job for 10:10
+    # may have been deleted by the cleanup, although 10:10 is newer than the kept 10:05 success
+    cj = cronjob(created=T(10, 0), last=T(10, 15))
+    jobs = [job("cj-a", slot=T(10, 5), created=T(10, 5), done=T(10, 6)),
+            job("cj-c", slot=T(10, 15), created=T(10, 15), done=T(10, 16), outcome="Failed")]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 17)))
+    assert verdicts(a) == [("10:05", "ran"), ("10:10", "unknown"), ("10:15", "ran")]
+    assert "history limits" in a["occurrences"][1]["reason"]
+
+
+def test_a_ttl_after_finished_makes_every_missing_time_unknown() -> None:
+    cj = cronjob(created=T(10, 0), last=T(10, 15))
+    cj["spec"]["jobTemplate"]["spec"]["ttlSecondsAfterFinished"] = 60
+    a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 17)))
+    assert [v for _, v in verdicts(a)] == ["unknown", "unknown", "unknown"]
