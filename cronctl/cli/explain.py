@@ -99,6 +99,9 @@ def explain(
                               overrides=inputs if controller_given else None,
                               dialect=dialect if dialect == "atlas" else None)
     elif target is not None and target.startswith(_LIVE_PREFIXES):
+        if dialect == "atlas":
+            raise BadInput("--dialect atlas applies to a schedule or an Atlas manifest (-f), "
+                           "not to a live Kubernetes CronJob")
         result = _live(target.split("/", 1)[1], kubeconfig, context, namespace, after if from_ else None,
                        now_t, count, inputs if controller_given else None)
     else:

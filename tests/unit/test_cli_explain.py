@@ -316,6 +316,7 @@ ERRORS = [
     (["-f", "{bad_yaml}"], ExitCode.BAD_INPUT, "manifest.yaml:6:1: malformed YAML"),
     (["-f", "{no_cronjob}"], ExitCode.BAD_INPUT, "no CronJob in file (found: Deployment)"),
     (["-f", "{bad_schedule}"], ExitCode.BAD_INPUT, "cronjob ns1/broken: bad day-of-month '32'"),
+    (["cronjob/x", "--dialect", "atlas"], ExitCode.BAD_INPUT, "not to a live Kubernetes CronJob"),
     (["0 0 * * *", "--count", "-1"], ExitCode.USAGE, ""),
     ([], ExitCode.USAGE, ""),
     (["0 0 * * *", "-f", "x.yaml"], ExitCode.USAGE, "exactly one"),
