@@ -571,6 +571,8 @@ def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_
             rec["verdict"], rec["reason"] = "ran", ""
     elif claims:
         rec["verdict"], rec["reason"] = "ran", "run manually by " + ", ".join(c.name for c in claims)
+        if deleted_before is not None and t < deleted_before:
+            rec["reason"] += "; a scheduled Job for this time may also have run and been deleted (history limits)"
     elif suspended and (susp_start is None or t >= susp_start) and not _job_after(recs, t):
         # controller: a suspended CronJob creates nothing, however recent the time
         rec["verdict"], rec["reason"] = "lost", "the CronJob is suspended"

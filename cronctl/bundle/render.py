@@ -19,7 +19,7 @@ Obj = dict[str, Any]
 COLOURS = {
     "scheduled": "#2563eb", "manual": "#ea580c", "failed": "#dc2626", "overlap": "#dc2626",
     "ran": "#16a34a", "late": "#d97706", "lost": "#dc2626", "duplicate": "#9333ea",
-    "pending": "#6b7280", "unknown": "#9ca3af",
+    "pending": "#6b7280", "unknown": "#9ca3af", "suspended": "#6b7280",
 }
 MAX_EVENTS = 300  # events listed in the reports (the latest); bundle.json has all
 MAX_ROWS = 60  # Jobs drawn; the latest are kept, the caption says how many were left out
@@ -104,11 +104,21 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
             "y": round(geo.top + ra * geo.row, 1), "h": round((rb - ra + 1) * geo.row, 1),
             "title": f"overlap {ov['a']} / {ov['b']}: {human_duration(ov['seconds'])}",
         })
+    suspended: list[Obj] = []
+    for per in cj["suspended_periods"]:
+        ps, pe = _t(per["start"]), _t(per["end"]) or now
+        if ps is None or pe <= t0:
+            continue
+        ps = max(ps, t0)
+        suspended.append({"x": x(ps), "w": round(max(x(pe) - x(ps), 2.0), 1),
+                          "label": "suspended?" if per["inferred"] else "suspended",
+                          "title": per["source"]})
     axis = _axis(t0, t1, x)
     return {
         "width": geo.width, "height": height, "left": geo.left, "top": geo.top,
         "plot_right": geo.width - geo.right, "bottom": geo.top + geo.row * max(1, len(jobs)),
         "rows": rows, "ticks": ticks, "overlaps": overlaps, "axis": axis, "omitted": omitted,
+        "suspended": suspended,
         "now_x": x(now), "colours": COLOURS,
         "legend_y": geo.top + geo.row * max(1, len(jobs)) + 34,
     }
