@@ -222,6 +222,12 @@ def test_a_suspended_period_shows_lost_runs_and_what_will_never_be_made_up(
     assert cj["schedule"]["if_unsuspended"]["decision"] == "create"
     assert cj["never_made_up"] == [o["expected"] for o in lost][:-1] or \
         len(cj["never_made_up"]) == len(cj["schedule"]["due"]) - 1
+    # --all lists the namespace's CronJobs (one list call) and bundles each
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob("second", "0 4 * * *", duration=1))
+    r2 = cronctl(["bundle", "--all", "-n", namespace, "--out", str(tmp_path / "all"), "-o", "json"],
+                 kubeconfig, tmp_path)
+    assert r2.returncode == 0, r2.stderr
+    assert [c["name"] for c in json.loads(r2.stdout)["cronjobs"]] == ["report", "second"]
 
 
 @pytest.mark.xdist_group("bundle-rbac")
