@@ -19,7 +19,7 @@ from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, 
 @app.command()
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
-        help="The CronJob to bundle (or --all).", show_default=False)] = None,
+        help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
@@ -30,7 +30,8 @@ def bundle(
     since: Annotated[Optional[str], typer.Option(
         "--since", help="Only log lines newer than this (30s, 10m, 2h).", show_default=False)] = None,
     max_log_bytes: Annotated[int, typer.Option(
-        "--max-log-bytes", help="Keep at most this many bytes of each log; a cut log is marked truncated.",
+        "--max-log-bytes", help="Keep at most this many bytes of each log (whole lines); a cut log is "
+        "marked truncated.",
         min=1)] = 1 << 20,
     no_logs: Annotated[bool, typer.Option("--no-logs", help="Do not read pod logs.")] = False,
     window: Annotated[str, typer.Option(
