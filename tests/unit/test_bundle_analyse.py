@@ -9,6 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cronctl.bundle.analyse import Options, analyse_cronjob, event_view, events_for, find_overlaps
 from cronctl.bundle.dump import load_dump
 
@@ -309,3 +312,29 @@ def test_a_ttl_after_finished_makes_every_missing_time_unknown() -> None:
     cj["spec"]["jobTemplate"]["spec"]["ttlSecondsAfterFinished"] = 60
     a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 17)))
     assert [v for _, v in verdicts(a)] == ["unknown", "unknown", "unknown"]
+
+_interval = st.tuples(st.integers(0, 200), st.integers(0, 60))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_interval, max_size=25))
+def test_the_overlap_sweep_finds_exactly_the_pairs_a_brute_force_check_finds(spans: list[tuple[int, int]]) -> None:
+    ivs = [(f"j{i}", T(10, 0) + timedelta(seconds=s), T(10, 0) + timedelta(seconds=s + d))
+           for i, (s, d) in enumerate(spans)]
+    got = {frozenset((a, b)): (s, e) for a, b, s, e in find_overlaps(ivs)}
+    want = {}
+    for i, (a, s1, e1) in enumerate(ivs):
+        for b, s2, e2 in ivs[i + 1:]:
+            if max(s1, s2) < min(e1, e2):
+                want[frozenset((a, b))] = (max(s1, s2), min(e1, e2))
+    assert got == want
+
+
+def test_with_too_many_weekday_times_the_latest_ones_are_judged_up_to_now() -> None:
+    # 09:00 on weekdays since 2026-01-01; now is Wednesday 2026-12-02 10:00Z
+    cj = cronjob("0 9 * * 1-5", created=datetime(2026, 1, 1, tzinfo=UTC))
+    a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 0), window=timedelta(days=400), max_occurrences=7))
+    got = [o["expected"] for o in a["occurrences"]]
+    # the last 7 weekdays up to Wed 2 Dec: Tue 24 Nov .. Wed 2 Dec (skipping 28/29 Nov)
+    assert got == [f"2026-{d}T09:00:00Z" for d in ("11-24", "11-25", "11-26", "11-27", "11-30", "12-01", "12-02")]
+    assert a["window"]["truncated"] is True
