@@ -20,7 +20,7 @@ from typing import Callable, TypeVar
 from cronctl import model
 from cronctl.bundle.raw import LogRecord, Missing, Obj, RawData
 from cronctl.cluster import Cluster
-from cronctl.errors import ApiError, PermissionMissing
+from cronctl.errors import ApiError, NotFound, PermissionMissing
 
 T = TypeVar("T")
 
@@ -50,6 +50,8 @@ def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collect
     who = cluster.whoami()
     if names is None:
         cronjobs = cluster.list_cronjobs()
+        if not cronjobs:
+            raise NotFound(f"no CronJob in namespace {cluster.namespace}")
     else:
         cronjobs = [cluster.get_cronjob(n) for n in names]
     jobs: list[Obj] = attempt("jobs", lambda: cluster.list_jobs()[0], [])

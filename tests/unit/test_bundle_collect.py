@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cronctl.bundle.collect import collect, log_instances, parse_since
-from cronctl.errors import ApiError, BadInput, PermissionMissing
+from cronctl.errors import ApiError, BadInput, NotFound, PermissionMissing
 
 NOW = datetime(2026, 12, 2, 11, 0, tzinfo=timezone.utc)
 CJ = {"apiVersion": "batch/v1", "kind": "CronJob",
@@ -64,6 +64,10 @@ class FakeCluster:
     def whoami(self) -> str:
         self._call("whoami")
         return "alice"
+
+    def list_cronjobs(self, *, all_namespaces: bool = False) -> list[dict[str, Any]]:
+        self._call("list_cronjobs")
+        return []
 
     def get_cronjob(self, name: str) -> dict[str, Any]:
         self._call("get_cronjob")
@@ -158,3 +162,8 @@ def test_since_reads_kubectl_durations(text: str, seconds: int) -> None:
 def test_a_bad_since_is_bad_input(text: str) -> None:
     with pytest.raises(BadInput, match="bad --since"):
         parse_since(text)
+
+
+def test_all_in_a_namespace_without_cronjobs_is_not_found() -> None:
+    with pytest.raises(NotFound, match="no CronJob in namespace ns"):
+        collect(FakeCluster(logs={}), None, now=NOW, collected_at=NOW)  # type: ignore[arg-type]
