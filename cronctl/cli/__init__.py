@@ -7,24 +7,21 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """Run cronctl; never lets a traceback reach the user for an expected failure."""
-    import click
-
     from cronctl.errors import CronctlError, ExitCode
 
-    # typer >= 0.20 carries its own copy of click: its usage errors and Abort are not click's.
-    usage_errors: tuple[type[BaseException], ...] = (click.ClickException,)
-    aborts: tuple[type[BaseException], ...] = (click.exceptions.Abort,)
-    try:
-        from typer import _click as _tclick
-        from typer.exceptions import Abort as _TAbort
-
-        usage_errors += (_tclick.exceptions.ClickException,)
-        aborts += (_TAbort,)
-    except ImportError:  # an older typer on plain click
-        pass
-
     from cronctl.cli.app import app
-    from cronctl.cli.common import err
+    from cronctl.cli.common import Abort, ClickException, Exit, err
+
+    # the exception classes of the click that typer really runs on (see cronctl.cli.common)
+    usage_errors: tuple[type[BaseException], ...] = (ClickException,)
+    aborts: tuple[type[BaseException], ...] = (Abort,)
+    exits: tuple[type[BaseException], ...] = (Exit,)
+    if "click" in sys.modules:  # something imported the click package too: catch its classes as well
+        import click
+
+        usage_errors += (click.ClickException,)
+        aborts += (click.exceptions.Abort,)
+        exits += (click.exceptions.Exit,)
 
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
@@ -40,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
         code = int(ExitCode.INTERRUPTED)
-    except click.exceptions.Exit as e:
-        code = int(e.exit_code)
+    except exits as e:
+        code = int(e.exit_code)  # type: ignore[attr-defined]
     except usage_errors as e:
         e.show()  # type: ignore[attr-defined]
         code = int(e.exit_code)  # type: ignore[attr-defined]

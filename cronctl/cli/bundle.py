@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 
 
 @app.command()
@@ -51,17 +51,16 @@ def bundle(
     recorded as missing and the bundle is marked partial. Exit 5 on bad input (a malformed dump),
     6 when the CronJob does not exist.
     """
-    import click
 
     from cronctl.bundle import Request, make_bundle
     from cronctl.bundle.collect import parse_since
     from cronctl.timeutil import UTC, parse_rfc3339
 
     if cronjob is not None and all_:
-        raise click.UsageError("give a CRONJOB name or --all, not both")
+        raise UsageError("give a CRONJOB name or --all, not both")
     if cronjob is None and not all_:
         if from_dump is None:
-            raise click.UsageError("give a CRONJOB name or --all")
+            raise UsageError("give a CRONJOB name or --all")
         all_ = True  # a dump: every CronJob in it
     # The clock is read once, here; everything below takes it as a parameter.
     clock = datetime.now(UTC).replace(microsecond=0)

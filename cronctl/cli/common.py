@@ -13,6 +13,18 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+# typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
+# older typer runs on the click package. Use whichever typer really runs on, so that usage
+# errors raised here are the ones `cronctl.cli.main` catches, and `cronctl explain` does not pay
+# for importing a second click (~30 ms).
+try:
+    from typer._click.exceptions import ClickException as ClickException
+    from typer._click.exceptions import UsageError as UsageError
+    from typer.exceptions import Abort as Abort
+    from typer.exceptions import Exit as Exit
+except ImportError:  # pragma: no cover - older typer on plain click
+    from click.exceptions import Abort, ClickException, Exit, UsageError  # type: ignore[assignment]
+
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 

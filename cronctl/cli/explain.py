@@ -15,7 +15,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out
 
 _LIVE_PREFIXES = ("cronjob/", "cronjobs/", "cj/", "cronjob.batch/", "cronjobs.batch/")
 
@@ -70,7 +70,6 @@ def explain(
     not happen) or fold (a run that happens twice) touching them, and, given controller inputs
     or a live CronJob, what the controller does now. Exit 5 on bad input.
     """
-    import click
 
     from cronctl.errors import BadInput
     from cronctl.explain import DIALECTS, ControllerInputs, explain_file, explain_schedule
@@ -79,7 +78,7 @@ def explain(
     if dialect not in DIALECTS:
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
     if (target is None) == (filename is None):
-        raise click.UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
+        raise UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
     # The clock is read once, here; everything below takes it as a parameter.
     now_t = _instant(now, "--now") or datetime.now(UTC)
     after = _instant(from_, "--from") or now_t
