@@ -165,6 +165,7 @@ def _dst_obj(e: Any, tz: tzinfo) -> Obj:
         "repeated": [{"wall": w.isoformat(timespec="minutes"), "utc": [rfc3339_z(a), rfc3339_z(b)]}
                      for w, a, b in e.repeated],
         "extra": [instant(r, tz) for r in e.extra],
+        "lost": [instant(r, tz) for r in e.lost],
         "message": e.message(),
     }
 

@@ -202,9 +202,14 @@ def _render_text(r: dict[str, Any]) -> None:
         gaps = sorted((d["transition"], d["skipped"]) for d in r["dst"] if d["kind"] == "gap")
         doubled = {u for d in r["dst"] if d["kind"] == "fold" for rep in d["repeated"] for u in rep["utc"]}
         unnamed = {x["utc"] for d in r["dst"] for x in d["extra"]}
+        lost = sorted((x["utc"], x["local"]) for d in r["dst"] for x in d.get("lost", ()))
         pad = " " * (width + 4)
         for i, n in enumerate(r["next"], 1):
             utc = n["utc"]
+            while lost and lost[0][0] < utc:
+                lutc, llocal = lost.pop(0)
+                line(f"{pad}{_weekday(llocal)} {llocal[:10]} {llocal[11:16]} {llocal[19:] or 'Z'}: no run "
+                     f"(robfig's walk across the DST change never lands on it)", "yellow")
             while gaps and gaps[0][0] <= utc:
                 walls = gaps.pop(0)[1]
                 if len(walls) > 4:

@@ -68,6 +68,9 @@ class DstEvent:
     ``repeated``: (wall time, first UTC instant, second UTC instant) for each run made twice (fold).
     ``extra``: UTC instants of runs the walk makes at a time the fields do not name (robfig's
     hour/minute stepping in real time across the change, e.g. ``*/5 1 * * *`` Lord Howe at 02:30).
+    ``lost``: UTC instants the fields name, that exist once on the wall clock, and that the walk
+    still never runs (the same real-time stepping: after Lord Howe's 30-minute fall-back on
+    2026-04-05 the walk lands on :30, so ``0 3 * * *`` has no run that day; upstream vector).
     """
 
     transition: Transition
@@ -75,6 +78,7 @@ class DstEvent:
     skipped: tuple[datetime, ...]
     repeated: tuple[tuple[datetime, datetime, datetime], ...]
     extra: tuple[datetime, ...] = ()
+    lost: tuple[datetime, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -82,7 +86,7 @@ class DstEvent:
 
     def message(self) -> str:
         """One sentence for people."""
-        parts = [p for p in (self._skip_or_repeat(), self._extra()) if p]
+        parts = [p for p in (self._skip_or_repeat(), self._extra(), self._lost()) if p]
         return "; ".join(parts)
 
     def _head(self) -> str:
@@ -103,6 +107,16 @@ class DstEvent:
                          for r in self.extra)
         lead = "" if self.skipped or self.repeated else f"{self._head()}: "
         return (f"{lead}the controller also runs at {when}, a time the schedule does not name "
+                "(robfig steps hours and minutes in real time across the change)")
+
+    def _lost(self) -> str:
+        if not self.lost:
+            return ""
+        tz = ZoneInfo(self.zone)
+        when = ", ".join(f"{r.astimezone(tz):%a %Y-%m-%d %H:%M} {r.astimezone(tz).tzname()} ({r:%H:%MZ})"
+                         for r in self.lost)
+        lead = "" if self.skipped or self.repeated or self.extra else f"{self._head()}: "
+        return (f"{lead}the controller never runs at {when}, although the schedule names it "
                 "(robfig steps hours and minutes in real time across the change)")
 
     def _skip_or_repeat(self) -> str:
@@ -186,6 +200,7 @@ def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule
     end = max(runs)
     found = transitions(s.zone, after, end)
     extra = _unnamed_runs(s, runs) if not and_rule else []
+    lost = _lost_runs(s, after, end) if not and_rule else []
     out: list[DstEvent] = []
     for t in found:
         if t.wall_end - t.wall_start > _MAX_SPAN:
@@ -198,6 +213,7 @@ def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule
             w += timedelta(minutes=1)
         # robfig: an unnamed run belongs to the last change at or before it.
         mine = tuple(r for r in extra if _owner(found, r) is t)
+        mine_lost = tuple(r for r in lost if _owner(found, r) is t)
         rep = []
         if t.kind == "fold":
             for w in named:
@@ -206,8 +222,8 @@ def dst_events(s: Fields, after: datetime, runs: Sequence[datetime], *, and_rule
                 if after < second and first <= end:
                     rep.append((w, first, second))
         skipped = tuple(named) if t.kind == "gap" else ()
-        if skipped or rep or mine:
-            out.append(DstEvent(t, s.zone, skipped, tuple(rep), mine))
+        if skipped or rep or mine or mine_lost:
+            out.append(DstEvent(t, s.zone, skipped, tuple(rep), mine, mine_lost))
     return out
 
 
@@ -217,6 +233,15 @@ def _unnamed_runs(s: Fields, runs: Sequence[datetime]) -> list[datetime]:
     if matches is None:
         return []
     return [r for r in runs if not matches(r)]
+
+
+def _lost_runs(s: Fields, after: datetime, end: datetime) -> list[datetime]:
+    """Instants the fields name (existing once on the wall clock) that robfig's walk never runs."""
+    deviations = getattr(s, "wall_clock_deviations", None)
+    if deviations is None:
+        return []
+    skipped, _extra = deviations(after, end)
+    return list(skipped)
 
 
 def _owner(found: Sequence[Transition], run: datetime) -> Transition | None:

@@ -487,3 +487,19 @@ def test_the_pure_modules_never_read_the_clock(module: str) -> None:
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)}
     assert not calls & {"datetime.now", "datetime.utcnow", "datetime.today", "time.time", "date.today",
                         "time.monotonic", "time.perf_counter"}
+
+
+def test_json_lists_the_run_robfigs_walk_never_lands_on_after_lord_howes_half_hour_fall_back(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Upstream vector (group dst): after 2026-04-04T11:00Z `0 3 * * *` Lord_Howe first runs at
+    # 2026-04-05T16:30Z, so Sunday 2026-04-05 03:00 +10:30 (= 2026-04-04T16:30:00Z) never runs.
+    data = run_json(capsys, "0 3 * * *", "--tz", "Australia/Lord_Howe",
+                    "--from", "2026-04-03T12:00:00Z", "--count", "3")
+    assert [n["utc"] for n in data["next"]] == ["2026-04-03T16:00:00Z", "2026-04-05T16:30:00Z", "2026-04-06T16:30:00Z"]
+    lost = [x for d in data["dst"] for x in d["lost"]]
+    assert [x["utc"] for x in lost] == ["2026-04-04T16:30:00Z"]
+    assert lost[0]["local"] == "2026-04-05T03:00:00+10:30"
+    code, out, _ = run(capsys, "0 3 * * *", "--tz", "Australia/Lord_Howe",
+                       "--from", "2026-04-03T12:00:00Z", "--count", "3")
+    assert code == 0
+    assert "Sun 2026-04-05 03:00 +10:30: no run" in out

@@ -209,3 +209,28 @@ def test_a_run_at_a_time_the_schedule_does_not_name_is_pointed_out(
     assert e.extra == (z(extra),)
     assert e.transition.at == z(transition)
     assert "a time the schedule does not name" in e.message()
+
+
+def test_a_named_run_that_robfigs_walk_never_lands_on_is_reported_as_lost() -> None:
+    # Australia/Lord_Howe falls back 30 minutes at 2026-04-04T15:00:00Z (02:00 +11 -> 01:30 +10:30).
+    # Upstream vector (next-sample, group dst): `0 3 * * *` after 2026-04-04T11:00Z runs first at
+    # 2026-04-05T16:30Z (Apr 6 03:00); Apr 5 03:00 +10:30 = 2026-04-04T16:30Z exists once on the
+    # wall clock, is named by the fields, and is never run.
+    s = _robfig("0 3 * * *", "Australia/Lord_Howe")
+    after = z("2026-04-03T12:00:00Z")
+    runs = s.runs(after, 3)
+    assert z("2026-04-04T16:30:00Z") not in runs
+    (event,) = dst_events(s, after, runs)
+    assert event.kind == "fold" and event.transition.at == z("2026-04-04T15:00:00Z")
+    assert event.lost == (z("2026-04-04T16:30:00Z"),)
+    assert event.skipped == () and event.repeated == () and event.extra == ()
+    assert "never runs at Sun 2026-04-05 03:00" in event.message()
+
+
+def test_a_walk_without_deviations_reports_nothing_lost() -> None:
+    # New York's fall-back is a whole hour: `0 3 * * *` keeps its 03:00 run on 2026-11-01 (08:00Z).
+    s = _robfig("0 3 * * *", "America/New_York")
+    after = z("2026-10-30T00:00:00Z")
+    runs = s.runs(after, 4)
+    assert z("2026-11-01T08:00:00Z") in runs
+    assert dst_events(s, after, runs) == []
