@@ -16,28 +16,18 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import jsonschema
 import pytest
 import yaml
 
+from cluster_support import service_account_kubeconfig, wait_for
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "bundle.schema.json").read_text())
-T = TypeVar("T")
 TOKEN = "tok-4f9a8b7c6d5e"  # a literal env value that must never reach the bundle
 LOG = "sync start\nPOST https://bot:hunter2@upstream.example/orders\nAuthorization: Bearer abcdefgh12345678\nsync done"
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(every)
 
 
 def kubectl_bin() -> str:
@@ -108,14 +98,14 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
     # only .status.active) and warns UnexpectedJob
     wait_for("a scheduled Job", lambda: [j for j in jobs(k8s, namespace)
                                          if j["metadata"]["name"] != "mp-orders-sync-fix"
-                                         and (j.get("status") or {}).get("startTime")], timeout=100)
+                                         and (j.get("status") or {}).get("startTime")], timeout=100, every=1.0)
     wait_for("UnexpectedJob", lambda: [e for e in events(k8s, namespace) if e["reason"] == "UnexpectedJob"],
-             timeout=30)
+             timeout=30, every=1.0)
     wait_for("a log line from the manual Job's pod", lambda: [
         p for p in json.loads(k8s.core.list_namespaced_pod(namespace, _preload_content=False).data)["items"]
         if p["metadata"]["name"].startswith("mp-orders-sync-fix")
         and "running" in (((p.get("status") or {}).get("containerStatuses") or [{}])[0].get("state") or {})],
-        timeout=30)
+        timeout=30, every=1.0)
 
     out = tmp_path / "bundle"
     r2 = cronctl(["bundle", "mp-orders-sync", "-n", namespace, "--out", str(out), "-o", "json"], kubeconfig, tmp_path)
@@ -242,7 +232,7 @@ def test_a_service_account_without_pods_log_gets_a_partial_bundle_that_says_so(
     wait_for("the manual Job to complete", lambda: [
         j for j in jobs(k8s, namespace) if any(c["type"] == "Complete" and c["status"] == "True"
                                                for c in (j.get("status") or {}).get("conditions") or [])],
-             timeout=60)
+             timeout=60, every=1.0)
     # a reader who may list everything but not read logs (no pods/log, no secrets)
     k8s.core.create_namespaced_service_account(namespace, {"metadata": {"name": "reader"}})
     rbac = client.RbacAuthorizationV1Api(k8s.api)
@@ -253,18 +243,7 @@ def test_a_service_account_without_pods_log_gets_a_partial_bundle_that_says_so(
         "metadata": {"name": "bundle-reader"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "bundle-reader"},
         "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}]})
-    token = k8s.core.create_namespaced_service_account_token(
-        "reader", namespace, {"spec": {"expirationSeconds": 3600}}).status.token
-    admin = yaml.safe_load(Path(kubeconfig).read_text())
-    cluster = admin["clusters"][0]
-    sa_cfg = {"apiVersion": "v1", "kind": "Config", "clusters": [cluster],
-              "users": [{"name": "reader", "user": {"token": token}}],
-              "contexts": [{"name": "reader", "context": {"cluster": cluster["name"], "user": "reader",
-                                                         "namespace": namespace}}],
-              "current-context": "reader"}
-    sa_kubeconfig = tmp_path / "reader.kubeconfig"
-    sa_kubeconfig.write_text(yaml.safe_dump(sa_cfg))
-    sa_kubeconfig.chmod(0o600)
+    sa_kubeconfig = service_account_kubeconfig(k8s, kubeconfig, namespace, "reader", tmp_path / "reader.kubeconfig")
 
     out = tmp_path / "partial"
     r2 = cronctl(["bundle", "nightly", "--out", str(out)], str(sa_kubeconfig), tmp_path)

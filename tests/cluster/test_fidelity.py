@@ -13,35 +13,24 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
 
+from cluster_support import wait_for
+
 RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "fidelity"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-T = TypeVar("T")
 
 pytestmark = pytest.mark.cluster
 
 
 def manifest(name: str) -> dict[str, Any]:
     return dict(yaml.safe_load((RESOURCES / name).read_text()))
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: float = 0.5) -> T:
-    """Call `probe` until it returns something truthy; fail naming `what` after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(every)
 
 
 def condition(obj: Any, ctype: str) -> Any:

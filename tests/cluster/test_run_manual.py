@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from run_manual_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs,
-                                              owned_jobs, read_cronjob, read_job, record_annotations, run_record,
-                                              terminal, wait_for)
+from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, owned_jobs,
+                             read_cronjob, read_job, record_annotations, run_record, terminal, wait_for)
 
 pytestmark = pytest.mark.cluster
 
@@ -330,7 +329,7 @@ def test_wait_active_that_runs_out_of_time_sets_suspend_back_and_exits_4(kubecon
 
 def _kubectl() -> str:
     """The kubectl built with the cluster (same version as the server), from scripts/cluster env."""
-    from run_manual_support import ROOT
+    from cluster_support import ROOT
 
     out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
                          check=True).stdout

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from run_manual_support import (create_cronjob, cronctl, owned_jobs, read_cronjob, read_job, record_annotations,
-                                run_record, terminal, wait_for)
+from cluster_support import (create_cronjob, cronctl, owned_jobs, read_cronjob, read_job, record_annotations,
+                             run_record, terminal, wait_for)
 
 pytestmark = pytest.mark.cluster
 

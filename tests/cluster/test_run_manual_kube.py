@@ -10,7 +10,7 @@ import pytest
 
 from cronctl.errors import Conflict, NotFound
 from cronctl.kube import connect
-from run_manual_support import create_cronjob
+from cluster_support import create_cronjob
 
 pytestmark = pytest.mark.cluster
 

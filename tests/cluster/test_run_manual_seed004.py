@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from run_manual_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, owned_jobs, read_job,
-                                wait_for)
+from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, owned_jobs, read_job,
+                             wait_for)
 
 pytestmark = pytest.mark.cluster
 UTC = timezone.utc

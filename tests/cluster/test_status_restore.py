@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from run_manual_support import ROOT, create_cronjob, cronctl, read_cronjob, record_annotations, run_record
+from cluster_support import (ROOT, create_cronjob, cronctl, read_cronjob, record_annotations, run_record,
+                             service_account_kubeconfig)
 
 pytestmark = pytest.mark.cluster
 
@@ -104,20 +105,7 @@ def _operator_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, tmp_path: Pat
     k8s.core.create_namespaced_service_account(ns, {"metadata": {"name": "operator"}})
     rbac.create_namespaced_role(ns, role)
     rbac.create_namespaced_role_binding(ns, binding)
-    tok = k8s.core.create_namespaced_service_account_token(
-        "operator", ns, {"spec": {"expirationSeconds": 3600}}).status.token
-    admin = yaml.safe_load(Path(admin_kubeconfig).read_text())
-    ctx = next(c for c in admin["contexts"] if c["name"] == admin["current-context"])
-    cluster = next(c for c in admin["clusters"] if c["name"] == ctx["context"]["cluster"])
-    kc = {"apiVersion": "v1", "kind": "Config", "clusters": [cluster],
-          "users": [{"name": "operator", "user": {"token": tok}}],
-          "contexts": [{"name": "operator", "context": {"cluster": cluster["name"], "user": "operator",
-                                                        "namespace": ns}}],
-          "current-context": "operator"}
-    path = tmp_path / "operator.kubeconfig"
-    path.write_text(yaml.safe_dump(kc))
-    path.chmod(0o600)
-    return path
+    return service_account_kubeconfig(k8s, admin_kubeconfig, ns, "operator", tmp_path / "operator.kubeconfig")
 
 
 def _example_rules() -> list[Any]:

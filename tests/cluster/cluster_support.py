@@ -1,4 +1,5 @@
-"""Helpers for the run-manual/status/restore tests on the real control plane.
+"""Helpers shared by the tests on the real control plane (run-manual, status, restore, bundle,
+fidelity).
 
 Setup and assertions go through the kubernetes client (``k8s`` fixture) with raw JSON, never
 through cronctl's own code; cronctl itself is run as a separate process, exactly as an operator
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -83,6 +85,7 @@ def terminal(job: dict[str, Any]) -> str | None:
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: float = 0.5) -> T:
+    """Call `probe` until it returns something truthy; fail naming `what` after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
         got = probe()
@@ -91,6 +94,28 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: fl
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(every)
+
+
+def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account: str, path: Path) -> Path:
+    """Write to `path` (mode 0600) a kubeconfig that acts as ServiceAccount `account` of `ns`.
+
+    The token is a fresh one-hour TokenRequest; the server and CA come from the admin
+    kubeconfig's current context, and the namespace `ns` is the context's default. The account
+    and its RBAC must already exist.
+    """
+    token = k8s.core.create_namespaced_service_account_token(
+        account, ns, {"spec": {"expirationSeconds": 3600}}).status.token
+    admin = yaml.safe_load(Path(admin_kubeconfig).read_text())
+    ctx = next(c for c in admin["contexts"] if c["name"] == admin["current-context"])
+    cluster = next(c for c in admin["clusters"] if c["name"] == ctx["context"]["cluster"])
+    kc = {"apiVersion": "v1", "kind": "Config", "clusters": [cluster],
+          "users": [{"name": account, "user": {"token": token}}],
+          "contexts": [{"name": account, "context": {"cluster": cluster["name"], "user": account,
+                                                     "namespace": ns}}],
+          "current-context": account}
+    path.write_text(yaml.safe_dump(kc))
+    path.chmod(0o600)
+    return path
 
 
 def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
