@@ -175,12 +175,12 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     ctx["next_runs"] = [{"utc": rfc3339_z(r), "local": rfc3339_local(r.astimezone(zone))}
                         for r in sched.runs(now, next_count)]
     ctx["transitions"] = [
-        {"at": rfc3339_z(t.at), "kind": "gap (spring forward)" if t.gap else "repeat (fall back)",
-         "local": f"{t.wall_range()[0]:%Y-%m-%d %H:%M}-{t.wall_range()[1]:%H:%M}"}
+        {"at": rfc3339_z(t.at), "kind": "gap (spring forward)" if t.kind == "gap" else "repeat (fall back)",
+         "local": f"{t.wall_start:%Y-%m-%d %H:%M}-{t.wall_end:%H:%M}"}
         for t in zone_transitions(sched.zone, now, now + timedelta(days=366))
     ][:4]
     ctx["dst"] = [
-        {"date": str(h.local_date), "kind": "skipped" if h.transition.gap else "runs twice",
+        {"date": str(h.local_date), "kind": "skipped" if h.transition.kind == "gap" else "runs twice",
          "times": ", ".join(s.strftime("%H:%M") for s in h.slots)}
         for h in dst_hits(sched, now)
     ]

@@ -67,15 +67,10 @@ def _z(dt: datetime | None) -> str | None:
     return rfc3339_z(dt) if dt is not None else None
 
 
-def _meta(obj: Obj) -> Obj:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
 def controller_owner_uid(obj: Obj, kind: str) -> str | None:
     """The uid of ``obj``'s controller ownerReference of ``kind`` (any owner of that kind if none
     is marked controller)."""
-    refs = [r for r in _meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == kind]
+    refs = [r for r in model.meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == kind]
     for r in refs:
         if r.get("controller"):
             return str(r.get("uid"))
@@ -116,7 +111,7 @@ class _Job:
 
 def _job(job: Obj, cronjob_name: str, now: datetime) -> _Job:
     status = job.get("status") or {}
-    created = _ts(_meta(job).get("creationTimestamp"))
+    created = _ts(model.meta(job).get("creationTimestamp"))
     started = _ts(status.get("startTime"))
     outcome = model.job_outcome(job)
     completed = model.finished_at(job)
@@ -131,7 +126,7 @@ def _job(job: Obj, cronjob_name: str, now: datetime) -> _Job:
     else:
         end = start  # finished at an unknown time: do not invent an interval
     return _Job(
-        name=str(_meta(job).get("name", "")), uid=str(_meta(job).get("uid", "")),
+        name=str(model.meta(job).get("name", "")), uid=str(model.meta(job).get("uid", "")),
         origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
         claims=model.occurrence(job), created=created, started=started, completed=completed,
         outcome=outcome, start=start, end=max(end, start), running=outcome is None,
@@ -165,14 +160,14 @@ def event_view(ev: Obj) -> Obj:
     series = ev.get("series") or {}
     first = _ts(ev.get("firstTimestamp")) or _ts(ev.get("deprecatedFirstTimestamp")) or _ts(ev.get("eventTime"))
     last = (_ts(ev.get("lastTimestamp")) or _ts(series.get("lastObservedTime"))
-            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(_meta(ev).get("creationTimestamp")))
+            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(model.meta(ev).get("creationTimestamp")))
     first = first or last
     count = ev.get("count") or series.get("count") or ev.get("deprecatedCount") or 1
     source = ev.get("source") or {}
     reason = str(ev.get("reason") or "")
     etype = str(ev.get("type") or "Normal")
     return {
-        "name": str(_meta(ev).get("name", "")),
+        "name": str(model.meta(ev).get("name", "")),
         "type": etype,
         "reason": reason,
         "message": str(ev.get("message") or ev.get("note") or ""),
@@ -198,7 +193,7 @@ def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids
     scheduled-Job name pattern ``<cronjob>-<digits>`` and pods ``<job>-<suffix>``. Those are marked
     ``matched_by: name``.
     """
-    cj_meta = _meta(cronjob)
+    cj_meta = model.meta(cronjob)
     cj_uid = str(cj_meta.get("uid", ""))
     cj_name = str(cj_meta.get("name", ""))
     job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
@@ -234,7 +229,7 @@ def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids
 def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
     best: tuple[datetime | None, str | None] = (None, None)
-    for mf in _meta(cronjob).get("managedFields") or []:
+    for mf in model.meta(cronjob).get("managedFields") or []:
         if not isinstance(mf, dict):
             continue
         spec = (mf.get("fieldsV1") or {}).get("f:spec") or {}
@@ -258,7 +253,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     from cronctl.errors import CronctlError
 
     now = opts.now.astimezone(UTC)
-    meta = _meta(cronjob)
+    meta = model.meta(cronjob)
     name = str(meta.get("name", ""))
     uid = str(meta.get("uid", ""))
     spec = cronjob.get("spec") or {}
@@ -339,8 +334,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     }
 
     # -- events -------------------------------------------------------------------------------
-    pod_uids = {str(_meta(p).get("uid", "")) for ps in pods_by_job.values() for p in ps}
-    pod_names = {str(_meta(p).get("name", "")) for ps in pods_by_job.values() for p in ps}
+    pod_uids = {str(model.meta(p).get("uid", "")) for ps in pods_by_job.values() for p in ps}
+    pod_names = {str(model.meta(p).get("name", "")) for ps in pods_by_job.values() for p in ps}
     evs = events_for(events, cronjob, job_uids, pod_uids, {r.name for r in recs}, pod_names)
     event_counts: dict[str, int] = {}
     for ev in evs:
@@ -437,8 +432,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
                               if r.created and r.scheduled_for else None),
             "occurrence": occurrence_of.get(r.name),
             "pods": [_pod_view(p) for p in sorted(pods_by_job.get(r.uid, []),
-                                                   key=lambda p: (str(_meta(p).get("creationTimestamp", "")),
-                                                                  str(_meta(p).get("name", ""))))],
+                                                   key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
+                                                                  str(model.meta(p).get("name", ""))))],
         })
 
     basis = unsuspend if unsuspend is not None else decision
@@ -676,11 +671,11 @@ def _pod_view(p: Obj) -> Obj:
                 "last_exit_code": last.get("exitCode"),
             })
     return {
-        "name": str(_meta(p).get("name", "")),
-        "uid": str(_meta(p).get("uid", "")),
+        "name": str(model.meta(p).get("name", "")),
+        "uid": str(model.meta(p).get("uid", "")),
         "phase": st.get("phase"),
         "node": (p.get("spec") or {}).get("nodeName"),
-        "created": _z(_ts(_meta(p).get("creationTimestamp"))),
+        "created": _z(_ts(model.meta(p).get("creationTimestamp"))),
         "started": _z(_ts(st.get("startTime"))),
         "containers": containers,
     }

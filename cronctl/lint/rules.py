@@ -21,6 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from cronctl.errors import ScheduleError
+from cronctl.schedule.dst import Transition, transitions
 from cronctl.timeutil import human_duration
 
 Obj = dict[str, Any]
@@ -406,65 +407,17 @@ def check_default_service_account(cj: Obj, now: datetime) -> list[Hit]:
 # --------------------------------------------------------------------------- DST
 
 
-@dataclass(frozen=True)
-class Transition:
-    at: datetime  # the first UTC instant with the new offset
-    before: timedelta
-    after: timedelta
-
-    @property
-    def gap(self) -> bool:
-        return self.after > self.before
-
-    def wall_range(self) -> tuple[datetime, datetime]:
-        """[start, end) of the wall-clock times that do not exist (gap) or happen twice (fold),
-        as naive local datetimes."""
-        lo = min(self.before, self.after)
-        hi = max(self.before, self.after)
-        at = self.at.replace(tzinfo=None)
-        return at + lo, at + hi
-
-
 @lru_cache(maxsize=128)  # a lint run asks for the same zone and window for many CronJobs
 def _zone_transitions(zone: str, start: datetime, end: datetime) -> tuple[Transition, ...]:
-    return tuple(_scan_transitions(zone, start, end))
+    return tuple(transitions(zone, start, end))
 
 
 def zone_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
-    """Every UTC-offset change of ``zone`` in (start, end] (cached)."""
-    return list(_zone_transitions(zone, start, end))
+    """Every UTC-offset change of ``zone`` in (start, end] (the engine's finder, cached).
 
-
-def _scan_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
-    """Every UTC-offset change of ``zone`` in (start, end], found day by day and then bisected to
-    the second (tz rules change offsets at whole seconds)."""
-    from zoneinfo import ZoneInfo
-
-    z = ZoneInfo(zone)
-
-    def off(t: datetime) -> timedelta:
-        o = t.astimezone(z).utcoffset()
-        assert o is not None
-        return o
-
-    out: list[Transition] = []
-    t = start.astimezone(UTC).replace(microsecond=0)
-    o = off(t)
-    while t < end:
-        t2 = t + timedelta(hours=12)
-        o2 = off(t2)
-        if o2 != o:
-            lo, hi = t, t2  # off(lo) == o, off(hi) == o2
-            while hi - lo > timedelta(seconds=1):
-                mid = lo + (hi - lo) / 2
-                mid = mid.replace(microsecond=0)
-                if off(mid) == o:
-                    lo = mid
-                else:
-                    hi = mid
-            out.append(Transition(hi, o, o2))
-        t, o = t2, o2
-    return out
+    ``start`` is cut to the whole second (tz rules change offsets at whole seconds), so that a
+    clock reading with microseconds neither misses a change nor splits the cache."""
+    return list(_zone_transitions(zone, start.replace(microsecond=0), end))
 
 
 @dataclass(frozen=True)
@@ -505,7 +458,7 @@ def _dst_hits(sched: Any, now: datetime, horizon: timedelta) -> list[DstHit]:
     one = timedelta(seconds=1)
     hits: list[DstHit] = []
     for tr in zone_transitions(sched.zone, now, now + horizon):
-        lo, hi = tr.wall_range()
+        lo, hi = (tr.wall_start, tr.wall_end)
         slots = wall.runs_between(lo.replace(tzinfo=UTC) - one, hi.replace(tzinfo=UTC) - one)
         if not slots:
             continue
@@ -533,8 +486,8 @@ def check_dst_gap(cj: Obj, now: datetime) -> list[Hit]:
         return []
     parts = []
     for h in dst_hits(sched, now):
-        if h.transition.gap and h.zone_runs < h.wall_runs:
-            lo, hi = h.transition.wall_range()
+        if h.transition.kind == "gap" and h.zone_runs < h.wall_runs:
+            lo, hi = (h.transition.wall_start, h.transition.wall_end)
             times = ", ".join(s.strftime("%H:%M") for s in h.slots)
             parts.append(f"{h.local_date} {times} (clocks jump {lo:%H:%M}->{hi:%H:%M}): skipped")
     if not parts:
@@ -550,7 +503,7 @@ def check_dst_fold(cj: Obj, now: datetime) -> list[Hit]:
         return []
     parts = []
     for h in dst_hits(sched, now):
-        if not h.transition.gap and h.zone_runs > h.wall_runs:
+        if h.transition.kind == "fold" and h.zone_runs > h.wall_runs:
             times = ", ".join(s.strftime("%H:%M") for s in h.slots)
             both = " and ".join(f"{rfc3339_z(r)} ({_abbr(sched.zone, r)})" for r in h.zone_instants)
             parts.append(f"{h.local_date} {times} happens twice: runs at {both}")
