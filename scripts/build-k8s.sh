@@ -6,7 +6,7 @@
 # module with ./staging/src/... . A tiny wrapper module requires k8s.io/kubernetes and replaces
 # each staging module with its published v0.<minor>.<patch> twin instead.
 set -euo pipefail
-K8S_VERSION="${K8S_VERSION:-1.36.3}"
+K8S_VERSION="${K8S_VERSION:-1.37.2}"
 STAGING_VERSION="v0.${K8S_VERSION#1.}"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/cronctl/k8s/v${K8S_VERSION}"
 OUT="${OUT:-$CACHE/bin}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A real Kubernetes control plane on 127.0.0.1 for cronctl's tests and demos.
 
-Usage: scripts/cluster install|up|down|env|logs|status
+Usage: scripts/cluster install|up|down|env|logs|status [--version V]
+       scripts/cluster stop|start|restart COMPONENT      (fault drills)
+       scripts/cluster compact                           (etcd compaction to the current revision)
 
 * ``install``  installs etcd (Debian ``etcd-server``) if it is missing and builds, once per version,
   kube-apiserver, kube-controller-manager and kubectl from the Go module proxy
@@ -16,6 +18,18 @@ Usage: scripts/cluster install|up|down|env|logs|status
 * ``env``      prints ``export KUBECONFIG=...`` (and puts the matching kubectl first on PATH).
 * ``logs``     prints the components' logs (``logs [COMPONENT] [--lines N]``).
 * ``status``   prints what runs; exit 0 when all components run, 1 otherwise.
+
+Versions: ``--version`` (or ``$CRONCTL_K8S_VERSION``) picks one of ``SUPPORTED_VERSIONS``; the default
+is the newest. Each version's binaries are cached in their own folder. ``up --version V`` on a cluster
+that runs another version restarts it with V; the other commands act on the version that runs.
+
+Fault drills (each one a real fault of the real component, as in an incident):
+
+* ``stop COMPONENT`` / ``start COMPONENT`` / ``restart COMPONENT`` for ``etcd``, ``kube-apiserver``,
+  ``kube-controller-manager`` or ``podsim`` (the names ``status`` prints). ``start`` waits until the
+  component is healthy again; etcd keeps its data across ``stop``/``start`` (only ``down`` wipes it).
+* ``compact``  compacts etcd to its current revision, so every older resourceVersion is gone: a
+  watch resumed from one gets a real ``410 Gone``.
 
 State lives in ``$CRONCTL_CLUSTER_DIR`` (default ``/tmp/cronctl-cluster``): ``pki/``, ``logs/``,
 ``run/`` (pid files, ports), ``kubeconfig``. etcd's data sits on ``/dev/shm`` when available
@@ -45,9 +59,12 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-K8S_VERSION = os.environ.get("K8S_VERSION", "1.36.3")
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s" / f"v{K8S_VERSION}"
-BIN = CACHE / "bin"
+SUPPORTED_VERSIONS = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
+DEFAULT_VERSION = SUPPORTED_VERSIONS[-1]
+K8S_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s"
+# set by set_version() from --version, $CRONCTL_K8S_VERSION (or the older $K8S_VERSION), or what runs
+K8S_VERSION = DEFAULT_VERSION
+BIN = K8S_CACHE / f"v{K8S_VERSION}" / "bin"
 STATE = Path(os.environ.get("CRONCTL_CLUSTER_DIR") or "/tmp/cronctl-cluster")
 PKI, LOGS, RUN = STATE / "pki", STATE / "logs", STATE / "run"
 KUBECONFIG = STATE / "kubeconfig"
@@ -60,6 +77,25 @@ START_TIMEOUT = float(os.environ.get("CRONCTL_CLUSTER_START_TIMEOUT", "90"))
 
 class ClusterError(Exception):
     """A step of install/up failed; the message says which and where to look."""
+
+
+def set_version(v: str) -> None:
+    global K8S_VERSION, BIN
+    v = v.lstrip("v")
+    if v not in SUPPORTED_VERSIONS:
+        raise ClusterError(f"Kubernetes version {v} is not supported; use one of {', '.join(SUPPORTED_VERSIONS)}")
+    K8S_VERSION, BIN = v, K8S_CACHE / f"v{v}" / "bin"
+
+
+def requested_version() -> str | None:
+    return os.environ.get("CRONCTL_K8S_VERSION") or os.environ.get("K8S_VERSION") or None
+
+
+def running_version() -> str | None:
+    try:
+        return (RUN / "version").read_text().strip() or None
+    except OSError:
+        return None
 
 
 def log(msg: str) -> None:
@@ -399,9 +435,13 @@ def healthy(ports: dict[str, int]) -> bool:
         return False
 
 
-def up() -> None:
+def up(explicit_version: bool = False) -> None:
     with Lock():
         ports = load_ports()
+        now_v = running_version()
+        if explicit_version and all_running() and now_v and now_v != K8S_VERSION:
+            log(f"v{now_v} runs, v{K8S_VERSION} was asked for: stopping v{now_v} first")
+            _down()
         if all_running() and ports and KUBECONFIG.exists():
             # others may be using it: give a busy apiserver time before calling it broken
             deadline = time.monotonic() + 30
@@ -453,6 +493,7 @@ def up() -> None:
             _down(quiet=True)
             raise
         write_kubeconfig(KUBECONFIG, server, "cronctl-admin", "admin")
+        (RUN / "version").write_text(K8S_VERSION + "\n")
         log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={KUBECONFIG}")
 
 
@@ -488,6 +529,74 @@ def _down(quiet: bool = False) -> None:
 def down() -> None:
     with Lock():
         _down()
+        (RUN / "version").unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# fault drills: stop/start/restart one component, compact etcd
+# ---------------------------------------------------------------------------------------------
+
+def _component_ready(name: str, ports: dict[str, int]) -> bool:
+    if name == "etcd":
+        return _etcd_ok(ports)
+    if name == "kube-apiserver":
+        return _https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz")[0] == 200
+    if name == "kube-controller-manager":
+        return _https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200
+    return _node_ready(ports)
+
+
+def _need_cluster() -> dict[str, int]:
+    ports = load_ports()
+    if not ports or not KUBECONFIG.exists() or running_version() is None:
+        raise ClusterError(f"no cluster was started in {STATE} (scripts/cluster up)")
+    return ports
+
+
+def stop_component(name: str) -> None:
+    """Stop one component the way a crash or an operator would (SIGTERM, then SIGKILL); etcd keeps its data."""
+    with Lock():
+        _need_cluster()
+        log(f"stopped {name}" if _stop(name) else f"{name} was not running")
+
+
+def start_component(name: str) -> None:
+    """Start one stopped component with the same ports and flags, and wait until it is healthy."""
+    with Lock():
+        ports = _need_cluster()
+        if running_pid(name) is not None:
+            log(f"{name} already runs")
+            return
+        t0 = time.monotonic()
+        env = dict(os.environ, TZ="UTC") if name == "kube-controller-manager" else None
+        spawn(name, argv_for(name, ports), env=env)
+        # a component whose dependency is down cannot become healthy: then only wait for the process
+        deps = COMPONENTS[:COMPONENTS.index(name)]
+        if name != "podsim" and all(running_pid(d) is not None for d in deps):
+            _wait(f"{name} healthy", lambda: _component_ready(name, ports), time.monotonic() + START_TIMEOUT, name)
+        log(f"started {name} in {time.monotonic() - t0:.1f}s")
+
+
+def compact() -> int:
+    """Compact etcd to its current revision; print the revision. Older resourceVersions are gone."""
+    ports = _need_cluster()
+    base = f"http://127.0.0.1:{ports['etcd_client']}/v3"
+
+    def post(path: str, body: dict[str, object]) -> dict[str, object]:
+        req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return dict(json.loads(r.read()))
+
+    try:
+        header = post("/kv/range", {"key": base64.b64encode(b"/").decode(), "limit": 1}).get("header") or {}
+        rev = int(dict(header).get("revision", 0))  # type: ignore[call-overload]
+        post("/kv/compaction", {"revision": rev, "physical": True})
+    except (OSError, ValueError) as e:
+        raise ClusterError(f"etcd compaction failed: {e}") from e
+    print(rev)
+    log(f"etcd compacted to revision {rev}")
+    return rev
 
 
 def status() -> int:
@@ -502,6 +611,7 @@ def status() -> int:
                 if line.startswith("VmRSS:"):
                     rss = f" rss={int(line.split()[1]) // 1024}MiB"
         print(f"{c:24} {'running pid ' + str(pid) + rss if pid else 'stopped'}")
+    print(f"{'version':24} v{running_version() or '?'}")
     if ok and ports:
         print(f"{'readyz':24} {'ok' if healthy(ports) else 'NOT ready'}")
         print(f"{'kubeconfig':24} {KUBECONFIG}")
@@ -523,8 +633,16 @@ def logs_(component: str | None, lines: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/cluster", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="install etcd and build the Kubernetes binaries (cached)")
-    sub.add_parser("up", help="start the control plane (idempotent)")
+    vhelp = f"Kubernetes version: {', '.join(SUPPORTED_VERSIONS)} (default: $CRONCTL_K8S_VERSION, else {DEFAULT_VERSION})"
+    for cmd, h in (("install", "install etcd and build the Kubernetes binaries (cached per version)"),
+                   ("up", "start the control plane (idempotent; another version running is restarted)")):
+        sp = sub.add_parser(cmd, help=h)
+        sp.add_argument("--version", dest="version", help=vhelp)
+    for cmd, h in (("stop", "stop one component (fault drill)"), ("start", "start a stopped component and wait until healthy"),
+                   ("restart", "stop, then start one component")):
+        sp = sub.add_parser(cmd, help=h)
+        sp.add_argument("component", choices=COMPONENTS)
+    sub.add_parser("compact", help="compact etcd to its current revision (older resourceVersions get 410 Gone)")
     sub.add_parser("down", help="stop the processes `up` started")
     sub.add_parser("env", help="print shell exports (eval \"$(scripts/cluster env)\")")
     sub.add_parser("status", help="show what runs; exit 1 unless all components run")
@@ -533,10 +651,21 @@ def main(argv: list[str] | None = None) -> int:
     lp.add_argument("--lines", "-n", type=int, default=200, help="last N lines of each log (0 = all)")
     a = ap.parse_args(argv)
     try:
+        wanted = getattr(a, "version", None) or requested_version()
+        set_version(wanted or (running_version() if a.cmd not in ("install", "up") else None) or DEFAULT_VERSION)
         if a.cmd == "install":
             install()
         elif a.cmd == "up":
-            up()
+            up(explicit_version=wanted is not None)
+        elif a.cmd == "stop":
+            stop_component(a.component)
+        elif a.cmd == "start":
+            start_component(a.component)
+        elif a.cmd == "restart":
+            stop_component(a.component)
+            start_component(a.component)
+        elif a.cmd == "compact":
+            compact()
         elif a.cmd == "down":
             down()
         elif a.cmd == "env":

@@ -8,6 +8,8 @@ Fixtures
     pytest-xdist workers share it through the script's file lock). Pytest never stops it:
     ``scripts/test`` does, when it started it; a local ``pytest`` run leaves it up for the next run
     (``scripts/cluster down`` stops it).
+    The Kubernetes version is ``$CRONCTL_TEST_K8S_VERSION`` (one of scripts/cluster's supported
+    versions), else the newest supported one.
 ``namespace`` (function)
     Name of a fresh namespace ``t-<test>-<random>``, labelled ``created-by=cronctl-tests``, whose
     ``default`` ServiceAccount exists (so pods can be created at once). Deleted after the test
@@ -96,7 +98,7 @@ def kubeconfig() -> str:
             pytest.fail(f"CRONCTL_TEST_KUBECONFIG={given}: no such file", pytrace=False)
         return given
     t0 = time.monotonic()
-    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up"],
+    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up", *version_args()],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         # the component logs are printed once, in the terminal summary (not once per test)
@@ -106,6 +108,12 @@ def kubeconfig() -> str:
     m = re.search(r"^export KUBECONFIG=(.+)$", out.stdout, re.M)
     assert m, out.stdout
     return m.group(1).strip()
+
+
+def version_args() -> list[str]:
+    """``--version V`` for scripts/cluster from ``$CRONCTL_TEST_K8S_VERSION`` (empty: the default)."""
+    v = os.environ.get("CRONCTL_TEST_K8S_VERSION", "").strip()
+    return ["--version", v] if v else []
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any, cast
 from cronctl import model
 from cronctl.errors import CronctlError
 from cronctl.timeutil import rfc3339_local, rfc3339_z
+from cronctl.versions import behaviour_for
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class Prediction:
     error: str | None = None
     text: str = ""
     events: tuple[str, ...] = field(default_factory=tuple)
+    existing_job: str | None = None    # a Job already named for catch_up_for (not the controller's)
+    adopts: bool | None = None         # whether this server's controller adopts it (versions.py)
+    server_version: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +44,8 @@ class Prediction:
             "job_name": self.job_name, "missed": self.missed, "never_made_up": self.never_made_up,
             "too_many_missed": self.too_many, "next_runs": [rfc3339_z(t) for t in self.next_runs],
             "error": self.error, "text": self.text, "events": list(self.events),
+            "existing_job": self.existing_job, "adopts_existing_job": self.adopts,
+            "server_version": self.server_version,
         }
 
 
@@ -78,13 +84,17 @@ def next_runs(cronjob: model.Obj, now: datetime, count: int = 3) -> list[datetim
         return []
 
 
-def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending: bool = True) -> Prediction:
+def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending: bool = True,
+            jobs: list[model.Obj] | None = None, server_version: str | None = None) -> Prediction:
     """What the controller does at its next sync if ``spec.suspend`` becomes ``suspended`` now.
 
     Un-suspending triggers an immediate sync (SEMANTICS §4.4) that starts only the most recent
     missed time, if inside ``startingDeadlineSeconds``; the engine reproduces that, quirks
     included. Staying suspended: the controller starts nothing. ``unsuspending=False`` words the
     result for a CronJob that is not suspended now ("due now" instead of "catch-up").
+
+    ``jobs`` (the namespace's Jobs) and ``server_version`` let it say what happens when a Job
+    named for the slot already exists, which depends on the version (:mod:`cronctl.versions`).
     """
     spec = cronjob.get("spec") or {}
     tz = spec.get("timeZone")
@@ -110,10 +120,19 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
         return Prediction(now=now, suspended=False, decision="error", catch_up_for=None, job_name=None,
                           next_runs=runs, error=e.message, text=f"the controller cannot schedule it: {e.message}")
     never = len(d.never_made_up)
+    existing_job: str | None = None
+    adopts: bool | None = None
     if d.decision == "create" and d.most_recent is not None:
         text = (f"a catch-up Job for {_zone_time(d.most_recent, tz)} will start right away"
                 if unsuspending else f"a Job for {_zone_time(d.most_recent, tz)} is due now")
         text += f" ({d.job_name})"
+        existing = next((j for j in jobs or [] if model.name_of(j) == d.job_name
+                         and d.job_name not in model.active_names(cronjob)), None)
+        if existing is not None and d.job_name:
+            beh = behaviour_for(server_version)
+            adopts = beh.adopts_slot_job
+            text = beh.adoption_text(d.job_name, _zone_time(d.most_recent, tz))
+            existing_job = d.job_name
         if never:
             text += f"; {never} earlier missed run(s) will never be made up"
         if d.missed == "many":
@@ -128,4 +147,5 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     return Prediction(now=now, suspended=False, decision=d.decision, catch_up_for=d.most_recent,
                       job_name=d.job_name, missed=len(d.missed_runs), never_made_up=never,
                       too_many=d.missed == "many", next_runs=runs, error=d.error, text=text,
-                      events=tuple(d.events))
+                      events=tuple(d.events), existing_job=existing_job, adopts=adopts,
+                      server_version=server_version)

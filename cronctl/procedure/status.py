@@ -8,6 +8,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.predict import next_runs, predict, schedule_words
+from cronctl.procedure.restore import server_version_if_needed
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 
 
@@ -74,8 +75,10 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
     spec = cj.get("spec") or {}
     manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
     suspended = model.is_suspended(cj)
-    pred_now = predict(cj, now, suspended=suspended, unsuspending=False)
-    pred_restore = predict(cj, now, suspended=rec.original_suspend) if rec else None
+    version = server_version_if_needed(cluster, jobs)
+    pred_now = predict(cj, now, suspended=suspended, unsuspending=False, jobs=jobs, server_version=version)
+    pred_restore = (predict(cj, now, suspended=rec.original_suspend, jobs=jobs, server_version=version)
+                    if rec else None)
     rows = []
     for j in children:
         v = model.child_view(j, now)

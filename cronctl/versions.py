@@ -1,0 +1,66 @@
+"""Where the CronJob controller behaves differently by Kubernetes version (pure, no I/O).
+
+cronctl reads the API server's ``gitVersion`` (``/version``) and asks :func:`behaviour_for` which
+behaviour applies. Each difference is pinned on every supported version by a test on the real
+control plane (``tests/cluster/test_version_fidelity.py``) and listed in the README table "Behaviour by
+Kubernetes version".
+
+Differences known so far:
+
+* **Adoption of an existing Job named for a slot.** When the controller wants to start slot T and a
+  Job named ``<cronjob>-<minutes(T)>`` already exists (created by someone else), its create fails
+  with AlreadyExists. From 1.37 (kubernetes/kubernetes PR #136920) it then adopts that Job: puts it
+  in ``.status.active`` and sets ``status.lastScheduleTime = T``. Up to 1.36 it looks the Job up
+  in the wrong (empty) namespace, fails (kubernetes/kubernetes#136918), records an
+  ``UnexpectedJob`` warning and requeues with back-off, leaving ``lastScheduleTime`` unset: no
+  second Job for T, but Forbid does not see the existing Job and the next slot can start late.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: The versions cronctl is tested against (scripts/cluster SUPPORTED_VERSIONS), oldest first.
+SUPPORTED = ((1, 34), (1, 35), (1, 36), (1, 37))
+_GIT = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_version(git_version: str) -> tuple[int, int, int] | None:
+    """``v1.36.3`` (also ``v1.36.3-eks-1234``, ``1.37``) -> ``(1, 36, 3)``; None if unreadable."""
+    m = _GIT.match(git_version.strip())
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+@dataclass(frozen=True)
+class ControllerBehaviour:
+    """The controller behaviour cronctl predicts with, for one server version."""
+
+    version: str                  # as the server said it ("v1.36.3"), or "unknown"
+    known: bool                   # parsed and within the supported range
+    adopts_slot_job: bool | None  # None: unknown version, say both outcomes
+
+    def adoption_text(self, job: str, slot: str) -> str:
+        """What happens when the controller wants slot ``slot`` and Job ``job`` already exists."""
+        if self.adopts_slot_job:
+            return (f"Job {job} already exists for {slot}: the controller ({self.version}) adopts it instead of "
+                    f"creating another (it joins .status.active and lastScheduleTime becomes {slot})")
+        both = ("" if self.adopts_slot_job is False else
+                f"the server version {self.version} is not one cronctl knows; from 1.37 the controller adopts it; ")
+        return (f"Job {job} already exists for {slot}: no second Job is created, but {both}the controller "
+                f"{'(' + self.version + ') ' if self.adopts_slot_job is False else 'up to 1.36 '}cannot adopt it "
+                f"(kubernetes/kubernetes#136918): it warns UnexpectedJob, retries with back-off and leaves "
+                f"lastScheduleTime unset, so Forbid does not see that Job and the next slot may start late")
+
+
+def behaviour_for(git_version: str | None) -> ControllerBehaviour:
+    v = parse_version(git_version or "")
+    if v is None:
+        return ControllerBehaviour(version=git_version or "unknown", known=False, adopts_slot_job=None)
+    known = SUPPORTED[0] <= v[:2] <= SUPPORTED[-1]
+    # newer than the newest tested: assume the newest behaviour (fixes are not taken back)
+    adopts = v[:2] >= (1, 37)
+    return ControllerBehaviour(version=git_version or "", known=known or v[:2] > SUPPORTED[-1],
+                               adopts_slot_job=adopts if (known or v[:2] > SUPPORTED[-1]) else None)
