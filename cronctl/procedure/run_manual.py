@@ -131,6 +131,8 @@ class _Run:
 
     def _save(self) -> None:
         self.record["api_requests"] = self.c.request_count - self.requests_at_start
+        if self.wait_stats:
+            self.record["watch"] = dict(self.wait_stats)
         if self.dir is not None:
             self.dir.write_json("record.json", self.record)
 

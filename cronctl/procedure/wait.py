@@ -38,10 +38,12 @@ def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: 
     """Block until every named Job is finished (Complete/Failed) or gone; return the last states.
 
     ``deadline`` is on ``clock.monotonic()``; past it, :class:`WaitTimeout`. ``stats`` (if given)
-    counts ``watches``, ``relists`` and ``reconnects`` for the run record.
+    counts ``watches`` (connections), ``reconnects`` (watches re-opened after one ended),
+    ``relists`` (410 Gone: read again) and ``reconnect_errors`` (the server could not be reached)
+    for the run record.
     """
     st = stats if stats is not None else {}
-    for k in ("watches", "relists", "reconnect_errors"):
+    for k in ("watches", "reconnects", "relists", "reconnect_errors"):
         st.setdefault(k, 0)
     fs = f"metadata.name={next(iter(names))}" if len(names) == 1 else None
 
@@ -61,6 +63,8 @@ def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: 
         if remaining <= 0:
             raise WaitTimeout("timed out waiting for " + ", ".join(sorted(names)), state)
         try:
+            if st["watches"]:
+                st["reconnects"] += 1  # the previous watch ended (server closed it, dropped, restarted)
             st["watches"] += 1
             for typ, obj in cluster.watch_jobs(resource_version=rv, field_selector=fs,
                                                timeout_seconds=max(1, min(int(remaining) + 1, MAX_WATCH_SECONDS))):

@@ -1,0 +1,132 @@
+"""Real faults of the real control plane, produced with scripts/cluster's drill verbs.
+
+These tests stop and start components, so they run on a PRIVATE control plane of their own
+(its own state directory, ports and etcd; same version as the rest of the run), never on the one
+the other tests share. What the FakeCluster in tests/unit/test_procedure_faults.py still covers is
+only what a real server cannot be made to do at one exact step (a watch dropped at one event, a
+409 between a read and a patch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.cluster_support import create_cronjob, list_jobs, read_cronjob, record_annotations, wait_for
+from tests.conftest import K8s, create_test_namespace, version_args
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.cluster, pytest.mark.compat, pytest.mark.xdist_group("private-cluster")]
+
+
+@dataclass
+class Private:
+    env: dict[str, str]
+    kubeconfig: str
+    k8s: K8s
+
+    def cluster(self, *args: str) -> str:
+        r = subprocess.run([str(ROOT / "scripts" / "cluster"), *args], env=self.env, capture_output=True,
+                           text=True, timeout=180)
+        assert r.returncode == 0, f"scripts/cluster {' '.join(args)}: {r.stderr}"
+        return r.stdout
+
+
+@pytest.fixture(scope="module")
+def private() -> Iterator[Private]:
+    from kubernetes import client, config
+
+    state = tempfile.mkdtemp(prefix="cronctl-fault-cluster-")
+    env = {**os.environ, "CRONCTL_CLUSTER_DIR": state}
+    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up", *version_args()], env=env, capture_output=True,
+                       text=True, timeout=300)
+    if r.returncode != 0:
+        pytest.fail(f"private cluster did not start: {r.stderr}", pytrace=False)
+    kc = str(Path(state) / "kubeconfig")
+    api = config.new_client_from_config(config_file=kc)
+    k8s = K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
+    try:
+        yield Private(env=env, kubeconfig=kc, k8s=k8s)
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "cluster"), "down"], env=env, capture_output=True, timeout=120)
+
+
+def _start_run(p: Private, ns: str, name: str, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
+    return subprocess.Popen([sys.executable, "-m", "cronctl", "run-manual", name, "-n", ns, "--yes", "--settle", "1s",
+                             "--run-dir", str(run_dir), "--kubeconfig", p.kubeconfig, *extra],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def _record(run_dir: Path) -> dict[str, Any]:
+    (d,) = [x for x in run_dir.iterdir() if x.is_dir()]
+    return dict(json.loads((d / "record.json").read_text()))
+
+
+def _job_running(p: Private, ns: str) -> Any:
+    return [j for j in list_jobs(p.k8s, ns) if (j.get("status") or {}).get("active")]
+
+
+def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: Path) -> None:
+    ns = create_test_namespace(private.k8s, "t-fault-restart")
+    create_cronjob(private.k8s, ns, "orders", duration=20)
+    proc = _start_run(private, ns, "orders", tmp_path)
+    wait_for("the manual Job to run", lambda: _job_running(private, ns), timeout=60)
+    private.cluster("restart", "kube-apiserver")
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    assert [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)] == ["orders-manual"]  # exactly one Job
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    rec = _record(tmp_path)
+    assert rec["outcome"] == "succeeded" and rec["watch"]["reconnects"] >= 1, rec.get("watch")
+
+
+def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Private, tmp_path: Path) -> None:
+    ns = create_test_namespace(private.k8s, "t-fault-compact")
+    create_cronjob(private.k8s, ns, "orders", duration=20)
+    proc = _start_run(private, ns, "orders", tmp_path)
+    wait_for("the manual Job to run", lambda: _job_running(private, ns), timeout=60)
+    time.sleep(1)
+    private.cluster("stop", "kube-apiserver")
+    # writes after the watch's last resourceVersion, then a compaction past it: the resumed watch
+    # is too old for the new apiserver and for etcd alike
+    rev = int(private.cluster("compact").strip())
+    assert rev > 0
+    private.cluster("start", "kube-apiserver")
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    rec = _record(tmp_path)
+    assert rec["watch"]["relists"] >= 1, rec["watch"]
+    assert [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)] == ["orders-manual"]
+    assert read_cronjob(private.k8s, ns, "orders")["spec"]["suspend"] is False
+
+
+def test_apiserver_down_when_run_manual_starts_is_one_clear_error_and_nothing_changes(
+        private: Private, tmp_path: Path) -> None:
+    ns = create_test_namespace(private.k8s, "t-fault-down")
+    create_cronjob(private.k8s, ns, "orders", duration=2)
+    private.cluster("stop", "kube-apiserver")
+    try:
+        t0 = time.monotonic()
+        proc = _start_run(private, ns, "orders", tmp_path)
+        out, err = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        private.cluster("start", "kube-apiserver")
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert "cannot reach the API server" in err and took < 30, (took, err)
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    assert list_jobs(private.k8s, ns) == []
