@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 import socket
 from collections.abc import Callable
 from types import FrameType
@@ -24,14 +25,22 @@ from cronctl.timeutil import human_duration
 KILL_HOOK_ENV = "CRONCTL_TEST_KILL_AFTER_STEP"
 
 
+#: Test-only hook: ``CRONCTL_TEST_PAUSE_AFTER_STEP=<step>:<seconds>`` makes run-manual sleep after
+#: that step, so a fault drill (scripts/cluster stop kube-apiserver) can hit the next step exactly.
+PAUSE_HOOK_ENV = "CRONCTL_TEST_PAUSE_AFTER_STEP"
+
+
 def kill_hook() -> Callable[[str], None] | None:
     step = os.environ.get(KILL_HOOK_ENV)
-    if not step:
+    pause_step, _, pause = os.environ.get(PAUSE_HOOK_ENV, "").partition(":")
+    if not step and not pause_step:
         return None
 
     def hook(done: str) -> None:
         if done == step:
             os.kill(os.getpid(), signal.SIGKILL)
+        if done == pause_step:
+            time.sleep(float(pause or 5))
 
     return hook
 

@@ -122,7 +122,7 @@ class RunDir:
                 os.umask(old)
             os.chmod(path, 0o700)
         except OSError as e:
-            raise BadInput(f"cannot create run directory {path}: {e.strerror or e}") from e
+            raise BadInput(f"cannot create run directory {path}: {e.strerror or e}; nothing was changed") from e
         return cls(path)
 
     def write_text(self, rel: str, text: str) -> Path:
@@ -134,9 +134,13 @@ class RunDir:
             os.umask(old)
         tmp = target.with_name(target.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, target)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk: leave no half-written temp file behind
+            raise
         return target
 
     def write_json(self, rel: str, data: Any) -> Path:

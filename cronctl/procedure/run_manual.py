@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ PERMISSIONS: tuple[tuple[str, str, str, str, str], ...] = (
     ("get", "pods", "", "log", "save the logs"),
     ("list", "events", "", "", "show why a Job failed"),
 )
+
+#: Free space the run directory's disk must have before the CronJob is touched (record + logs).
+MIN_FREE_BYTES = 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -118,6 +122,7 @@ class _Run:
         self.record: dict[str, Any] = {}
         self.requests_at_start = cluster.request_count
         self.suspended_mono: float | None = None
+        self.write_failed = False
         self.wait_stats: dict[str, int] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -134,7 +139,30 @@ class _Run:
         if self.wait_stats:
             self.record["watch"] = dict(self.wait_stats)
         if self.dir is not None:
+            try:
+                self.dir.write_json("record.json", self.record)
+            except OSError as e:
+                # Once the CronJob is suspended, a full or broken disk must not stop the run from
+                # finishing and restoring: say it once; the record on the CronJob still holds the state.
+                if not self.write_failed:
+                    self.r.warn(f"cannot write {self.dir.path / 'record.json'}: {e.strerror or e}; "
+                                f"the run goes on, but its local record is incomplete")
+                self.write_failed = True
+
+    def _check_run_dir(self) -> None:
+        """Before anything changes: the run directory takes a record, and has room for logs."""
+        assert self.dir is not None
+        self.record["step"] = "planned"
+        try:
             self.dir.write_json("record.json", self.record)
+            free = shutil.disk_usage(self.dir.path).free
+        except OSError as e:
+            raise BadInput(f"cannot write the run directory {self.dir.path}: {e.strerror or e}; nothing was "
+                           f"changed", hint="use --run-dir on a writable disk with free space") from e
+        if free < MIN_FREE_BYTES:
+            raise BadInput(f"the disk of the run directory {self.dir.path} has only {free} bytes free (at least "
+                           f"{MIN_FREE_BYTES} needed for the record and logs); nothing was changed",
+                           hint="free some space or use --run-dir elsewhere")
 
     def _hook(self, step: str) -> None:
         if self.o.after_step is not None:
@@ -394,8 +422,11 @@ class _Run:
             self.record["log_errors"] = [f"cannot list pods: {e.message}"]
             return []
         pods.sort(key=lambda p: (str(model.meta(p).get("creationTimestamp", "")), model.name_of(p)))
-        self.dir.write_json("job.json", job)
-        self.dir.write_json("pods.json", pods)
+        for rel, data in (("job.json", job), ("pods.json", pods)):
+            try:
+                self.dir.write_json(rel, data)
+            except OSError as e:
+                errors.append(f"{rel}: not saved: {e.strerror or e}")
         for p in pods:
             pname = model.name_of(p)
             pspec = p.get("spec") or {}
@@ -411,7 +442,12 @@ class _Run:
                     except CronctlError as e:
                         errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: {e.message}")
                         continue
-                    self.dir.write_text(rel, text)
+                    try:
+                        self.dir.write_text(rel, text)
+                    except OSError as e:
+                        errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: read but not "
+                                      f"saved: {e.strerror or e}")
+                        continue
                     logs.append({"pod": pname, "container": cname, "previous": previous, "file": rel,
                                  "bytes": len(text.encode())})
                     if not previous:
@@ -421,7 +457,9 @@ class _Run:
             self.record["log_errors"] = errors
         self._save()
         self.r.step(f"logs: {len(logs)} file(s) saved under {self.dir.path / 'logs'}"
-                    + (f"; {len(errors)} could not be read" if errors else ""))
+                    + (f"; {len(errors)} could not be read or saved" if errors else ""))
+        for e in errors:
+            self.r.warn(f"missing from the run directory: {e}")
         return tail
 
     def failure_events(self) -> list[str]:
@@ -448,6 +486,7 @@ class _Run:
         self.confirm()
         self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
         self.record["run_dir"] = str(self.dir.path)
+        self._check_run_dir()
         # One deadline for everything that waits, counted from the suspend (not from the prompt).
         deadline = self.clock.monotonic() + self.o.timeout
         self.suspend()
@@ -501,6 +540,7 @@ class _Run:
             # The Job succeeded but the restore could not be done (record changed, API down):
             # keep the evidence and say exactly what is left.
             self.record.update(outcome="succeeded-not-restored", error=e.message, exit_code=int(e.exit_code))
+            self._step_local("restore-failed", e.message)
             return self._finish(RunResult(e.exit_code, f"job {self.job_name} succeeded but the restore failed: "
                                           f"{e.message}", self.record, final, nxt), "succeeded-not-restored",
                                 tail, [])

@@ -26,7 +26,10 @@ from tests.cluster.cluster_support import create_cronjob, list_jobs, read_cronjo
 from tests.conftest import K8s, create_test_namespace, version_args
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.cluster, pytest.mark.compat, pytest.mark.xdist_group("private-cluster")]
+# one private cluster, so these run one after another on one xdist worker; the disk tests are
+# about the local disk, not the controller, and run on the default version only (not `compat`)
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("private-cluster")]
+compat = pytest.mark.compat
 
 
 @dataclass
@@ -78,6 +81,7 @@ def _job_running(p: Private, ns: str) -> Any:
     return [j for j in list_jobs(p.k8s, ns) if (j.get("status") or {}).get("active")]
 
 
+@compat
 def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: Path) -> None:
     ns = create_test_namespace(private.k8s, "t-fault-restart")
     create_cronjob(private.k8s, ns, "orders", duration=20)
@@ -93,6 +97,7 @@ def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: 
     assert rec["outcome"] == "succeeded" and rec["watch"]["reconnects"] >= 1, rec.get("watch")
 
 
+@compat
 def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Private, tmp_path: Path) -> None:
     ns = create_test_namespace(private.k8s, "t-fault-compact")
     create_cronjob(private.k8s, ns, "orders", duration=20)
@@ -113,6 +118,7 @@ def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Pr
     assert read_cronjob(private.k8s, ns, "orders")["spec"]["suspend"] is False
 
 
+@compat
 def test_apiserver_down_when_run_manual_starts_is_one_clear_error_and_nothing_changes(
         private: Private, tmp_path: Path) -> None:
     ns = create_test_namespace(private.k8s, "t-fault-down")
@@ -130,3 +136,97 @@ def test_apiserver_down_when_run_manual_starts_is_one_clear_error_and_nothing_ch
     cj = read_cronjob(private.k8s, ns, "orders")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
     assert list_jobs(private.k8s, ns) == []
+
+
+@compat
+def test_apiserver_down_at_the_restore_step_then_restore_finishes_later(private: Private, tmp_path: Path) -> None:
+    ns = create_test_namespace(private.k8s, "t-fault-restore")
+    create_cronjob(private.k8s, ns, "orders", duration=2)
+    env_pause = {"CRONCTL_TEST_PAUSE_AFTER_STEP": "finished:12"}
+    env = {**os.environ, "NO_COLOR": "1", "CI": "true", **env_pause}
+    proc = subprocess.Popen([sys.executable, "-m", "cronctl", "run-manual", "orders", "-n", ns, "--yes", "--settle",
+                             "1s", "--run-dir", str(tmp_path), "--kubeconfig", private.kubeconfig],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    wait_for("the manual Job to complete",
+             lambda: [j for j in list_jobs(private.k8s, ns) if (j.get("status") or {}).get("succeeded")], timeout=60)
+    time.sleep(1)  # inside the pause after the logs are saved
+    private.cluster("stop", "kube-apiserver")
+    try:
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        private.cluster("start", "kube-apiserver")
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert "restore failed" in err and "cannot reach the API server" in err and took < 40, (took, err)
+    rec = _record(tmp_path)
+    assert rec["outcome"] == "succeeded-not-restored" and rec["step"] == "restore-failed"
+    assert read_cronjob(private.k8s, ns, "orders")["spec"]["suspend"] is True  # left suspended, explained
+    r = subprocess.run([sys.executable, "-m", "cronctl", "restore", "orders", "-n", ns, "--yes",
+                        "--kubeconfig", private.kubeconfig], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    assert r.returncode == 0, r.stderr
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 4 MiB filesystem (tmpfs) of its own, so it can really fill up or turn read-only.
+    Needs root to mount (CI runs as root)."""
+    if os.geteuid() != 0:
+        pytest.fail("the disk-full tests mount a tmpfs and need root (CI runs as root)", pytrace=False)
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(path: Path) -> None:
+    """Write until the filesystem says ENOSPC (unbuffered, so nothing is left to flush)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (65536, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("fault", ["read-only", "full"])
+def test_an_unusable_run_directory_is_found_before_anything_changes(private: Private, small_disk: Path,
+                                                                     fault: str) -> None:
+    ns = create_test_namespace(private.k8s, f"t-fault-disk-{fault}")
+    create_cronjob(private.k8s, ns, "orders", duration=2)
+    (small_disk / "runs").mkdir()
+    if fault == "read-only":
+        subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    else:
+        _fill(small_disk / "filler")
+    proc = _start_run(private, ns, "orders", small_disk / "runs")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5 and "Traceback" not in err, err  # 5: bad input, nothing changed
+    assert "run directory" in err and "nothing was changed" in err
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    assert list_jobs(private.k8s, ns) == []
+
+
+def test_the_disk_filling_up_while_logs_are_saved_still_restores_and_names_the_missing_logs(
+        private: Private, small_disk: Path) -> None:
+    ns = create_test_namespace(private.k8s, "t-fault-disk-fills")
+    create_cronjob(private.k8s, ns, "orders", duration=6)
+    proc = _start_run(private, ns, "orders", small_disk)
+    wait_for("the manual Job to run", lambda: _job_running(private, ns), timeout=60)
+    _fill(small_disk / "filler")  # another process fills the disk while the Job runs
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert "missing from the run directory" in err and "main" in err and "No space left" in err, err
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}  # restored all the same

@@ -26,7 +26,7 @@ from cluster_support import wait_for
 RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "fidelity"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
 
 def manifest(name: str) -> dict[str, Any]:

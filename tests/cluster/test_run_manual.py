@@ -14,7 +14,7 @@ import yaml
 from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, owned_jobs,
                              read_cronjob, read_job, record_annotations, run_record, terminal, wait_for)
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
 
 def test_a_successful_run_creates_kubectls_job_saves_logs_and_restores_suspend(

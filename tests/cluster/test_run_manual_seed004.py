@@ -26,7 +26,7 @@ import pytest
 from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, owned_jobs, read_job,
                              wait_for)
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 UTC = timezone.utc
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 

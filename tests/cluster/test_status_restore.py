@@ -13,7 +13,7 @@ import yaml
 from cluster_support import (ROOT, create_cronjob, cronctl, read_cronjob, record_annotations, run_record,
                              service_account_kubeconfig)
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
 
 def test_restore_with_no_record_and_not_suspended_has_nothing_to_do(kubeconfig: str, namespace: str,
