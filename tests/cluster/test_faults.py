@@ -230,3 +230,51 @@ def test_the_disk_filling_up_while_logs_are_saved_still_restores_and_names_the_m
     assert "missing from the run directory" in err and "main" in err and "No space left" in err, err
     cj = read_cronjob(private.k8s, ns, "orders")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}  # restored all the same
+
+
+def _occurrences(doc: Any) -> list[dict[str, Any]]:
+    """Every per-slot record in bundle.json (wherever the schema nests them)."""
+    if isinstance(doc, dict):
+        found = list(doc["occurrences"]) if isinstance(doc.get("occurrences"), list) else []
+        return found + [o for k, v in doc.items() if k != "occurrences" for o in _occurrences(v)]
+    if isinstance(doc, list):
+        return [o for v in doc for o in _occurrences(v)]
+    return []
+
+
+def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_path: Path) -> None:
+    """kube-controller-manager stopped for two `*/1` slots: when it is back it starts only the most
+    recent one, at once; the earlier is never run. cronctl's prediction (made while it was down) and
+    the bundle afterwards say exactly that."""
+    from datetime import datetime, timedelta, timezone
+
+    from cronctl.procedure.predict import predict
+
+    utc = timezone.utc
+    ns = create_test_namespace(private.k8s, "t-fault-kcm")
+    create_cronjob(private.k8s, ns, "tick", schedule="*/1 * * * *", duration=1, policy="Allow")
+    first = wait_for("the first scheduled Job", lambda: list_jobs(private.k8s, ns), timeout=90)[0]
+    t0 = datetime.strptime(first["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
+                           "%Y-%m-%dT%H:%M:%S%z").astimezone(utc)
+    private.cluster("stop", "kube-controller-manager")
+    try:
+        t1, t2 = t0 + timedelta(minutes=1), t0 + timedelta(minutes=2)
+        time.sleep(max(0.0, (t2 + timedelta(seconds=5) - datetime.now(utc)).total_seconds()))
+        pred = predict(read_cronjob(private.k8s, ns, "tick"), datetime.now(utc), suspended=False)
+        assert pred.decision == "create" and pred.catch_up_for == t2 and pred.never_made_up == 1, pred
+    finally:
+        private.cluster("start", "kube-controller-manager")
+    minutes = lambda t: f"tick-{int(t.timestamp()) // 60}"  # noqa: E731
+    wait_for(f"the catch-up Job {minutes(t2)}",
+             lambda: minutes(t2) in [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)], timeout=60)
+    names = {j["metadata"]["name"] for j in list_jobs(private.k8s, ns)}
+    assert minutes(t1) not in names  # never made up, as predicted
+    out = tmp_path / "bundle"
+    r = subprocess.run([sys.executable, "-m", "cronctl", "bundle", "tick", "-n", ns, "--out", str(out), "--no-logs",
+                        "--kubeconfig", private.kubeconfig], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    assert r.returncode == 0, r.stderr
+    occ = {o["expected"]: o for o in _occurrences(json.loads((out / "bundle.json").read_text()))}
+    z = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    assert occ[z(t1)]["verdict"] == "lost", occ[z(t1)]
+    assert occ[z(t2)]["verdict"] in ("late", "ran"), occ[z(t2)]
