@@ -444,9 +444,9 @@ class _Run:
                         continue
                     try:
                         self.dir.write_text(rel, text)
-                    except OSError as e:
+                    except OSError as oe:
                         errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: read but not "
-                                      f"saved: {e.strerror or e}")
+                                      f"saved: {oe.strerror or oe}")
                         continue
                     logs.append({"pod": pname, "container": cname, "previous": previous, "file": rel,
                                  "bytes": len(text.encode())})
@@ -458,8 +458,8 @@ class _Run:
         self._save()
         self.r.step(f"logs: {len(logs)} file(s) saved under {self.dir.path / 'logs'}"
                     + (f"; {len(errors)} could not be read or saved" if errors else ""))
-        for e in errors:
-            self.r.warn(f"missing from the run directory: {e}")
+        for missing in errors:
+            self.r.warn(f"missing from the run directory: {missing}")
         return tail
 
     def failure_events(self) -> list[str]:
