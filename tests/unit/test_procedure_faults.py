@@ -3,8 +3,10 @@
 A FakeCluster of OUR protocol (cronctl.cluster.Cluster) is used ONLY for: a watch that drops at
 a chosen event, a 410 Gone at a chosen reconnect, the API server becoming unreachable during a
 reconnect, and a 409 from a competing write landing exactly between cronctl's read and its
-patch. Everything else is tested on the real control plane (tests/cluster/). The fake fails
-loudly on any verb it does not script.
+patch. Everything else is tested on the real control plane (tests/cluster/); the same faults
+at an unchosen moment (a restarted kube-apiserver, a real 410 after an etcd compaction, a server
+that is down at the start or at the restore) are produced for real by scripts/cluster's drill
+verbs in tests/cluster/test_faults.py. The fake fails loudly on any verb it does not script.
 """
 
 from __future__ import annotations
