@@ -64,8 +64,9 @@ def private() -> Iterator[Private]:
         subprocess.run([str(ROOT / "scripts" / "cluster"), "down"], env=env, capture_output=True, timeout=120)
 
 
-def _start_run(p: Private, ns: str, name: str, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
+def _start_run(p: Private, ns: str, name: str, run_dir: Path, *extra: str,
+               env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "NO_COLOR": "1", "CI": "true", **(env_extra or {})}
     return subprocess.Popen([sys.executable, "-m", "cronctl", "run-manual", name, "-n", ns, "--yes", "--settle", "1s",
                              "--run-dir", str(run_dir), "--kubeconfig", p.kubeconfig, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -142,11 +143,7 @@ def test_apiserver_down_when_run_manual_starts_is_one_clear_error_and_nothing_ch
 def test_apiserver_down_at_the_restore_step_then_restore_finishes_later(private: Private, tmp_path: Path) -> None:
     ns = create_test_namespace(private.k8s, "t-fault-restore")
     create_cronjob(private.k8s, ns, "orders", duration=2)
-    env_pause = {"CRONCTL_TEST_PAUSE_AFTER_STEP": "finished:12"}
-    env = {**os.environ, "NO_COLOR": "1", "CI": "true", **env_pause}
-    proc = subprocess.Popen([sys.executable, "-m", "cronctl", "run-manual", "orders", "-n", ns, "--yes", "--settle",
-                             "1s", "--run-dir", str(tmp_path), "--kubeconfig", private.kubeconfig],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _start_run(private, ns, "orders", tmp_path, env_extra={"CRONCTL_TEST_PAUSE_AFTER_STEP": "finished:12"})
     wait_for("the manual Job to complete",
              lambda: [j for j in list_jobs(private.k8s, ns) if (j.get("status") or {}).get("succeeded")], timeout=60)
     time.sleep(1)  # inside the pause after the logs are saved
