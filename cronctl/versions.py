@@ -39,28 +39,26 @@ class ControllerBehaviour:
     """The controller behaviour cronctl predicts with, for one server version."""
 
     version: str                  # as the server said it ("v1.36.3"), or "unknown"
-    known: bool                   # parsed and within the supported range
-    adopts_slot_job: bool | None  # None: unknown version, say both outcomes
+    known: bool                   # parsed and not older than the oldest supported version
+    adopts_slot_job: bool | None  # None: version not known, say both outcomes
 
     def adoption_text(self, job: str, slot: str) -> str:
         """What happens when the controller wants slot ``slot`` and Job ``job`` already exists."""
-        if self.adopts_slot_job:
-            return (f"Job {job} already exists for {slot}: the controller ({self.version}) adopts it instead of "
-                    f"creating another (it joins .status.active and lastScheduleTime becomes {slot})")
-        both = ("" if self.adopts_slot_job is False else
-                f"the server version {self.version} is not one cronctl knows; from 1.37 the controller adopts it; ")
-        return (f"Job {job} already exists for {slot}: no second Job is created, but {both}the controller "
-                f"{'(' + self.version + ') ' if self.adopts_slot_job is False else 'up to 1.36 '}cannot adopt it "
-                f"(kubernetes/kubernetes#136918): it warns UnexpectedJob, retries with back-off and leaves "
-                f"lastScheduleTime unset, so Forbid does not see that Job and the next slot may start late")
+        head = f"Job {job} already exists for {slot}: "
+        adopted = (f"the controller adopts it instead of creating another (it joins .status.active and "
+                   f"lastScheduleTime becomes {slot})")
+        not_adopted = ("no second Job is created, but the controller cannot adopt it (kubernetes/kubernetes#136918): "
+                       "it warns UnexpectedJob, retries with back-off and leaves lastScheduleTime unset, so Forbid "
+                       "does not see that Job and the next slot may start late")
+        if self.adopts_slot_job is None:
+            return (f"{head}the server version {self.version} is not one cronctl knows: from 1.37 {adopted}; "
+                    f"up to 1.36 {not_adopted}")
+        return f"{head}({self.version}) " + (adopted if self.adopts_slot_job else not_adopted)
 
 
 def behaviour_for(git_version: str | None) -> ControllerBehaviour:
     v = parse_version(git_version or "")
-    if v is None:
+    if v is None or v[:2] < SUPPORTED[0]:
         return ControllerBehaviour(version=git_version or "unknown", known=False, adopts_slot_job=None)
-    known = SUPPORTED[0] <= v[:2] <= SUPPORTED[-1]
-    # newer than the newest tested: assume the newest behaviour (fixes are not taken back)
-    adopts = v[:2] >= (1, 37)
-    return ControllerBehaviour(version=git_version or "", known=known or v[:2] > SUPPORTED[-1],
-                               adopts_slot_job=adopts if (known or v[:2] > SUPPORTED[-1]) else None)
+    # newer than the newest tested: the newest behaviour (fixes are not taken back)
+    return ControllerBehaviour(version=git_version or "", known=True, adopts_slot_job=v[:2] >= (1, 37))

@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from cronctl.errors import BadInput
+from cronctl.cluster import Cluster, Obj
+from cronctl.errors import BadInput, CronctlError
 
 UTC = timezone.utc
 
@@ -92,6 +93,16 @@ class QuietReporter:
 
 def rv(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def server_version_if_needed(cluster: Cluster, jobs: list[Obj]) -> str | None:
+    """The server version, asked only when it can matter (there are Jobs that may be named for a slot)."""
+    if not jobs:
+        return None
+    try:
+        return cluster.server_version()
+    except CronctlError:
+        return None
 
 
 def next_commands(cronjob: str, namespace: str) -> list[str]:

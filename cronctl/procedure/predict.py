@@ -126,9 +126,8 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
         text = (f"a catch-up Job for {_zone_time(d.most_recent, tz)} will start right away"
                 if unsuspending else f"a Job for {_zone_time(d.most_recent, tz)} is due now")
         text += f" ({d.job_name})"
-        existing = next((j for j in jobs or [] if model.name_of(j) == d.job_name
-                         and d.job_name not in model.active_names(cronjob)), None)
-        if existing is not None and d.job_name:
+        if (d.job_name and d.job_name not in model.active_names(cronjob)
+                and any(model.name_of(j) == d.job_name for j in jobs or [])):
             beh = behaviour_for(server_version)
             adopts = beh.adopts_slot_job
             text = beh.adoption_text(d.job_name, _zone_time(d.most_recent, tz))

@@ -21,8 +21,8 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import Conflict, CronctlError, Refused
-from cronctl.procedure.base import Clock, Reporter, rv
+from cronctl.errors import Conflict, Refused
+from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import predict
 
 
@@ -78,13 +78,13 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         jobs: list[Obj] = []
         if not target:
             jobs, _ = cluster.list_jobs()
-        if not target and opts.check_children:
-            running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
+            running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)] if opts.check_children else []
             if running:
                 raise Refused(f"job {', '.join(running)} of cronjob {ns}/{name} is still running: un-suspending "
                               f"now would let the controller start a scheduled Job beside it; nothing changed",
                               hint=f"wait for it (cronctl status {name} -n {ns}), then run restore again")
-        pred = predict(cj, clock.now(), suspended=target, jobs=jobs, server_version=server_version_if_needed(cluster, jobs))
+        pred = predict(cj, clock.now(), suspended=target, jobs=jobs,
+                       server_version=server_version_if_needed(cluster, jobs))
         verb = "set suspend back to false" if not target else "keep suspend=true"
         reporter.step(f"restore: {verb}; what the controller will do next: {pred.text}")
         if not confirmed:
@@ -107,13 +107,3 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
                 "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons)}
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")
-
-
-def server_version_if_needed(cluster: Cluster, jobs: list[Obj]) -> str | None:
-    """The server version, asked only when it can matter (there are Jobs that may be named for a slot)."""
-    if not jobs:
-        return None
-    try:
-        return cluster.server_version()
-    except CronctlError:
-        return None

@@ -7,8 +7,8 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
+from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import next_runs, predict, schedule_words
-from cronctl.procedure.restore import server_version_if_needed
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 
 

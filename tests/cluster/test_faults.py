@@ -82,12 +82,18 @@ def _job_running(p: Private, ns: str) -> Any:
     return [j for j in list_jobs(p.k8s, ns) if (j.get("status") or {}).get("active")]
 
 
+def _run_until_the_job_runs(p: Private, hint: str, run_dir: Path) -> tuple[str, subprocess.Popen[str]]:
+    """A fresh namespace with a 20 s CronJob, run-manual started on it, returned once its Job runs."""
+    ns = create_test_namespace(p.k8s, hint)
+    create_cronjob(p.k8s, ns, "orders", duration=20)
+    proc = _start_run(p, ns, "orders", run_dir)
+    wait_for("the manual Job to run", lambda: _job_running(p, ns), timeout=60)
+    return ns, proc
+
+
 @compat
 def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: Path) -> None:
-    ns = create_test_namespace(private.k8s, "t-fault-restart")
-    create_cronjob(private.k8s, ns, "orders", duration=20)
-    proc = _start_run(private, ns, "orders", tmp_path)
-    wait_for("the manual Job to run", lambda: _job_running(private, ns), timeout=60)
+    ns, proc = _run_until_the_job_runs(private, "t-fault-restart", tmp_path)
     private.cluster("restart", "kube-apiserver")
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
@@ -100,10 +106,7 @@ def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: 
 
 @compat
 def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Private, tmp_path: Path) -> None:
-    ns = create_test_namespace(private.k8s, "t-fault-compact")
-    create_cronjob(private.k8s, ns, "orders", duration=20)
-    proc = _start_run(private, ns, "orders", tmp_path)
-    wait_for("the manual Job to run", lambda: _job_running(private, ns), timeout=60)
+    ns, proc = _run_until_the_job_runs(private, "t-fault-compact", tmp_path)
     time.sleep(1)
     private.cluster("stop", "kube-apiserver")
     # writes after the watch's last resourceVersion, then a compaction past it: the resumed watch
