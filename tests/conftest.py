@@ -140,8 +140,9 @@ def _namespace_name(nodeid: str) -> str:
     return f"t-{test}-{secrets.token_hex(3)}"
 
 
-def create_test_namespace(k8s: K8s, name: str, timeout: float = 30) -> str:
-    """Create namespace `name` with the test label and wait for its default ServiceAccount."""
+def create_test_namespace(k8s: K8s, name: str, timeout: float = 120) -> str:
+    """Create namespace `name` with the test label and wait for its default ServiceAccount (a
+    kube-controller-manager just started on a loaded machine can take a minute to make it)."""
     from kubernetes import client, watch
 
     k8s.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=dict(TEST_LABEL))))

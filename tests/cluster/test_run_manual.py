@@ -187,7 +187,8 @@ def test_an_unfinished_child_stops_the_run_and_sets_suspend_back(kubeconfig: str
 def test_wait_active_waits_for_the_running_child_then_runs(kubeconfig: str, namespace: str, k8s: Any,
                                                            tmp_path: Path) -> None:
     cj = create_cronjob(k8s, namespace, "later", duration=1)
-    _start_child(k8s, namespace, cj, "later-fix", 6)
+    # long enough that cronctl starts (seconds on a loaded CI machine) while it still runs
+    _start_child(k8s, namespace, cj, "later-fix", 20)
     r = cronctl(["run-manual", "later", "-n", namespace, "--yes", "--settle", "1s", "--wait-active",
                  "--timeout", "2m"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -199,7 +200,8 @@ def test_wait_active_waits_for_the_running_child_then_runs(kubeconfig: str, name
 
 def test_a_timeout_exits_4_and_leaves_a_state_status_explains_and_restore_refuses_until_it_ends(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
-    create_cronjob(k8s, namespace, "slow", duration=25)
+    # runs past the timeout, the status and the first restore even on a loaded CI machine
+    create_cronjob(k8s, namespace, "slow", duration=60)
     r = cronctl(["run-manual", "slow", "-n", namespace, "--yes", "--settle", "1s", "--timeout", "8s"], kubeconfig,
                 run_dir=tmp_path)
     assert r.returncode == 4, r.stderr
@@ -214,7 +216,7 @@ def test_a_timeout_exits_4_and_leaves_a_state_status_explains_and_restore_refuse
     assert rs.returncode == 3 and "slow-manual" in rs.stderr and "still running" in rs.stderr
     assert read_cronjob(k8s, namespace, "slow")["spec"]["suspend"] is True
 
-    wait_for("slow-manual to finish", lambda: terminal(read_job(k8s, namespace, "slow-manual") or {}), 60)
+    wait_for("slow-manual to finish", lambda: terminal(read_job(k8s, namespace, "slow-manual") or {}), 120)
     rs = cronctl(["restore", "slow", "-n", namespace, "--yes"], kubeconfig)
     assert rs.returncode == 0, rs.stderr
     cj = read_cronjob(k8s, namespace, "slow")
@@ -241,7 +243,7 @@ def test_two_runs_started_at_the_same_moment_create_exactly_one_job(kubeconfig: 
 
 def test_a_second_run_while_one_holds_the_lock_is_refused_with_the_holders_name(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
-    create_cronjob(k8s, namespace, "held", duration=10)
+    create_cronjob(k8s, namespace, "held", duration=30)  # holds the lock while the second run is tried
     first = subprocess.Popen(cronctl_cmd(["run-manual", "held", "-n", namespace, "--yes", "--settle", "1s",
                                           "--reason", "first"], kubeconfig),
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
