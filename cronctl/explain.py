@@ -37,6 +37,8 @@ class ControllerInputs:
     suspended: bool = False
     name: str = DEFAULT_NAME
     missed_limit: int | None = None  # Atlas only (missedScheduleLimit)
+    concurrency_policy: str | None = None  # spec.concurrencyPolicy (None: Allow)
+    active: tuple[str, ...] = ()  # the Job names in status.active
 
 
 def _zone(name: str) -> tzinfo:
@@ -63,6 +65,22 @@ def _local_words(t: datetime, tz: tzinfo) -> str:
     local = t.astimezone(tz)
     abbr = local.tzname() or ""
     return f"{local:%H:%M} {abbr} on {_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d}".replace("  ", " ")
+
+
+def _runs_words(ts: Sequence[datetime], tz: tzinfo, shown: int = 6) -> str:
+    """'3 runs (14:10, 14:20, 14:30 MSK on Wed 2026-12-02)': the count, the first few, in the zone,
+    the times of one day together."""
+    n = len(ts)
+    days: list[tuple[str, list[str]]] = []
+    for t in ts[:shown]:
+        local = t.astimezone(tz)
+        day = f"{local.tzname() or ''} on {_WEEKDAYS[local.weekday()]} {local:%Y-%m-%d}".strip()
+        if not days or days[-1][0] != day:
+            days.append((day, []))
+        days[-1][1].append(f"{local:%H:%M}")
+    head = "; ".join(f"{', '.join(times)} {day}" for day, times in days)
+    more = f"; and {n - shown} more" if n > shown else ""
+    return f"{n} run{'s' if n != 1 else ''} ({head}{more})"
 
 
 def _listed(ts: Sequence[datetime]) -> list[str]:
@@ -195,7 +213,8 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     created = c.created or c.last_schedule
     assert created is not None
     kwargs: Obj = dict(time_zone=time_zone, name=c.name, created=created, last_schedule=c.last_schedule,
-                       starting_deadline=c.starting_deadline, now=c.now)
+                       starting_deadline=c.starting_deadline, now=c.now,
+                       concurrency_policy=c.concurrency_policy, active=c.active)
     d = decide(expr, suspended=False, **kwargs)
     shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
     # DST changes inside the window the controller looks at: why a run is missing or doubled there.
@@ -216,6 +235,12 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
         "missedRuns": _listed(d.missed_runs),
         "neverMadeUpCount": len(d.never_made_up),
         "neverMadeUp": _listed(d.never_made_up),
+        "deadlineDroppedCount": len(d.deadline_dropped),
+        "deadlineDropped": _listed(d.deadline_dropped),
+        "concurrencyPolicy": c.concurrency_policy or "Allow",
+        "active": list(c.active),
+        "waitingFor": list(d.waiting_for),
+        "replaces": list(d.replaces),
         "estimateSkipped": _z(d.estimate_skipped),
         "dst": [_dst_obj(e, tz) for e in window_dst],
         "summary": _kube_summary(c, d, shown, tz, [f"between earliest and now, {e.message()}" for e in window_dst]),
@@ -234,9 +259,25 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     lead = "unsuspending now would" if c.suspended else "a sync now would"
     if c.suspended:
         out.append("suspended: the controller does nothing and records nothing until spec.suspend is false")
-    skipped_n = len(d.never_made_up)
-    if d.most_recent is not None:
+    dropped = d.deadline_dropped
+    skipped_n = len(d.never_made_up) - len(dropped)
+    if dropped:
+        out.append(f"{_runs_words(dropped, tz)} dropped by startingDeadlineSeconds={c.starting_deadline} "
+                   "(older than the deadline when the controller looks): never made up, and no event "
+                   "says so")
+    if d.decision == "forbid-active":
+        out.append(f"{lead} start nothing for {_local_words(d.most_recent, tz)}: concurrencyPolicy Forbid and "
+                   f"{', '.join(d.waiting_for)} still active (Normal JobAlreadyActive); the slot waits and is "
+                   "started at a later sync only if that Job ends before the next slot"
+                   + (" and inside the deadline" if c.starting_deadline is not None else "")
+                   + ", otherwise it is never run")
+    elif d.decision == "already-processed":
+        out.append(f"{lead} start nothing: {_local_words(d.most_recent, tz)} is already processed "
+                   f"(status.lastScheduleTime or {d.job_name} in status.active)")
+    elif d.most_recent is not None:
         out.append(f"{lead} start one Job for {_local_words(d.most_recent, tz)} ({d.job_name})")
+        if d.replaces:
+            out.append(f"concurrencyPolicy Replace: it first deletes {', '.join(d.replaces)} (still active)")
     elif c.starting_deadline != 0:
         if d.estimate_skipped is not None:
             out.append(f"{lead} start nothing, although the run at {_local_words(d.estimate_skipped, tz)} was "
@@ -250,6 +291,8 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
         why = ("only the most recent missed time is ever started" if d.most_recent is not None
                else "the controller starts none of them")
         out.append(f"{skipped_n} {what}{noun} never made up ({why})")
+    if dropped and skipped_n:
+        out.append(f"{len(d.never_made_up)} runs in all are never made up")
     if d.missed == "many":
         out.append("the estimate counts more than 100 missed start times: Warning TooManyMissedTimes "
                    "(the Job is still created); set or lower startingDeadlineSeconds")
@@ -359,17 +402,24 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
         if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int)):
             raise BadInput(f"spec.startingDeadlineSeconds {deadline!r} is not an integer")
         suspended = bool(spec.get("suspend", False))
+        policy = spec.get("concurrencyPolicy")
+        if policy is not None and not isinstance(policy, str):
+            raise BadInput("spec.concurrencyPolicy is not a string")
+        active = tuple(str(a.get("name")) for a in status.get("active") or [] if isinstance(a, dict) and a.get("name"))
         o = overrides
         if o is not None:
             created = o.created or created
             last = o.last_schedule or last
             deadline = o.starting_deadline if o.starting_deadline is not None else deadline
             suspended = o.suspended or suspended
+            policy = o.concurrency_policy or policy
+            active = o.active or active
         want = with_controller if with_controller is not None else (created is not None or last is not None)
         ctl = None
         if want:
             ctl = ControllerInputs(now=now, created=created, last_schedule=last, starting_deadline=deadline,
-                                   suspended=suspended, name=str(name) if name else DEFAULT_NAME)
+                                   suspended=suspended, name=str(name) if name else DEFAULT_NAME,
+                                   concurrency_policy=policy, active=active)
         return explain_schedule(spec["schedule"], time_zone=tzv, after=after or now, count=count,
                                 controller=ctl, name=name, namespace=ns, api_create=api_create)
     except CronctlError as e:

@@ -189,7 +189,8 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     sds = spec.get("startingDeadlineSeconds")
     d = decide(expr, time_zone=tz, name=name, created=created,
                last_schedule=parse_rfc3339(last) if last else None,
-               starting_deadline=sds if isinstance(sds, int) else None, now=now, suspended=False)
+               starting_deadline=sds if isinstance(sds, int) else None, now=now, suspended=False,
+               concurrency_policy=spec.get("concurrencyPolicy"), active=model.active_names(cj))
     ctx["unsuspend"] = {
         "decision": d.decision,
         "would_start": rfc3339_z(d.most_recent) if d.most_recent else None,

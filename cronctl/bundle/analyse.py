@@ -296,13 +296,13 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
 
         sched = parse(expr, tz)
         zone = sched.zone
-        decision = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
-                          starting_deadline=deadline, now=now, suspended=suspended)
+        ctl = dict(time_zone=tz, name=name, created=created, last_schedule=last_schedule,
+                   starting_deadline=deadline, now=now, concurrency_policy=policy, active=active_refs)
+        decision = decide(expr, suspended=suspended, **ctl)  # type: ignore[arg-type]
         if suspended:
             # controller: a suspended CronJob computes nothing (SEMANTICS.md §4.1 step 6); what
             # matters for the incident is what unsuspending now would start and what it never will
-            unsuspend = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
-                               starting_deadline=deadline, now=now, suspended=False)
+            unsuspend = decide(expr, suspended=False, **ctl)  # type: ignore[arg-type]
     except CronctlError as exc:
         schedule_error: str | None = exc.message
     else:
@@ -496,6 +496,9 @@ def _decision_out(d: Any) -> Obj | None:
         "missed_runs_count": d.missed_count,
         "missed_runs": [_z(t) for t in d.missed_runs[:200]],
         "never_made_up_count": len(d.never_made_up),
+        "deadline_dropped_count": len(d.deadline_dropped),
+        "waiting_for": list(d.waiting_for),
+        "replaces": list(d.replaces),
         "estimate_skipped": _z(d.estimate_skipped),
     }
 

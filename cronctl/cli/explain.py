@@ -45,6 +45,12 @@ def explain(
     starting_deadline: Annotated[Optional[int], typer.Option(
         "--starting-deadline", help="Controller input: spec.startingDeadlineSeconds.", show_default=False,
         metavar="SECONDS")] = None,
+    concurrency_policy: Annotated[Optional[str], typer.Option(
+        "--concurrency-policy", help="Controller input: spec.concurrencyPolicy (Allow, Forbid, Replace).",
+        show_default=False, metavar="POLICY")] = None,
+    active: Annotated[Optional[list[str]], typer.Option(
+        "--active", help="Controller input: a Job named in status.active (repeat for several).",
+        show_default=False, metavar="JOB")] = None,
     now: Annotated[Optional[str], typer.Option(
         "--now", help="Controller input: the instant of the sync (RFC3339; default: the clock).",
         show_default=False, metavar="INSTANT")] = None,
@@ -79,6 +85,8 @@ def explain(
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
     if (target is None) == (filename is None):
         raise UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
+    if concurrency_policy is not None and concurrency_policy not in ("Allow", "Forbid", "Replace"):
+        raise BadInput(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
     # The clock is read once, here; everything below takes it as a parameter.
     now_t = _instant(now, "--now") or datetime.now(UTC)
     after = _instant(from_, "--from") or now_t
@@ -87,10 +95,11 @@ def explain(
     # --now and --name alone only set the reference instant / the name; a starting point or a
     # deadline/suspend asks for the controller's decision.
     controller_given = (created_t is not None or last_t is not None or starting_deadline is not None
-                        or suspended)
+                        or suspended or concurrency_policy is not None or bool(active))
     inputs = ControllerInputs(now=now_t, created=created_t, last_schedule=last_t,
                               starting_deadline=starting_deadline, suspended=suspended,
-                              name=name or "cronjob", missed_limit=missed_limit)
+                              name=name or "cronjob", missed_limit=missed_limit,
+                              concurrency_policy=concurrency_policy, active=tuple(active or ()))
 
     result: Any
     if filename is not None:

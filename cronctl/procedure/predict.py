@@ -23,7 +23,8 @@ class Prediction:
 
     now: datetime
     suspended: bool
-    decision: str                      # "create" | "no-unmet" | "suspended" | "error" | "unknown"
+    decision: str                      # "create" | "no-unmet" | "forbid-active" | "already-processed"
+    #                                    | "suspended" | "error" | "unknown"
     catch_up_for: datetime | None      # the one missed time it starts right away
     job_name: str | None
     missed: int = 0                    # runs missed in the window the controller looks at
@@ -36,6 +37,9 @@ class Prediction:
     existing_job: str | None = None    # a Job already named for catch_up_for (not the controller's)
     adopts: bool | None = None         # whether this server's controller adopts it (versions.py)
     server_version: str | None = None
+    deadline_dropped: tuple[datetime, ...] = ()  # runs startingDeadlineSeconds drops for good
+    waiting_for: tuple[str, ...] = ()  # Forbid: the active Jobs the due slot waits for
+    replaces: tuple[str, ...] = ()     # Replace: the active Jobs deleted before the new one
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +50,8 @@ class Prediction:
             "error": self.error, "text": self.text, "events": list(self.events),
             "existing_job": self.existing_job, "adopts_existing_job": self.adopts,
             "server_version": self.server_version,
+            "deadline_dropped": [rfc3339_z(t) for t in self.deadline_dropped],
+            "waiting_for": list(self.waiting_for), "replaces": list(self.replaces),
         }
 
 
@@ -115,11 +121,18 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     try:
         d = decide(str(spec.get("schedule", "")), time_zone=tz, name=model.name_of(cronjob), created=created,
                    last_schedule=model.last_schedule_time(cronjob),
-                   starting_deadline=int(deadline) if deadline is not None else None, now=now, suspended=False)
+                   starting_deadline=int(deadline) if deadline is not None else None, now=now, suspended=False,
+                   concurrency_policy=spec.get("concurrencyPolicy"), active=model.active_names(cronjob))
     except CronctlError as e:
         return Prediction(now=now, suspended=False, decision="error", catch_up_for=None, job_name=None,
                           next_runs=runs, error=e.message, text=f"the controller cannot schedule it: {e.message}")
     never = len(d.never_made_up)
+    dropped = len(d.deadline_dropped)
+    lost = ""
+    if never:
+        lost = f"{never} earlier missed run(s) will never be made up"
+        if dropped:
+            lost += f", {dropped} of them dropped by startingDeadlineSeconds={deadline}"
     existing_job: str | None = None
     adopts: bool | None = None
     if d.decision == "create" and d.most_recent is not None:
@@ -132,19 +145,28 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
             adopts = beh.adopts_slot_job
             text = beh.adoption_text(d.job_name, _zone_time(d.most_recent, tz))
             existing_job = d.job_name
+        if d.replaces:
+            text += f"; concurrencyPolicy Replace deletes {', '.join(d.replaces)} first"
         if never:
-            text += f"; {never} earlier missed run(s) will never be made up"
+            text += f"; {lost}"
         if d.missed == "many":
             text += "; the controller will also warn TooManyMissedTimes"
+    elif d.decision == "forbid-active" and d.most_recent is not None:
+        text = (f"no Job yet: the slot {_zone_time(d.most_recent, tz)} waits for {', '.join(d.waiting_for)} "
+                "(concurrencyPolicy Forbid, JobAlreadyActive); the controller starts it when that Job "
+                "ends if no newer slot has come by then, otherwise the newer one")
+        if never:
+            text += f"; {lost}"
     elif d.decision == "error":
         text = f"no catch-up Job: the controller reports an error ({d.error})"
     else:
         nxt = f"; the next run is at {_zone_time(runs[0], tz)}" if runs else ""
         text = ("no catch-up Job" if unsuspending else "nothing is due now") + nxt
         if never:
-            text += f" ({never} missed run(s) will never be made up)"
+            text += f" ({lost.replace('earlier missed', 'missed')})"
     return Prediction(now=now, suspended=False, decision=d.decision, catch_up_for=d.most_recent,
                       job_name=d.job_name, missed=len(d.missed_runs), never_made_up=never,
                       too_many=d.missed == "many", next_runs=runs, error=d.error, text=text,
                       events=tuple(d.events), existing_job=existing_job, adopts=adopts,
-                      server_version=server_version)
+                      server_version=server_version, deadline_dropped=tuple(d.deadline_dropped),
+                      waiting_for=tuple(d.waiting_for), replaces=tuple(d.replaces))

@@ -13,6 +13,7 @@ arithmetic is on integer microseconds (the controller's ``now`` has sub-second p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -52,13 +53,14 @@ class Decision:
     missed: str  # "none" | "few" | "many" (many => TooManyMissedTimes warning, still runs)
     error: str | None  # e.g. schedule never fires -> InvalidSchedule
     decision: str  # create | no-unmet | suspended | invalid-schedule | unparseable-schedule |
-    #                unknown-time-zone | missed-deadline | already-processed
+    #                unknown-time-zone | missed-deadline | already-processed | forbid-active
     job_name: str | None  # "<name>-<unix minutes of most_recent>"
     scheduled_timestamp: str | None  # batch.kubernetes.io/cronjob-scheduled-timestamp value
     next_wakeup: datetime | None  # requeue instant (Next(base) + 100ms); None: no requeue
     events: tuple[str, ...]  # "Warning TooManyMissedTimes: ...", "Normal SuccessfulCreate: ..."
     missed_runs: tuple[datetime, ...]  # EVERY run in (earliest, now], one by one (exact)
-    never_made_up: tuple[datetime, ...]  # missed runs the controller will never start
+    never_made_up: tuple[datetime, ...]  # runs the controller will never start: those the
+    #   deadline dropped, then every missed run but the one it starts (or leaves waiting)
     estimate_skipped: datetime | None  # latest exact missed run when the estimate picks none
     # --- more of upstream's output and of the exact walk -------------------------------------
     earliest_nodeadline: datetime | None = None  # mostRecentScheduleTime without the deadline
@@ -73,6 +75,8 @@ class Decision:
     deadline_dropped: tuple[datetime, ...] = field(default=())  # runs in (last/creation,
     #   earliest] that startingDeadlineSeconds drops without any event (capped like missed_runs)
     estimate_n: int | None = None  # numberOfMissedSchedules, the controller's estimate
+    waiting_for: tuple[str, ...] = ()  # forbid-active: the active Jobs the slot waits for
+    replaces: tuple[str, ...] = ()  # create under Replace: the active Jobs deleted first
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,12 +238,18 @@ def _latest_run(sched: Schedule, lo_us: int, hi_us: int) -> int | None:
 
 def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
            last_schedule: datetime | None, starting_deadline: int | None, now: datetime,
-           suspended: bool = False, controller_tz: str | None = None) -> Decision:
+           suspended: bool = False, controller_tz: str | None = None,
+           concurrency_policy: str | None = None, active: Sequence[str] = ()) -> Decision:
     """The CronJob controller's scheduling decision for one sync at ``now``.
 
     ``expr``/``time_zone`` are spec.schedule/spec.timeZone, ``created`` the creationTimestamp,
     ``last_schedule`` status.lastScheduleTime, ``starting_deadline`` startingDeadlineSeconds,
-    ``controller_tz`` the kube-controller-manager's local zone (None = UTC). Suspended CronJobs
+    ``controller_tz`` the kube-controller-manager's local zone (None = UTC),
+    ``concurrency_policy`` spec.concurrencyPolicy and ``active`` the names in status.active: a
+    slot whose Job name is active counts as processed; Forbid with any active Job gives
+    ``forbid-active`` (JobAlreadyActive: the slot waits, started at a later sync if the Job ends
+    before a newer slot and inside the deadline); Replace deletes every active Job first
+    (``replaces``). Suspended CronJobs
     get ``decision="suspended"`` with no requeue (the controller computes nothing); call again
     with ``suspended=False`` to see what unsuspending now would do. Raises ScheduleError only for
     bad arguments (naive datetimes, an unknown ``controller_tz``).
@@ -306,11 +316,12 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
     if m.earliest > base_earliest:
         dropped, _ = _runs_in(sched, base_earliest, m.earliest, MISSED_LIST_LIMIT)
 
+    gone = tuple(_dt(r) for r in dropped)  # dropped by the deadline: lost whatever happens next
     common = dict(
         earliest_nodeadline=_dt(nd.earliest), most_recent_nodeadline=_opt(nd.most_recent),
         missed_nodeadline=nd.missed, error_nodeadline=nd.error, parsed_spec=spec,
         missed_count=len(runs), missed_truncated=trunc,
-        deadline_dropped=tuple(_dt(r) for r in dropped), estimate_n=m.n,
+        deadline_dropped=gone, estimate_n=m.n,
         missed_runs=tuple(_dt(r) for r in runs))
 
     # nextScheduleTime
@@ -322,7 +333,7 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
         return Decision(earliest=_dt(m.earliest), most_recent=None, missed=m.missed,
                         error=m.error, decision="invalid-schedule", job_name=None,
                         scheduled_timestamp=None, next_wakeup=None, events=tuple(events),
-                        never_made_up=tuple(_dt(r) for r in runs), estimate_skipped=None,
+                        never_made_up=gone + tuple(_dt(r) for r in runs), estimate_skipped=None,
                         **common)  # type: ignore[arg-type]
     skipped = None
     if exact_latest is not None and (scheduled is None or scheduled < exact_latest):
@@ -332,12 +343,12 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
         return Decision(earliest=_dt(m.earliest), most_recent=None, missed=m.missed, error=None,
                         decision="no-unmet", job_name=None, scheduled_timestamp=None,
                         next_wakeup=_opt(wake), events=tuple(events),
-                        never_made_up=tuple(_dt(r) for r in runs), estimate_skipped=skipped,
+                        never_made_up=gone + tuple(_dt(r) for r in runs), estimate_skipped=skipped,
                         requeue_after_ns=None if wake is None else (wake - now_us) * 1000,
                         **common)  # type: ignore[arg-type]
     if m.missed == "many":
         events.append(f"Warning TooManyMissedTimes: {TOO_MANY_MSG}")
-    never = tuple(_dt(r) for r in runs if r != scheduled)
+    never = gone + tuple(_dt(r) for r in runs if r != scheduled)
     name_ = job_name(name, _dt(scheduled))
     if starting_deadline is not None and scheduled + starting_deadline * US < now_us:
         # unreachable with the current code (the deadline already moved earliest); kept as upstream
@@ -347,17 +358,25 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
         return Decision(earliest=_dt(m.earliest), most_recent=_dt(scheduled), missed=m.missed,
                         error=None, decision="missed-deadline", job_name=None,
                         scheduled_timestamp=None, next_wakeup=_opt(wake), events=tuple(events),
-                        never_made_up=tuple(_dt(r) for r in runs), estimate_skipped=skipped,
+                        never_made_up=gone + tuple(_dt(r) for r in runs), estimate_skipped=skipped,
                         requeue_after_ns=None if wake is None else (wake - now_us) * 1000,
                         **common)  # type: ignore[arg-type]
-    if last_us is not None and last_us == scheduled:
+    processed = (last_us is not None and last_us == scheduled) or name_ in active
+    forbid = concurrency_policy == "Forbid" and len(active) > 0
+    if processed or forbid:
+        if not processed:
+            events.append("Normal JobAlreadyActive: Not starting job because prior execution is "
+                          "running and concurrency policy is Forbid")
         wake = _requeue(sched, **kw)  # type: ignore[arg-type]
         return Decision(earliest=_dt(m.earliest), most_recent=_dt(scheduled), missed=m.missed,
-                        error=None, decision="already-processed", job_name=name_,
-                        scheduled_timestamp=None, next_wakeup=_opt(wake), events=tuple(events),
-                        never_made_up=never, estimate_skipped=skipped,
+                        error=None, decision="already-processed" if processed else "forbid-active",
+                        job_name=name_, scheduled_timestamp=None, next_wakeup=_opt(wake),
+                        events=tuple(events), never_made_up=never, estimate_skipped=skipped,
                         requeue_after_ns=None if wake is None else (wake - now_us) * 1000,
+                        waiting_for=() if processed else tuple(active),
                         **common)  # type: ignore[arg-type]
+    replaces = tuple(active) if concurrency_policy == "Replace" else ()
+    events.extend(f"Normal SuccessfulDelete: Deleted job {j}" for j in replaces)
     annotation = scheduled_timestamp_annotation(_dt(scheduled), time_zone, local_zone=local)
     events.append(f"Normal SuccessfulCreate: Created job {name_}")
     # requeue is computed on the updated object: lastScheduleTime = the scheduled time
@@ -368,7 +387,8 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
                     next_wakeup=_opt(wake), events=tuple(events), never_made_up=never,
                     estimate_skipped=skipped,
                     requeue_after_ns=None if wake is None else (wake - now_us) * 1000,
-                    new_last_schedule=_dt(scheduled), **common)  # type: ignore[arg-type]
+                    new_last_schedule=_dt(scheduled), replaces=replaces,
+                    **common)  # type: ignore[arg-type]
 
 
 def _opt(us: int | None) -> datetime | None:

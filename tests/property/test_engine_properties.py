@@ -211,13 +211,16 @@ def test_the_controller_runs_at_most_the_latest_missed_run(
     d = decide(expr, time_zone=zone, name="cj", created=created, last_schedule=last_t,
                starting_deadline=deadline, now=now)
     assert all(d.earliest < r <= now for r in d.missed_runs)
+    # what the deadline drops lies before the window the controller looks at, and is lost
+    assert all(r <= d.earliest for r in d.deadline_dropped)
+    assert set(d.deadline_dropped) <= set(d.never_made_up)
     if d.most_recent is not None:
         assert d.decision == "create"
         assert d.missed_runs and d.most_recent == d.missed_runs[-1]  # the estimate never picks an older one
-        assert set(d.never_made_up) | {d.most_recent} == set(d.missed_runs)
+        assert set(d.never_made_up) | {d.most_recent} == set(d.missed_runs) | set(d.deadline_dropped)
         assert d.next_wakeup is not None and d.next_wakeup > now
     elif d.decision == "no-unmet":
-        assert d.never_made_up == d.missed_runs
+        assert d.never_made_up == d.deadline_dropped + d.missed_runs
         assert d.estimate_skipped == (d.missed_runs[-1] if d.missed_runs else None)
 
 

@@ -503,3 +503,25 @@ def test_json_lists_the_run_robfigs_walk_never_lands_on_after_lord_howes_half_ho
                        "--from", "2026-04-03T12:00:00Z", "--count", "3")
     assert code == 0
     assert "Sun 2026-04-05 03:00 +10:30: no run" in out
+
+
+def test_runs_dropped_by_the_deadline_are_named_in_json_and_words(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("*/10 * * * *", "--tz", "Europe/Moscow", "--created", "2026-12-01T00:00:00Z", "--last-schedule",
+            "2026-12-02T11:00:00Z", "--now", "2026-12-02T11:35:00Z", "--starting-deadline", "120")
+    c = run_json(capsys, *args)["controller"]
+    lost = ["2026-12-02T11:10:00Z", "2026-12-02T11:20:00Z", "2026-12-02T11:30:00Z"]
+    assert c["decision"] == "no-unmet"
+    assert c["deadlineDropped"] == lost and c["deadlineDroppedCount"] == 3
+    assert c["neverMadeUp"] == lost and c["neverMadeUpCount"] == 3
+    rc, out, _ = run(capsys, *args)
+    assert rc == 0 and "3 runs (14:10, 14:20, 14:30 MSK on Wed 2026-12-02) dropped by startingDeadlineSeconds=120" in out
+
+
+def test_forbid_and_an_active_job_are_part_of_the_decision(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("*/1 * * * *", "--last-schedule", "2026-12-02T16:19:00Z", "--now", "2026-12-02T16:20:05Z",
+            "--name", "orders", "--concurrency-policy", "Forbid", "--active", "orders-29937139")
+    c = run_json(capsys, *args)["controller"]
+    assert c["decision"] == "forbid-active" and c["waitingFor"] == ["orders-29937139"]
+    assert any("JobAlreadyActive" in e for e in c["events"])
+    rc, _, err = run(capsys, "* * * * *", "--last-schedule", "2026-12-02T16:19:00Z", "--concurrency-policy", "Sometimes")
+    assert rc == 5 and "bad --concurrency-policy" in err

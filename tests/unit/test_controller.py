@@ -75,6 +75,7 @@ def test_deadline_zero_never_starts_anything() -> None:
     d = _d("* * * * *", last="2026-01-01T00:00:00Z", now="2026-01-01T00:05:00Z", deadline=0)
     assert d.decision == "no-unmet" and d.missed_runs == ()
     assert len(d.deadline_dropped) == 5
+    assert d.never_made_up == d.deadline_dropped  # all five are lost, and said so
 
 
 def test_deadline_drops_old_runs_without_an_event() -> None:
@@ -82,6 +83,7 @@ def test_deadline_drops_old_runs_without_an_event() -> None:
     assert d.decision == "create" and d.most_recent == _z("2026-01-05T07:00:00Z")
     assert d.missed_nodeadline == "few" and d.missed == "none"
     assert len(d.deadline_dropped) == 92
+    assert len(d.never_made_up) == 92 and d.most_recent not in d.never_made_up
     assert all(not e.startswith("Warning MissSchedule") for e in d.events)
 
 
@@ -138,3 +140,46 @@ def test_naive_datetimes_are_refused_clearly() -> None:
     with pytest.raises(ScheduleError):
         decide("0 * * * *", time_zone=None, name="x", created=datetime(2026, 1, 1),
                last_schedule=None, starting_deadline=None, now=_z("2026-01-02T00:00:00Z"))
+
+
+def test_the_issue_example_names_the_three_runs_the_deadline_drops() -> None:
+    # */10 in Moscow, last run 11:00Z, now 11:35Z, deadline 120 s: 11:10, 11:20 and 11:30 are lost
+    d = _d("*/10 * * * *", tz="Europe/Moscow", last="2026-12-02T11:00:00Z",
+           now="2026-12-02T11:35:00Z", deadline=120)
+    assert d.decision == "no-unmet"
+    want = tuple(_z(f"2026-12-02T11:{m}:00Z") for m in ("10", "20", "30"))
+    assert d.deadline_dropped == want and d.never_made_up == want
+
+
+def test_forbid_with_an_active_job_refuses_and_the_slot_waits() -> None:
+    kw = dict(name="cj", created=_z("2026-01-01T00:00:00Z"), last_schedule=_z("2026-01-01T16:19:00Z"),
+              starting_deadline=None, now=_z("2026-01-01T16:20:05Z"), time_zone=None)
+    d = decide("*/1 * * * *", concurrency_policy="Forbid", active=["cj-29437459"], **kw)
+    assert d.decision == "forbid-active" and d.most_recent == _z("2026-01-01T16:20:00Z")
+    assert d.waiting_for == ("cj-29437459",) and d.new_last_schedule is None
+    assert d.events == ("Normal JobAlreadyActive: Not starting job because prior execution is "
+                        "running and concurrency policy is Forbid",)
+    assert d.never_made_up == ()  # 16:20 waits: a later sync may still start it
+    allow = decide("*/1 * * * *", concurrency_policy="Allow", active=["cj-29437459"], **kw)
+    assert allow.decision == "create" and allow.replaces == ()
+    idle = decide("*/1 * * * *", concurrency_policy="Forbid", active=[], **kw)
+    assert idle.decision == "create"
+
+
+def test_replace_deletes_every_active_job_before_creating() -> None:
+    d = decide("*/1 * * * *", time_zone=None, name="cj", created=_z("2026-01-01T00:00:00Z"),
+               last_schedule=_z("2026-01-01T16:19:00Z"), starting_deadline=None,
+               now=_z("2026-01-01T16:20:05Z"), concurrency_policy="Replace", active=["a", "b"])
+    assert d.decision == "create" and d.replaces == ("a", "b")
+    assert d.events[:2] == ("Normal SuccessfulDelete: Deleted job a",
+                            "Normal SuccessfulDelete: Deleted job b")
+    assert d.events[-1] == f"Normal SuccessfulCreate: Created job {d.job_name}"
+
+
+def test_a_slot_whose_job_name_is_active_counts_as_processed() -> None:
+    now = _z("2026-01-01T16:20:05Z")
+    name = job_name("cj", _z("2026-01-01T16:20:00Z"))
+    d = decide("*/1 * * * *", time_zone=None, name="cj", created=_z("2026-01-01T00:00:00Z"),
+               last_schedule=_z("2026-01-01T16:19:00Z"), starting_deadline=None, now=now,
+               concurrency_policy="Forbid", active=[name])
+    assert d.decision == "already-processed" and d.events == ()

@@ -43,6 +43,24 @@ def test_a_deadline_shorter_than_the_age_of_the_latest_miss_predicts_no_catch_up
     p = predict(cj(deadline=20), NOW, suspended=False)  # 12:02:00 is 30 s old
     assert p.decision != "create" and p.catch_up_for is None
     assert p.text.startswith("no catch-up Job; the next run is at 2026-12-02T12:03:00Z")
+    # 12:01 and 12:02 are both older than 20 s: lost for good, and said so
+    assert p.deadline_dropped == (datetime(2026, 12, 2, 12, 1, tzinfo=UTC), datetime(2026, 12, 2, 12, 2, tzinfo=UTC))
+    assert p.never_made_up == 2
+    assert "2 missed run(s) will never be made up, 2 of them dropped by startingDeadlineSeconds=20" in p.text
+
+
+def test_forbid_with_an_active_job_predicts_the_slot_waits_not_a_job_due_now() -> None:
+    c = cj(suspend=False)
+    c["spec"]["concurrencyPolicy"] = "Forbid"
+    c["status"]["active"] = [{"name": "sync-29937120", "namespace": "ns"}]
+    p = predict(c, NOW, suspended=False, unsuspending=False)
+    assert p.decision == "forbid-active" and p.waiting_for == ("sync-29937120",)
+    assert "is due now" not in p.text and "waits for sync-29937120" in p.text
+    assert p.as_dict()["waiting_for"] == ["sync-29937120"]
+    c["spec"]["concurrencyPolicy"] = "Replace"
+    r = predict(c, NOW, suspended=False, unsuspending=False)
+    assert r.decision == "create" and r.replaces == ("sync-29937120",)
+    assert "Replace deletes sync-29937120 first" in r.text
 
 
 def test_staying_suspended_predicts_nothing_at_all() -> None:
