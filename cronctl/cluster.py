@@ -88,17 +88,17 @@ class Cluster(Protocol):
         ...
 
     def list_jobs(self, *, label_selector: str | None = None,
-                  field_selector: str | None = None) -> tuple[list[Obj], str]:
-        """Every Job of the namespace (matching the selectors), paginated;
-        returns ``(items, list resourceVersion)``."""
+                  field_selector: str | None = None, all_namespaces: bool = False) -> tuple[list[Obj], str]:
+        """Every Job of the namespace (of every namespace with ``all_namespaces``, matching the
+        selectors), paginated; returns ``(items, list resourceVersion)``."""
         ...
 
     def list_pods(self, *, label_selector: str | None = None) -> list[Obj]:
         """Every Pod of the namespace matching the selector, paginated."""
         ...
 
-    def list_events(self, *, field_selector: str | None = None) -> list[Obj]:
-        """core/v1 Events of the namespace matching the field selector, paginated."""
+    def list_events(self, *, field_selector: str | None = None, all_namespaces: bool = False) -> list[Obj]:
+        """core/v1 Events of the namespace (or of all) matching the field selector, paginated."""
         ...
 
     def read_pod_log(self, pod: str, container: str, *, previous: bool = False,

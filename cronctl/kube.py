@@ -247,22 +247,22 @@ class KubeCluster:
         return r
 
     def list_jobs(self, *, label_selector: str | None = None,
-                  field_selector: str | None = None) -> tuple[list[Obj], str]:
+                  field_selector: str | None = None, all_namespaces: bool = False) -> tuple[list[Obj], str]:
         q = [("labelSelector", label_selector)] if label_selector else []
         if field_selector:
             q.append(("fieldSelector", field_selector))
-        return self._list(f"/apis/batch/v1/namespaces/{self.namespace}/jobs", query=q,
-                          kind="Job", api_version="batch/v1")
+        path = "/apis/batch/v1/jobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/jobs"
+        return self._list(path, query=q, kind="Job", api_version="batch/v1")
 
     def list_pods(self, *, label_selector: str | None = None) -> list[Obj]:
         q = [("labelSelector", label_selector)] if label_selector else None
         return self._list(f"/api/v1/namespaces/{self.namespace}/pods", query=q,
                           kind="Pod", api_version="v1")[0]
 
-    def list_events(self, *, field_selector: str | None = None) -> list[Obj]:
+    def list_events(self, *, field_selector: str | None = None, all_namespaces: bool = False) -> list[Obj]:
         q = [("fieldSelector", field_selector)] if field_selector else None
-        return self._list(f"/api/v1/namespaces/{self.namespace}/events", query=q,
-                          kind="Event", api_version="v1")[0]
+        path = "/api/v1/events" if all_namespaces else f"/api/v1/namespaces/{self.namespace}/events"
+        return self._list(path, query=q, kind="Event", api_version="v1")[0]
 
     def read_pod_log(self, pod: str, container: str, *, previous: bool = False,
                      since_seconds: int | None = None, limit_bytes: int | None = None,

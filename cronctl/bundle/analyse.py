@@ -24,18 +24,22 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from cronctl import model
+from cronctl.history import (
+    CONTROLLER_WARNINGS,
+    HIGHLIGHT_REASONS,
+    JobRecord as _Job,
+    event_view,
+    events_for,
+    history_horizon as _history_horizon,
+    job_record as _job,
+    job_scheduled_for,
+    suspend_set_at,
+)
 from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
 UTC = timezone.utc
 
-#: the reasons the issue asks to highlight: a manual/forgotten Job, and Forbid skipping a time
-HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive"})
-#: warnings from the CronJob controller that explain missed or odd runs
-CONTROLLER_WARNINGS = frozenset({
-    "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",
-    "UnknownTimeZone", "UnsupportedSchedule", "FailedGet", "FailedDelete",
-})
 VERDICTS = ("ran", "late", "lost", "duplicate", "pending", "unknown")
 
 
@@ -77,60 +81,7 @@ def controller_owner_uid(obj: Obj, kind: str) -> str | None:
     return str(refs[0].get("uid")) if refs else None
 
 
-def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
-    """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
-    CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
-    (clusters before the annotation existed, SEMANTICS.md §4.6)."""
-    t = model.scheduled_for(job)
-    if t is not None:
-        return t
-    m = re.fullmatch(re.escape(cronjob_name) + r"-(\d{8,10})", model.name_of(job))
-    if m and model.origin(job) == "scheduled":
-        return datetime.fromtimestamp(int(m.group(1)) * 60, UTC)
-    return None
-
-
 # --- job records and intervals --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Job:
-    name: str
-    uid: str
-    origin: str
-    scheduled_for: datetime | None
-    claims: datetime | None
-    created: datetime | None
-    started: datetime | None
-    completed: datetime | None
-    outcome: str | None
-    start: datetime  # interval start: started, else created
-    end: datetime  # interval end: completed, else now (still running)
-    running: bool
-
-
-def _job(job: Obj, cronjob_name: str, now: datetime) -> _Job:
-    status = job.get("status") or {}
-    created = _ts(model.meta(job).get("creationTimestamp"))
-    started = _ts(status.get("startTime"))
-    outcome = model.job_outcome(job)
-    completed = model.finished_at(job)
-    start = started or created or now
-    if outcome is None:
-        # still running: its interval runs through the current second (API times have
-        # one-second precision; a Job that started in the second of `now` does run at `now`,
-        # and two running Jobs always overlap)
-        end = max(now, start) + timedelta(seconds=1)
-    elif completed is not None:
-        end = completed
-    else:
-        end = start  # finished at an unknown time: do not invent an interval
-    return _Job(
-        name=str(model.meta(job).get("name", "")), uid=str(model.meta(job).get("uid", "")),
-        origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
-        claims=model.occurrence(job), created=created, started=started, completed=completed,
-        outcome=outcome, start=start, end=max(end, start), running=outcome is None,
-    )
 
 
 def find_overlaps(intervals: Iterable[tuple[str, datetime, datetime]]) -> list[tuple[str, str, datetime, datetime]]:
@@ -154,91 +105,7 @@ def find_overlaps(intervals: Iterable[tuple[str, datetime, datetime]]) -> list[t
 # --- events ---------------------------------------------------------------------------------
 
 
-def event_view(ev: Obj) -> Obj:
-    """A core/v1 or events.k8s.io/v1 Event as one flat record (times as UTC strings)."""
-    inv = ev.get("involvedObject") or ev.get("regarding") or {}
-    series = ev.get("series") or {}
-    first = _ts(ev.get("firstTimestamp")) or _ts(ev.get("deprecatedFirstTimestamp")) or _ts(ev.get("eventTime"))
-    last = (_ts(ev.get("lastTimestamp")) or _ts(series.get("lastObservedTime"))
-            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(model.meta(ev).get("creationTimestamp")))
-    first = first or last
-    count = ev.get("count") or series.get("count") or ev.get("deprecatedCount") or 1
-    source = ev.get("source") or {}
-    reason = str(ev.get("reason") or "")
-    etype = str(ev.get("type") or "Normal")
-    return {
-        "name": str(model.meta(ev).get("name", "")),
-        "type": etype,
-        "reason": reason,
-        "message": str(ev.get("message") or ev.get("note") or ""),
-        "object_kind": str(inv.get("kind") or ""),
-        "object_name": str(inv.get("name") or ""),
-        "object_uid": str(inv.get("uid") or ""),
-        "count": int(count),
-        "first": _z(first),
-        "last": _z(last),
-        "source": str(source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""),
-        "highlight": reason in HIGHLIGHT_REASONS,
-        "warning": etype == "Warning" or reason in CONTROLLER_WARNINGS,
-        "matched_by": "uid",
-    }
-
-
-def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids: set[str],
-               job_names: set[str], pod_names: set[str]) -> list[Obj]:
-    """The events of the CronJob, its Jobs and their pods, oldest first.
-
-    Matched by involvedObject uid; an event whose object is gone (a Job or pod deleted by the
-    history limits, which outlive them by up to the event TTL) is matched by name: the CronJob's
-    scheduled-Job name pattern ``<cronjob>-<digits>`` and pods ``<job>-<suffix>``. Those are marked
-    ``matched_by: name``.
-    """
-    cj_meta = model.meta(cronjob)
-    cj_uid = str(cj_meta.get("uid", ""))
-    cj_name = str(cj_meta.get("name", ""))
-    job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
-    pod_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}-[a-z0-9]{5}")
-    uids = {cj_uid} | job_uids | pod_uids
-    out: list[Obj] = []
-    for ev in events:
-        inv = ev.get("involvedObject") or ev.get("regarding") or {}
-        uid = str(inv.get("uid") or "")
-        kind = inv.get("kind")
-        name = str(inv.get("name") or "")
-        by = None
-        if uid and uid in uids:
-            by = "uid"
-        elif kind == "CronJob" and name == cj_name and not uid:
-            by = "name"
-        elif kind == "Job" and (name in job_names or job_pat.fullmatch(name)) and uid not in uids:
-            by = "name"
-        elif kind == "Pod" and (name in pod_names or pod_pat.fullmatch(name)) and uid not in uids:
-            by = "name"
-        if by is None:
-            continue
-        rec = event_view(ev)
-        rec["matched_by"] = by
-        out.append(rec)
-    out.sort(key=lambda r: (r["last"] or "", r["first"] or "", r["object_name"], r["reason"]))
-    return out
-
-
 # --- suspend ---------------------------------------------------------------------------------
-
-
-def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
-    """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
-    best: tuple[datetime | None, str | None] = (None, None)
-    for mf in model.meta(cronjob).get("managedFields") or []:
-        if not isinstance(mf, dict):
-            continue
-        spec = (mf.get("fieldsV1") or {}).get("f:spec") or {}
-        if "f:suspend" not in spec:
-            continue
-        t = _ts(mf.get("time"))
-        if t is not None and (best[0] is None or t > best[0]):
-            best = (t, str(mf.get("manager") or "unknown"))
-    return best
 
 
 # --- the analysis of one CronJob --------------------------------------------------------------
@@ -588,29 +455,6 @@ def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_
         if isinstance(deadline, int):
             rec["reason"] += f" (startingDeadlineSeconds={deadline}: a run not started in time is dropped silently)"
     return rec
-
-
-def _history_horizon(recs: list[_Job], hist_ok: Any, hist_failed: Any, job_spec: Obj,
-                     now: datetime) -> datetime | None:
-    """Before which time a missing Job may have been deleted rather than never created.
-
-    controller: history cleanup deletes the oldest finished Jobs (by start time) beyond
-    successfulJobsHistoryLimit (default 3) / failedJobsHistoryLimit (default 1), per outcome
-    (SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
-    kept may be gone; a limit of 0 or a ttlSecondsAfterFinished can remove any finished Job.
-    """
-    if job_spec.get("ttlSecondsAfterFinished") is not None:
-        return now
-    horizon: datetime | None = None
-    for outcome, limit, default in (("Complete", hist_ok, 3), ("Failed", hist_failed, 1)):
-        lim = int(limit if limit is not None else default)
-        kept = [r.scheduled_for or r.created or now for r in recs if r.outcome == outcome]
-        if lim <= 0:
-            return now
-        if len(kept) >= lim:
-            oldest = min(kept)
-            horizon = oldest if horizon is None else max(horizon, oldest)
-    return horizon
 
 
 def _job_after(recs: list[_Job], t: datetime) -> bool:

@@ -18,11 +18,13 @@ KINDS = {"CronJob": "cronjobs", "Job": "jobs", "Pod": "pods", "Event": "events"}
 LOGS_NOTE = "logs are not part of a kubectl dump; collect from the live cluster to include them"
 
 
-def load_dump(path: str, *, namespace: str | None, now: datetime | None, collected_at: datetime) -> RawData:
+def load_dump(path: str, *, namespace: str | None, now: datetime | None, collected_at: datetime,
+              all_namespaces: bool = False) -> RawData:
     """Read the dump at ``path`` into :class:`RawData`.
 
     ``namespace`` keeps only that namespace's objects (None: the namespace of the dump's CronJobs,
-    which must then be one). Objects of other kinds are ignored. A truncated or malformed dump is a
+    which must then be one; ``all_namespaces`` keeps every namespace, and ``RawData.namespace`` is
+    then ``"*"``). Objects of other kinds are ignored. A truncated or malformed dump is a
     :class:`BadInput` naming the file and the item: a cut ``kubectl -o yaml`` output loses its
     trailing ``kind: List``, which shows up as a document without ``kind``.
     """
@@ -43,13 +45,17 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
             buckets[KINDS[kind]].append(o)
     if not buckets["cronjobs"]:
         raise BadInput(f"{path}: no CronJob in the dump (expected `kubectl get cronjob,jobs,pods,events -o yaml`)")
-    if namespace is None:
+    if all_namespaces:
+        namespace = "*"
+    elif namespace is None:
         nss = sorted({str(c["metadata"].get("namespace") or "default") for c in buckets["cronjobs"]})
         if len(nss) > 1:
             raise BadInput(f"{path}: CronJobs from several namespaces ({', '.join(nss)}); choose one with -n")
         namespace = nss[0]
     for key in buckets:
-        buckets[key] = [o for o in buckets[key] if str(o["metadata"].get("namespace") or namespace) == namespace]
+        if namespace != "*":
+            buckets[key] = [o for o in buckets[key]
+                            if str(o["metadata"].get("namespace") or namespace) == namespace]
     inferred = now is None
     if now is None:
         now = latest_timestamp(objs) or collected_at

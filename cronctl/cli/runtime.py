@@ -72,20 +72,20 @@ def sigterm_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def parse_duration(text: str, *, flag: str) -> float:
-    """``90``, ``15s``, ``2m``, ``1h30m``, ``500ms`` -> seconds (a bare number is seconds)."""
+    """``90``, ``15s``, ``2m``, ``1h30m``, ``500ms``, ``7d`` -> seconds (a bare number is seconds)."""
     import re
 
     s = text.strip()
     try:
         v = float(s)
     except ValueError:
-        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", s)
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", s)
         if not parts or "".join(n + u for n, u in parts) != s:
-            raise BadInput(f"bad {flag} {text!r}: expected a duration like 15s, 2m, 1h30m") from None
+            raise BadInput(f"bad {flag} {text!r}: expected a duration like 15s, 2m, 1h30m, 7d") from None
         v = sum(float(n) * _UNITS[u] for n, u in parts)
     if v < 0:
         raise BadInput(f"bad {flag} {text!r}: must not be negative")

@@ -1,0 +1,168 @@
+"""`cronctl history`: one row per scheduled slot, with the verdict and its reason in words.
+
+Thin: parse options, read the clock once, read the objects (live or from a dump), call
+:func:`cronctl.history.slot_history` through :mod:`cronctl.procedure.history`, print.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
+
+
+class FailOn(str, Enum):
+    lost = "lost"
+    duplicate = "duplicate"
+
+
+@app.command()
+def history(
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
+        show_default=False)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="Every CronJob of every namespace.")] = False,
+    from_dump: Annotated[Optional[str], typer.Option(
+        "--from-dump", help="Read `kubectl get cronjobs,jobs,events -o yaml|json` output instead of the cluster "
+        "(the same dumps as `cronctl bundle`).", show_default=False, metavar="FILE")] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Slots this far back (30m, 6h, 7d; default: as far back as the evidence reaches, at "
+        "most 7d).", show_default=False, metavar="DURATION")] = None,
+    now: Annotated[Optional[str], typer.Option(
+        "--now", help="The instant to judge at (RFC3339; default: the clock, or the latest time in a dump).",
+        show_default=False, metavar="INSTANT")] = None,
+    fail_on: Annotated[Optional[list[FailOn]], typer.Option(
+        "--fail-on", help="Exit 8 when a slot was lost (skipped-forbid, missed-*) or ran twice (duplicate, "
+        "dst-doubled); repeat for both.", show_default=False)] = None,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Why did (or didn't) it run at 14:20? Every scheduled slot with its verdict and reason.
+
+    Verdicts: ran, ran-late, duplicate, running, skipped-forbid, missed-deadline, missed-suspended,
+    missed-too-many, missed, dst-skipped, dst-doubled, evidence-gone, due. Manual Jobs that
+    stand for no slot are listed too. Exit 8 with --fail-on when a slot was lost or ran twice,
+    5 on bad input, 6 when the CronJob does not exist.
+    """
+    from cronctl.cli.runtime import parse_duration, print_data
+    from cronctl.errors import BadInput, ExitCode
+    from cronctl.history import Options, fail_on as failing
+    from cronctl.timeutil import UTC, parse_rfc3339
+
+    if all_namespaces and namespace:
+        raise UsageError("give -n NAMESPACE or -A, not both")
+    if all_namespaces and cronjob and from_dump is None:
+        raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
+    clock = datetime.now(UTC).replace(microsecond=0)
+    now_t = parse_rfc3339(now, what="--now") if now is not None else None
+    since_td = timedelta(seconds=parse_duration(since, flag="--since")) if since is not None else None
+    if since_td is not None and since_td <= timedelta(0):
+        raise BadInput(f"bad --since {since!r}: must be more than 0")
+    missing: list[str] = []
+    if from_dump is not None:
+        from cronctl.bundle.dump import load_dump
+        from cronctl.procedure.history import judge_all
+
+        raw = load_dump(from_dump, namespace=namespace, now=now_t, collected_at=clock,
+                        all_namespaces=namespace is None)
+        now_t = raw.now
+        cjs = raw.cronjobs
+        if cronjob is not None:
+            cjs = [c for c in cjs if str((c.get("metadata") or {}).get("name")) == cronjob]
+            if not cjs:
+                from cronctl.errors import NotFound
+
+                raise NotFound(f"{from_dump}: no CronJob {cronjob}"
+                               + (f" in namespace {namespace}" if namespace else ""))
+        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        result = judge_all(cjs, raw.jobs, raw.events, opts)
+    else:
+        from cronctl.kube import connect
+        from cronctl.procedure.history import from_cluster
+
+        cluster = connect(kubeconfig, context, namespace)
+        now_t = now_t or clock
+        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
+    for m in missing:
+        err.print(f"warning: could not read {m}; the history is judged without it", markup=False)
+    bad = failing(result, {f.value for f in fail_on or []})
+    if output != Output.text:
+        print_data({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
+    else:
+        for h in result:
+            _render(h)
+    if bad:
+        err.print(f"{len(bad)} slot(s) fail --fail-on: " + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
+                  markup=False)
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _z(t: datetime) -> str:
+    from cronctl.timeutil import rfc3339_z
+
+    return rfc3339_z(t)
+
+
+_STYLE = {"ran": "green", "ran-late": "yellow", "duplicate": "bold red", "running": "cyan",
+          "skipped-forbid": "red", "missed-deadline": "red", "missed-suspended": "red", "missed-too-many": "red",
+          "missed": "red", "dst-skipped": "magenta", "dst-doubled": "bold magenta", "evidence-gone": "dim",
+          "due": "blue", "manual": "cyan"}
+
+
+def _render(h: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    head = f"{h['namespace']}/{h['name']}  {h['schedule']}  zone {h['zone']}  {h['concurrency_policy']}"
+    if h["starting_deadline_seconds"] is not None:
+        head += f"  deadline {h['starting_deadline_seconds']}s"
+    if h["suspended"]:
+        head += "  SUSPENDED"
+    out.print(Text(head, style="bold"))
+    if h["error"]:
+        out.print(f"  cannot judge the slots: {h['error']}", markup=False)
+        return
+    w = h["window"]
+    out.print(f"  slots since {w['since']} ({'limited by ' + w['limited_by']}), until {w['until']}", markup=False)
+    t = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("slot", "utc", "verdict", "job(s)", "delay", "took", "reason"):
+        t.add_column(col, overflow="fold", no_wrap=col in ("slot", "utc", "verdict"))
+    rows: list[tuple[str, list[str], str]] = []
+    for r in h["slots"]:
+        rows.append((r["slot"], [r["slot_local"][:16].replace("T", " "), r["slot"][11:16] + "Z", r["verdict"],
+                                 ", ".join(r["jobs"]) or "-", _secs(r["start_delay_seconds"]),
+                                 _secs(r["duration_seconds"]), r["reason"]], r["verdict"]))
+    for m in h["manual_runs"]:
+        when = m["created"] or ""
+        why = "manual run" + (f" by {m['operator']}" if m["operator"] else "") + (
+            f" ({m['reason']})" if m["reason"] else "") + (
+            f"; ran beside {', '.join(m['overlaps'])}" if m["overlaps"] else "") + (
+            f"; {m['outcome']}" if m["outcome"] else "")
+        rows.append((when, [when[:16].replace("T", " ") + "Z", when[11:16] + "Z", "manual", m["job"], "-",
+                            _secs(m["duration_seconds"]), why], "manual"))
+    for _k, cells, verdict in sorted(rows, key=lambda x: x[0]):
+        t.add_row(*[Text(c) for c in cells[:2]], Text(cells[2], style=_STYLE.get(verdict, "")),
+                  *[Text(c) for c in cells[3:]])
+    out.print(t)
+    counts = ", ".join(f"{k} {n}" for k, n in h["counts"].items() if n)
+    out.print(f"  {counts or 'no slot in the window'}", markup=False)
+    for n in h["notes"]:
+        out.print(f"  note: {n}", markup=False)
+    out.print("")
+
+
+def _secs(v: Any) -> str:
+    if v is None:
+        return "-"
+    from cronctl.timeutil import human_duration
+
+    return human_duration(timedelta(seconds=int(v))) if v >= 60 else f"{int(v)}s"

@@ -1,0 +1,697 @@
+"""Slot history: one row per scheduled slot of a CronJob, with a verdict and its reason. PURE.
+
+No I/O, no clock (``now`` is a parameter), no kubernetes import. Input: the CronJob and the
+namespace's Jobs and Events as the API serves them; output: a JSON-ready dict (the contract of
+``cronctl history -o json``, ``cronctl/data/history.schema.json``).
+
+A slot is a time the schedule fires (the engine's walk, in the CronJob's zone). The Jobs that
+*stand for* a slot T are: scheduled Jobs whose scheduled-timestamp annotation (or controller name
+``<cronjob>-<unix minutes>``) is T, any Job with the slot's name (a slot-named manual run), manual
+Jobs whose ``cronctl.dev/occurrence`` is T, and Jobs that are gone but whose ``SuccessfulCreate``
+event names them. Verdicts (README "cronctl history"):
+
+``ran``              exactly one Job, created within ``late_after`` (10 s) of the slot;
+``ran-late``         exactly one Job, created later; the reason names the cause;
+``duplicate``        two or more Jobs stand for the slot;
+``running``          its one Job has not finished;
+``skipped-forbid``   no Job: Forbid refused it while a Job was active, and it was never made up;
+``missed-deadline``  no Job: older than startingDeadlineSeconds when the controller could act;
+``missed-suspended`` no Job: the CronJob was suspended;
+``missed-too-many``  no Job: the controller found more than 100 missed times (TooManyMissedTimes)
+                     and started only the latest;
+``missed``           no Job and nothing in the evidence says why (the reason says what it suggests);
+``dst-skipped``      a wall time the schedule names that the clock change removed (never runs);
+``dst-doubled``      the second run of a wall time the clock change repeated, and it ran;
+``evidence-gone``    no Job and no event, but history limits or a TTL remove Jobs of that age:
+                     it probably ran, the evidence cannot show it;
+``due``              the next slot, or one that passed moments ago without a Job yet.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+
+from cronctl import model
+from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+
+Obj = dict[str, Any]
+UTC = timezone.utc
+
+VERDICTS = ("ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
+            "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
+            "evidence-gone", "due")
+#: verdicts ``--fail-on lost`` counts: the slot's work was not done and will not be
+LOST = frozenset({"skipped-forbid", "missed-deadline", "missed-suspended", "missed-too-many", "missed"})
+#: verdicts ``--fail-on duplicate`` counts: the slot's work was done more than once
+DUPLICATE = frozenset({"duplicate", "dst-doubled"})
+MAX_SINCE = timedelta(days=7)
+#: how close a catch-up Job's creation must be to the end of a cause (a suspend write, the end of a
+#: cronctl run, a TooManyMissedTimes event) to be taken as caused by it (controller syncs ~10 s)
+_NEAR = timedelta(seconds=60)
+
+
+# --- readers of the evidence (also used by the bundle's analysis) -------------------------
+
+#: the reasons the issue asks to highlight: a manual/forgotten Job, and Forbid skipping a time
+HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive"})
+#: warnings from the CronJob controller that explain missed or odd runs
+CONTROLLER_WARNINGS = frozenset({
+    "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",
+    "UnknownTimeZone", "UnsupportedSchedule", "FailedGet", "FailedDelete",
+})
+def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
+    """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
+    CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
+    (clusters before the annotation existed, SEMANTICS.md §4.6)."""
+    t = model.scheduled_for(job)
+    if t is not None:
+        return t
+    m = re.fullmatch(re.escape(cronjob_name) + r"-(\d{8,10})", model.name_of(job))
+    if m and model.origin(job) == "scheduled":
+        return datetime.fromtimestamp(int(m.group(1)) * 60, UTC)
+    return None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    name: str
+    uid: str
+    origin: str
+    scheduled_for: datetime | None
+    claims: datetime | None
+    created: datetime | None
+    started: datetime | None
+    completed: datetime | None
+    outcome: str | None
+    start: datetime  # interval start: started, else created
+    end: datetime  # interval end: completed, else now (still running)
+    running: bool
+
+
+def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
+    status = job.get("status") or {}
+    created = _ts(model.meta(job).get("creationTimestamp"))
+    started = _ts(status.get("startTime"))
+    outcome = model.job_outcome(job)
+    completed = model.finished_at(job)
+    start = started or created or now
+    if outcome is None:
+        # still running: its interval runs through the current second (API times have
+        # one-second precision; a Job that started in the second of `now` does run at `now`,
+        # and two running Jobs always overlap)
+        end = max(now, start) + timedelta(seconds=1)
+    elif completed is not None:
+        end = completed
+    else:
+        end = start  # finished at an unknown time: do not invent an interval
+    return JobRecord(
+        name=str(model.meta(job).get("name", "")), uid=str(model.meta(job).get("uid", "")),
+        origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
+        claims=model.occurrence(job), created=created, started=started, completed=completed,
+        outcome=outcome, start=start, end=max(end, start), running=outcome is None,
+    )
+
+
+def event_view(ev: Obj) -> Obj:
+    """A core/v1 or events.k8s.io/v1 Event as one flat record (times as UTC strings)."""
+    inv = ev.get("involvedObject") or ev.get("regarding") or {}
+    series = ev.get("series") or {}
+    first = _ts(ev.get("firstTimestamp")) or _ts(ev.get("deprecatedFirstTimestamp")) or _ts(ev.get("eventTime"))
+    last = (_ts(ev.get("lastTimestamp")) or _ts(series.get("lastObservedTime"))
+            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(model.meta(ev).get("creationTimestamp")))
+    first = first or last
+    count = ev.get("count") or series.get("count") or ev.get("deprecatedCount") or 1
+    source = ev.get("source") or {}
+    reason = str(ev.get("reason") or "")
+    etype = str(ev.get("type") or "Normal")
+    return {
+        "name": str(model.meta(ev).get("name", "")),
+        "type": etype,
+        "reason": reason,
+        "message": str(ev.get("message") or ev.get("note") or ""),
+        "object_kind": str(inv.get("kind") or ""),
+        "object_name": str(inv.get("name") or ""),
+        "object_uid": str(inv.get("uid") or ""),
+        "count": int(count),
+        "first": _z(first),
+        "last": _z(last),
+        "source": str(source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""),
+        "highlight": reason in HIGHLIGHT_REASONS,
+        "warning": etype == "Warning" or reason in CONTROLLER_WARNINGS,
+        "matched_by": "uid",
+    }
+
+
+def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids: set[str],
+               job_names: set[str], pod_names: set[str]) -> list[Obj]:
+    """The events of the CronJob, its Jobs and their pods, oldest first.
+
+    Matched by involvedObject uid; an event whose object is gone (a Job or pod deleted by the
+    history limits, which outlive them by up to the event TTL) is matched by name: the CronJob's
+    scheduled-Job name pattern ``<cronjob>-<digits>`` and pods ``<job>-<suffix>``. Those are marked
+    ``matched_by: name``.
+    """
+    cj_meta = model.meta(cronjob)
+    cj_uid = str(cj_meta.get("uid", ""))
+    cj_name = str(cj_meta.get("name", ""))
+    job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
+    pod_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}-[a-z0-9]{5}")
+    uids = {cj_uid} | job_uids | pod_uids
+    out: list[Obj] = []
+    for ev in events:
+        inv = ev.get("involvedObject") or ev.get("regarding") or {}
+        uid = str(inv.get("uid") or "")
+        kind = inv.get("kind")
+        name = str(inv.get("name") or "")
+        by = None
+        if uid and uid in uids:
+            by = "uid"
+        elif kind == "CronJob" and name == cj_name and not uid:
+            by = "name"
+        elif kind == "Job" and (name in job_names or job_pat.fullmatch(name)) and uid not in uids:
+            by = "name"
+        elif kind == "Pod" and (name in pod_names or pod_pat.fullmatch(name)) and uid not in uids:
+            by = "name"
+        if by is None:
+            continue
+        rec = event_view(ev)
+        rec["matched_by"] = by
+        out.append(rec)
+    out.sort(key=lambda r: (r["last"] or "", r["first"] or "", r["object_name"], r["reason"]))
+    return out
+
+
+def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
+    """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
+    best: tuple[datetime | None, str | None] = (None, None)
+    for mf in model.meta(cronjob).get("managedFields") or []:
+        if not isinstance(mf, dict):
+            continue
+        spec = (mf.get("fieldsV1") or {}).get("f:spec") or {}
+        if "f:suspend" not in spec:
+            continue
+        t = _ts(mf.get("time"))
+        if t is not None and (best[0] is None or t > best[0]):
+            best = (t, str(mf.get("manager") or "unknown"))
+    return best
+
+
+def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_spec: Obj,
+                     now: datetime) -> datetime | None:
+    """Before which time a missing Job may have been deleted rather than never created.
+
+    controller: history cleanup deletes the oldest finished Jobs (by start time) beyond
+    successfulJobsHistoryLimit (default 3) / failedJobsHistoryLimit (default 1), per outcome
+    (SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
+    kept may be gone; a limit of 0 or a ttlSecondsAfterFinished can remove any finished Job.
+    """
+    if job_spec.get("ttlSecondsAfterFinished") is not None:
+        return now
+    horizon: datetime | None = None
+    for outcome, limit, default in (("Complete", hist_ok, 3), ("Failed", hist_failed, 1)):
+        lim = int(limit if limit is not None else default)
+        kept = [r.scheduled_for or r.created or now for r in recs if r.outcome == outcome]
+        if lim <= 0:
+            return now
+        if len(kept) >= lim:
+            oldest = min(kept)
+            horizon = oldest if horizon is None else max(horizon, oldest)
+    return horizon
+
+
+
+# --- the slot history ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Options:
+    now: datetime
+    since: datetime | None = None  # None: as far back as the evidence reaches, at most 7 days
+    late_after: timedelta = timedelta(seconds=10)
+    max_slots: int = 20_000
+
+
+@dataclass
+class _Stand:
+    """A Job that stands for a slot (``exists`` False: known only from its SuccessfulCreate event)."""
+
+    name: str
+    origin: str  # scheduled | manual
+    how: str  # scheduled | slot-named | occurrence | event
+    created: datetime | None
+    started: datetime | None = None
+    completed: datetime | None = None
+    outcome: str | None = None
+    running: bool = False
+    exists: bool = True
+    operator: str | None = None
+
+
+@dataclass
+class _Ctx:
+    name: str
+    zone: str
+    policy: str
+    deadline: int | None
+    now: datetime
+    late_after: timedelta
+    recs: list[JobRecord]
+    by_name: dict[str, Obj]
+    blocked: list[tuple[datetime, datetime]]  # JobAlreadyActive event spans
+    too_many: list[datetime]  # TooManyMissedTimes event times
+    suspended_spans: list[tuple[datetime, datetime | None, str]]  # start, end (None: ongoing), who
+    suspend_writes: list[tuple[datetime, str]]  # managedFields writes of spec.suspend (time, manager)
+    cronctl_runs: list[tuple[datetime, datetime | None, str]]  # manual Jobs of cronctl runs
+    deleted_before: datetime | None
+    last_schedule: datetime | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _ts(v: Any) -> datetime | None:
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        return parse_rfc3339(v)
+    except Exception:  # a malformed time in the evidence counts as absent
+        return None
+
+
+def _z(t: datetime | None) -> str | None:
+    return None if t is None else rfc3339_z(t)
+
+
+def _local(t: datetime, zone: str) -> str:
+    try:
+        from zoneinfo import ZoneInfo
+
+        return rfc3339_local(t.astimezone(ZoneInfo(zone)))
+    except Exception:  # unknown zone: the schedule error says so
+        return rfc3339_local(t)
+
+
+def _minutes_name(cj: str, t: datetime) -> str:
+    secs = int(t.timestamp())
+    return f"{cj}-{secs // 60}"
+
+
+_CREATED = re.compile(r"Created job (\S+)")
+
+
+def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> Obj:
+    """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
+    of the namespace: ownership and involvedObject decide what belongs to it)."""
+    from cronctl.errors import CronctlError
+    from cronctl.schedule import decide, parse
+
+    now = opts.now.astimezone(UTC)
+    meta = model.meta(cronjob)
+    name = str(meta.get("name", ""))
+    spec = cronjob.get("spec") or {}
+    status = cronjob.get("status") or {}
+    expr = str(spec.get("schedule", ""))
+    tz = spec.get("timeZone") if isinstance(spec.get("timeZone"), str) else None
+    policy = str(spec.get("concurrencyPolicy") or "Allow")
+    raw_deadline = spec.get("startingDeadlineSeconds")
+    deadline = raw_deadline if isinstance(raw_deadline, int) and not isinstance(raw_deadline, bool) else None
+    suspended = spec.get("suspend") is True
+    created = _ts(meta.get("creationTimestamp")) or now
+    last_schedule = _ts(status.get("lastScheduleTime"))
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    out: Obj = {
+        "namespace": str(meta.get("namespace") or ""), "name": name, "schedule": expr, "time_zone": tz,
+        "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
+        "suspended": suspended, "last_schedule_time": _z(last_schedule), "error": None,
+        "window": None, "slots": [], "manual_runs": [], "counts": {v: 0 for v in VERDICTS},
+        "controller_now": None, "notes": [],
+    }
+    try:
+        sched = parse(expr, tz)
+    except CronctlError as e:
+        out["error"] = e.message
+        return out
+    zone = sched.zone
+    out["zone"] = zone
+
+    owned = [j for j in jobs if model.owned_by(j, cronjob)]
+    recs = sorted((job_record(j, name, now) for j in owned), key=lambda r: (r.created or now, r.name))
+    by_name = {model.name_of(j): j for j in owned}
+    evs = events_for(events, cronjob, {r.uid for r in recs}, set(), {r.name for r in recs}, set())
+
+    # -- the window ------------------------------------------------------------------------
+    evidence = [t for r in recs for t in (r.scheduled_for, r.created) if t is not None]
+    evidence += [t for e in evs for t in (_ts(e["first"]),) if t is not None]
+    for e in evs:  # a Job the controller created stands for the slot in its name, before the event
+        m = _CREATED.search(e["message"]) if e["reason"] == "SuccessfulCreate" else None
+        digits = m.group(1)[len(name) + 1:] if m and m.group(1).startswith(name + "-") else ""
+        if digits.isdigit() and len(digits) <= 10:
+            evidence.append(datetime.fromtimestamp(int(digits) * 60, UTC))
+    evidence += [t for t in (last_schedule,) if t is not None]
+    if opts.since is not None:
+        start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
+    else:
+        start, limited = now - MAX_SINCE, "7 days"  # no evidence at all: the whole week is judged
+        if evidence and min(evidence) - timedelta(seconds=1) > start:
+            start, limited = min(evidence) - timedelta(seconds=1), "evidence"
+        if start < now - MAX_SINCE:
+            start, limited = now - MAX_SINCE, "7 days"
+        if start < created:
+            start, limited = created, "creation"
+    times = sched.runs(start, opts.max_slots + 1)
+    times = [t for t in times if t <= now]
+    if len(times) > opts.max_slots:
+        times = times[-opts.max_slots:]
+        out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
+    upcoming = sched.runs(now, 1)
+    out["window"] = {"since": _z(start), "until": _z(now), "limited_by": limited,
+                     "evidence_from": _z(min(evidence)) if evidence else None}
+
+    # -- evidence: who stands for which slot ---------------------------------------------------
+    stands: dict[datetime, dict[str, _Stand]] = {}
+    slot_set = set(times)
+    name_to_slot = {_minutes_name(name, t): t for t in times}
+
+    def add(t: datetime, s: _Stand) -> None:
+        stands.setdefault(t, {}).setdefault(s.name, s)
+
+    standing_names: set[str] = set()
+    for r in recs:
+        j = by_name.get(r.name) or {}
+        ann = model.annotations(j)
+        base = dict(name=r.name, origin=r.origin, created=r.created, started=r.started, completed=r.completed,
+                    outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR))
+        if r.origin == "scheduled" and r.scheduled_for is not None:
+            add(r.scheduled_for, _Stand(how="scheduled", **base))  # type: ignore[arg-type]
+            standing_names.add(r.name)
+        if r.name in name_to_slot:
+            add(name_to_slot[r.name], _Stand(how="slot-named" if r.origin == "manual" else "scheduled",
+                                             **base))  # type: ignore[arg-type]
+            standing_names.add(r.name)
+        if r.claims is not None:
+            add(r.claims, _Stand(how="occurrence", **base))  # type: ignore[arg-type]
+            standing_names.add(r.name)
+    # Jobs that are gone: the controller's SuccessfulCreate event still names them
+    for ev in evs:
+        if ev["reason"] != "SuccessfulCreate" or ev["object_kind"] != "CronJob":
+            continue
+        m = _CREATED.search(ev["message"])
+        if not m or m.group(1) in by_name or m.group(1) not in name_to_slot:
+            continue
+        add(name_to_slot[m.group(1)], _Stand(name=m.group(1), origin="scheduled", how="event",
+                                             created=_ts(ev["first"]), exists=False))
+
+    # -- evidence: causes ----------------------------------------------------------------------
+    blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
+               for f, l in ((_ts(e["first"]), _ts(e["last"])),) if f is not None and l is not None]
+    too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (_ts(e["last"]),) if t]
+    writes = _suspend_writes(cronjob)
+    spans: list[tuple[datetime, datetime | None, str]] = []
+    if suspended:
+        at, manager = suspend_set_at(cronjob)
+        record = model.read_record(cronjob)
+        rec_start = _ts(record.started) if record is not None else None
+        if record is not None and rec_start is not None:
+            spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
+        else:
+            spans.append((at or created, None, f"spec.suspend set by {manager or 'unknown'}"
+                          + ("" if at else " (when is not recorded)")))
+    runs_ = []
+    for r in recs:
+        j = by_name.get(r.name) or {}
+        ann = model.annotations(j)
+        if model.ANN_RUN_ID in ann:
+            begin = _ts(ann.get(model.ANN_STARTED)) or (r.created or now) - _NEAR
+            runs_.append((begin, r.completed if not r.running else None,
+                          f"cronctl run-manual {ann.get(model.ANN_RUN_ID)} of {ann.get(model.ANN_OPERATOR, '?')} "
+                          f"(manual Job {r.name})"))
+    ctx = _Ctx(name=name, zone=zone, policy=policy, deadline=deadline, now=now, late_after=opts.late_after,
+               recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
+               suspend_writes=writes, cronctl_runs=runs_,
+               deleted_before=history_horizon(recs, spec.get("successfulJobsHistoryLimit"),
+                                              spec.get("failedJobsHistoryLimit"), job_spec, now),
+               last_schedule=last_schedule)
+
+    # -- the controller now (for the slots after lastScheduleTime) -----------------------------
+    active = model.active_names(cronjob)
+    d = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
+               starting_deadline=deadline, now=now, suspended=False, concurrency_policy=policy, active=active)
+    dropped = set(d.deadline_dropped)
+    out["controller_now"] = {"decision": "suspended" if suspended else d.decision,
+                             "most_recent": _z(d.most_recent), "job_name": d.job_name,
+                             "waiting_for": list(d.waiting_for)}
+
+    # -- judge every slot ------------------------------------------------------------------------
+    rows: list[Obj] = []
+    manual = [r for r in recs if r.origin == "manual" and r.name not in standing_names]
+    for t in times:
+        row = _judge(t, list(stands.get(t, {}).values()), ctx)
+        beside = sorted({m.name for s in stands.get(t, {}).values() for r in recs if r.name == s.name
+                         for m in manual if m.start < r.end and r.start < m.end})
+        if beside:
+            row["manual_beside"] = beside
+            row["reason"] = "; ".join(x for x in (row["reason"], f"manual Job {', '.join(beside)} ran at the same "
+                                      "time" + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
+                                      if x)
+        rows.append(row)
+    _explain_gaps(rows, ctx, dropped, d, suspended)
+    _dst_rows(rows, sched, start, times, zone)
+    for t in upcoming:
+        rows.append(_row(t, zone, [], "due", f"the next slot, in {human_duration(t - now)}"
+                         + (" (but the CronJob is suspended: it will not run)" if suspended else "")))
+    rows.sort(key=lambda r: (r["slot"], r["verdict"] != "dst-skipped"))
+    out["slots"] = rows
+    for row in rows:
+        out["counts"][row["verdict"]] += 1
+
+    # -- manual runs that stand for no slot -------------------------------------------------------
+    for r in recs:
+        if r.origin != "manual" or r.name in standing_names:
+            continue
+        ann = model.annotations(by_name.get(r.name) or {})
+        overl = [o.name for o in recs if o.origin == "scheduled" and o.name != r.name
+                 and o.start < r.end and r.start < o.end]
+        out["manual_runs"].append({
+            "job": r.name, "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
+            "outcome": r.outcome or ("running" if r.running else None),
+            "duration_seconds": _duration(r.started or r.created, r.completed, r.running, now),
+            "operator": ann.get(model.ANN_OPERATOR), "reason": ann.get(model.ANN_REASON),
+            "run_id": ann.get(model.ANN_RUN_ID), "overlaps": overl,
+        })
+    out["notes"].extend(ctx.notes)
+    return out
+
+
+def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
+    out = []
+    for mf in model.meta(cronjob).get("managedFields") or []:
+        if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {}):
+            t = _ts(mf.get("time"))
+            if t is not None:
+                out.append((t, str(mf.get("manager") or "unknown")))
+    return sorted(out)
+
+
+def _duration(start: datetime | None, end: datetime | None, running: bool, now: datetime) -> int | None:
+    if start is None:
+        return None
+    stop = now if running else end
+    return None if stop is None else max(0, int((stop - start).total_seconds()))
+
+
+def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) -> Obj:
+    first = min(st, key=lambda s: s.created or t) if st else None
+    began = (first.started or first.created) if first else None
+    return {
+        "slot": rfc3339_z(t), "slot_local": _local(t, zone), "verdict": verdict,
+        "jobs": [s.name for s in sorted(st, key=lambda s: (s.created or t, s.name))],
+        "job_details": [{"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
+                         "created": _z(s.created), "started": _z(s.started), "completed": _z(s.completed),
+                         "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator}
+                        for s in sorted(st, key=lambda s: (s.created or t, s.name))],
+        "start_delay_seconds": int((began - t).total_seconds()) if began is not None else None,
+        "duration_seconds": (_duration(began, first.completed, first.running, t)
+                             if first and not first.running else None),
+        "reason": reason,
+        "manual_beside": [],
+    }
+
+
+def _active_at(ctx: _Ctx, t: datetime) -> list[JobRecord]:
+    """The controller's own Jobs (those Forbid looks at) that were running at ``t``."""
+    return [r for r in ctx.recs if r.origin == "scheduled" and r.start <= t < r.end]
+
+
+def _near_blocked(ctx: _Ctx, t: datetime) -> bool:
+    slack = timedelta(seconds=90)
+    return any(f - slack <= t <= l + slack for f, l in ctx.blocked)
+
+
+def _suspension_at(ctx: _Ctx, t: datetime) -> str | None:
+    for s, e, who in ctx.suspended_spans + ctx.cronctl_runs:
+        if s <= t and (e is None or t <= e + timedelta(seconds=30)):
+            return who
+    return None
+
+
+def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
+    n = len(st)
+    if n >= 2:
+        what = "; ".join(f"{s.name} ({s.origin}, {s.how}{'' if s.exists else ', deleted since'})"
+                         for s in sorted(st, key=lambda s: (s.created or t, s.name)))
+        return _row(t, ctx.zone, st, "duplicate", f"{n} Jobs stand for this slot: {what}")
+    if n == 1:
+        s = st[0]
+        gone = "" if s.exists else ("; the Job was deleted since (history limit or TTL), its SuccessfulCreate "
+                                    "event remains")
+        if s.running:
+            return _row(t, ctx.zone, st, "running", f"{s.name} is still running" + gone)
+        if s.origin == "manual":
+            who = f" by {s.operator}" if s.operator else ""
+            return _row(t, ctx.zone, st, "ran", f"run manually{who} as {s.name} ({s.how})"
+                        + (f", {s.outcome}" if s.outcome else ""))
+        delay = (s.created - t) if s.created else timedelta(0)
+        outcome = f" ({s.outcome})" if s.outcome and s.outcome != "Complete" else ""
+        if delay <= ctx.late_after:
+            return _row(t, ctx.zone, st, "ran", (outcome.strip(" ()") + gone).strip("; "))
+        return _row(t, ctx.zone, st, "ran-late", _late_cause(t, s, ctx) + outcome + gone)
+    # no Job
+    if ctx.now - t < ctx.late_after:
+        return _row(t, ctx.zone, st, "due", "the slot passed moments ago; the controller may still create its Job")
+    held = _suspension_at(ctx, t)
+    if held is not None:
+        return _row(t, ctx.zone, st, "missed-suspended", f"suspended ({held})")
+    blockers = _active_at(ctx, t)
+    if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
+        if blockers:
+            b = blockers[0]
+            end = "still running" if b.running else f"until {_z(b.end)}"
+            why = (f"refused while {b.name} was active ({end}; Normal JobAlreadyActive) and never made up"
+                   + (": a newer slot had come when it ended" if not b.running else ""))
+        else:
+            why = "refused while a prior Job was active (JobAlreadyActive events at this time) and never made up"
+        return _row(t, ctx.zone, st, "skipped-forbid", why)
+    if ctx.deleted_before is not None and t < ctx.deleted_before and (
+            ctx.last_schedule is None or ctx.last_schedule >= t):
+        return _row(t, ctx.zone, st, "evidence-gone",
+                    "no Job and no event: successfulJobsHistoryLimit/failedJobsHistoryLimit or a TTL remove Jobs "
+                    "this old, and the controller's events expire after an hour; it probably ran")
+    return _row(t, ctx.zone, st, "missed", "")  # the gap pass below says why
+
+
+def _late_cause(t: datetime, s: _Stand, ctx: _Ctx) -> str:
+    c = s.created or t
+    late = f"created {human_duration(c - t)} after the slot"
+    prior = [r for r in ctx.recs if r.origin == "scheduled" and r.name != s.name and r.start <= t < r.end + _NEAR
+             and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
+    if ctx.policy == "Forbid" and prior:
+        return f"{late}: Forbid waited for {prior[0].name} (active until {_z(prior[0].end)})"
+    for w, manager in ctx.suspend_writes:
+        if abs(c - w) <= _NEAR:
+            return f"{late}: the catch-up the controller starts when the CronJob is un-suspended ({manager} at {_z(w)})"
+    for b, e, who in ctx.cronctl_runs:
+        if e is not None and abs(c - e) <= _NEAR * 2:
+            return f"{late}: the catch-up the controller starts when {who} restored the CronJob"
+    for x in ctx.too_many:
+        if abs(c - x) <= _NEAR:
+            return f"{late}: the controller found more than 100 missed times (TooManyMissedTimes) and ran the latest"
+    return (f"{late}: the controller was down or behind, or the CronJob was suspended and un-suspended "
+            "(the evidence cannot tell which)")
+
+
+def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, suspended: bool) -> None:
+    """Give the generic ``missed`` rows their cause: the run of missed slots that ends with a late
+    catch-up (the controller starts only the latest missed slot), or the slots after
+    lastScheduleTime that the controller has not acted on yet (its decision now says which)."""
+    i = 0
+    while i < len(rows):
+        if rows[i]["verdict"] != "missed":
+            i += 1
+            continue
+        j = i
+        while j < len(rows) and rows[j]["verdict"] == "missed":
+            j += 1
+        nxt = rows[j] if j < len(rows) else None
+        for k in range(i, j):
+            rows[k]["verdict"], rows[k]["reason"] = _gap_cause(parse_rfc3339(rows[k]["slot"]), nxt, ctx, dropped, d)
+        i = j
+
+
+def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], d: Any) -> tuple[str, str]:
+    if t in dropped:
+        return ("missed-deadline", f"older than startingDeadlineSeconds={ctx.deadline} when the controller looked: "
+                "dropped without an event, never made up")
+    if d.decision in ("create", "forbid-active") and d.most_recent == t:
+        if d.decision == "forbid-active":
+            return ("due", f"waits for {', '.join(d.waiting_for)} (Forbid); started when it ends unless a newer "
+                    "slot has come by then")
+        return ("due", f"the controller has not started it yet and will at its next sync ({d.job_name}); "
+                f"{human_duration(ctx.now - t)} late")
+    if nxt is not None and nxt["verdict"] == "ran-late" and nxt["job_details"]:
+        c = _ts(nxt["job_details"][0]["created"])
+        cause = nxt["reason"].split(": ", 1)[1] if ": " in nxt["reason"] else ""
+        if c is not None:
+            for x in ctx.too_many:
+                if abs(c - x) <= _NEAR:
+                    return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {_z(x)}): "
+                            f"only the latest, {nxt['slot']}, was started")
+            for w, manager in ctx.suspend_writes:
+                if abs(c - w) <= _NEAR:
+                    return ("missed-suspended", f"suspended until {_z(w)} ({manager}); on un-suspend the controller "
+                            f"started only the latest missed slot, {nxt['slot']}")
+            for _b, e, who in ctx.cronctl_runs:
+                if e is not None and abs(c - e) <= _NEAR * 2:
+                    return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
+                            f"latest missed slot, {nxt['slot']}")
+        if ctx.deadline is not None and c is not None and c - t > timedelta(seconds=ctx.deadline):
+            return ("missed-deadline", f"the controller acted again at {_z(c)}, more than startingDeadlineSeconds="
+                    f"{ctx.deadline} after it, and started only the latest slot, {nxt['slot']}")
+        return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({nxt['slot']}): "
+                + (cause or "the CronJob was suspended or the controller was down (the evidence cannot tell which)"))
+    if ctx.last_schedule is None or t > ctx.last_schedule:
+        # after the controller's checkpoint: its decision now says what becomes of it
+        never = ("only the most recent missed slot is started, and its estimate picks none now"
+                 if d.estimate_skipped else "only the most recent missed slot is started")
+        return ("missed", f"no Job since status.lastScheduleTime ({_z(ctx.last_schedule) or 'never set'}), and the "
+                f"controller will never start it ({never}): the controller was down or not syncing")
+    return ("missed", "no Job and no explanation in the evidence: the controller was down or not syncing then, "
+            "or its Job and events were deleted (history limit, TTL, events expire after an hour)")
+
+
+def _dst_rows(rows: list[Obj], sched: Any, start: datetime, times: list[datetime], zone: str) -> None:
+    """Rows for wall times a clock change removed, and the verdict ``dst-doubled`` for the second
+    run of a wall time a clock change repeated, when it ran."""
+    if not times:
+        return
+    from cronctl.schedule.dst import dst_events
+
+    by_slot = {r["slot"]: r for r in rows}
+    for e in dst_events(sched, start, times):
+        t = e.transition
+        for w in e.skipped:
+            rows.append({**_row(t.at, zone, [], "dst-skipped", ""), "slot_local": w.isoformat(timespec="minutes"),
+                         "reason": f"{w:%H:%M} does not exist on {w:%Y-%m-%d} (clocks jump at {_z(t.at)}, "
+                                   f"{t.abbr_before} to {t.abbr_after}): the controller never runs it"})
+        for x in e.lost:
+            rows.append({**_row(x, zone, [], "dst-skipped", ""),
+                         "reason": "the schedule names this time, but across the clock change the controller's walk "
+                                   "never lands on it: it never runs"})
+        for w, _a, b in e.repeated:
+            r = by_slot.get(rfc3339_z(b))
+            if r is not None and r["verdict"] in ("ran", "ran-late"):
+                r["verdict"] = "dst-doubled"
+                r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {_z(t.at)}): the controller ran it "
+                               f"again, in {t.abbr_after}; {r['reason']}").rstrip("; ")
+        for x in e.extra:
+            r = by_slot.get(rfc3339_z(x))
+            if r is not None and r["verdict"] in ("ran", "ran-late"):
+                r["verdict"] = "dst-doubled"
+                r["reason"] = ("an extra run made by the clock change (the controller steps hours in real time): "
+                               + r["reason"]).rstrip(": ")
+
+
+def fail_on(history: list[Obj], what: set[str]) -> list[str]:
+    """The slots (``namespace/name slot verdict``) that make ``--fail-on`` fail."""
+    bad = (LOST if "lost" in what else frozenset()) | (DUPLICATE if "duplicate" in what else frozenset())
+    return [f"{h['namespace']}/{h['name']} {r['slot']} {r['verdict']}" for h in history for r in h["slots"]
+            if r["verdict"] in bad]

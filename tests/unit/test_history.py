@@ -1,0 +1,327 @@
+"""The slot history (cronctl/history.py): every verdict from hand-made evidence shaped like the
+API's objects, the JSON Schema, and the CLI on a dump (`--fail-on`, exit 8).
+
+The evidence here is written by hand to pin each rule; tests/cluster/test_history_live.py
+produces the same verdicts with the real controller."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from cronctl.history import LOST, VERDICTS, Options, fail_on, slot_history
+
+UTC = timezone.utc
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "cronctl" / "data" / "history.schema.json").read_text())
+UID = "cj-uid"
+
+
+def z(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def T(h: int, m: int, s: int = 0, day: int = 2) -> datetime:
+    return datetime(2026, 12, day, h, m, s, tzinfo=UTC)
+
+
+def cronjob(schedule: str = "*/1 * * * *", *, tz: str | None = None, policy: str | None = None,
+            deadline: int | None = None, suspend: bool = False, last: datetime | None = None,
+            suspend_written: datetime | None = None, created: datetime = T(9, 0), ok_limit: int | None = None,
+            active: list[str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedule": schedule, "suspend": suspend, "jobTemplate": {"spec": {}}}
+    if tz:
+        spec["timeZone"] = tz
+    if policy:
+        spec["concurrencyPolicy"] = policy
+    if deadline is not None:
+        spec["startingDeadlineSeconds"] = deadline
+    if ok_limit is not None:
+        spec["successfulJobsHistoryLimit"] = ok_limit
+    meta: dict[str, Any] = {"name": "cj", "namespace": "ns", "uid": UID, "creationTimestamp": z(created)}
+    if suspend_written:
+        meta["managedFields"] = [{"manager": "kubectl-patch", "operation": "Update", "time": z(suspend_written),
+                                  "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
+    status: dict[str, Any] = {}
+    if last:
+        status["lastScheduleTime"] = z(last)
+    if active:
+        status["active"] = [{"name": a, "namespace": "ns"} for a in active]
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": spec, "status": status}
+
+
+def job(name: str, *, slot: datetime | None = None, created: datetime, done: datetime | None = None,
+        outcome: str = "Complete", manual: bool = False, occurrence: datetime | None = None,
+        operator: str | None = None) -> dict[str, Any]:
+    ann: dict[str, str] = {}
+    if slot is not None:
+        ann["batch.kubernetes.io/cronjob-scheduled-timestamp"] = z(slot)
+    if manual:
+        ann["cronjob.kubernetes.io/instantiate"] = "manual"
+    if occurrence is not None:
+        ann["cronctl.dev/occurrence"] = z(occurrence)
+    if operator:
+        ann["cronctl.dev/operator"] = operator
+        ann["cronctl.dev/run-id"] = "r1"
+    status: dict[str, Any] = {"startTime": z(created + timedelta(seconds=1))}
+    if done is not None:
+        status["completionTime"] = z(done) if outcome == "Complete" else None
+        status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": z(done)}]
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}", "creationTimestamp": z(created),
+                         "annotations": ann,
+                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": UID, "controller": True}]},
+            "status": status}
+
+
+def event(reason: str, message: str, first: datetime, last: datetime | None = None, *, kind: str = "CronJob",
+          name: str = "cj", etype: str = "Normal") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"e-{reason}-{first:%H%M%S}", "namespace": "ns"},
+            "involvedObject": {"kind": kind, "name": name, "uid": UID if kind == "CronJob" else ""},
+            "reason": reason, "message": message, "type": etype, "count": 1,
+            "firstTimestamp": z(first), "lastTimestamp": z(last or first)}
+
+
+def slotname(t: datetime) -> str:
+    return f"cj-{int(t.timestamp()) // 60}"
+
+
+def judge(cj: dict[str, Any], jobs: list[dict[str, Any]], events: list[dict[str, Any]] | None = None, *,
+          now: datetime, since: datetime | None = None) -> dict[str, Any]:
+    h = slot_history(cj, jobs, events or [], Options(now=now, since=since))
+    jsonschema.validate({"now": z(now), "missing": [], "cronjobs": [h]}, SCHEMA)
+    return h
+
+
+def verdicts(h: dict[str, Any]) -> dict[str, str]:
+    return {r["slot"][11:16]: r["verdict"] for r in h["slots"]}
+
+
+def row(h: dict[str, Any], hhmm: str) -> dict[str, Any]:
+    return next(r for r in h["slots"] if r["slot"][11:16] == hhmm and r["verdict"] != "dst-skipped")
+
+
+def scheduled(t: datetime, delay: int = 1, took: int = 20, outcome: str = "Complete") -> dict[str, Any]:
+    c = t + timedelta(seconds=delay)
+    return job(slotname(t), slot=t, created=c, done=c + timedelta(seconds=took), outcome=outcome)
+
+
+# --- verdicts ---------------------------------------------------------------------------------
+
+def test_forbid_refused_slot_is_skipped_and_the_waiting_one_ran_late() -> None:
+    a = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1), done=T(10, 2, 30))
+    b = job(slotname(T(10, 2)), slot=T(10, 2), created=T(10, 2, 31), done=T(10, 2, 50))
+    evs = [event("JobAlreadyActive", "Not starting job because prior execution is running and concurrency "
+                 "policy is Forbid", T(10, 1, 0), T(10, 2, 0))]
+    h = judge(cronjob(policy="Forbid", last=T(10, 2)), [a, b], evs, now=T(10, 2, 55))
+    v = verdicts(h)
+    assert (v["10:00"], v["10:01"], v["10:02"], v["10:03"]) == ("ran", "skipped-forbid", "ran-late", "due")
+    assert slotname(T(10, 0)) in row(h, "10:01")["reason"]
+    assert f"Forbid waited for {slotname(T(10, 0))}" in row(h, "10:02")["reason"]
+    assert row(h, "10:02")["start_delay_seconds"] == 32
+
+
+def test_with_allow_an_active_job_explains_nothing() -> None:
+    a = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1), done=T(10, 2, 30))
+    h = judge(cronjob(last=T(10, 0)), [a], now=T(10, 1, 30))
+    assert row(h, "10:01")["verdict"] != "skipped-forbid"
+
+
+def test_two_jobs_for_one_slot_are_a_duplicate_and_a_slot_named_manual_run_alone_ran() -> None:
+    sched = scheduled(T(10, 0))
+    claim = job("cj-fix", created=T(10, 5), done=T(10, 6), manual=True, occurrence=T(10, 0), operator="alice")
+    slot_named = job(slotname(T(10, 1)), slot=T(10, 1), created=T(10, 7), done=T(10, 8), manual=True,
+                     operator="bob")
+    h = judge(cronjob(last=T(10, 2)), [sched, claim, slot_named, scheduled(T(10, 2))], now=T(10, 2, 40))
+    d = row(h, "10:00")
+    assert d["verdict"] == "duplicate" and set(d["jobs"]) == {slotname(T(10, 0)), "cj-fix"}
+    assert {x["stands_by"] for x in d["job_details"]} == {"scheduled", "occurrence"}
+    m = row(h, "10:01")
+    assert m["verdict"] == "ran" and "manually by bob" in m["reason"] and "slot-named" in m["reason"]
+    assert h["manual_runs"] == []  # both manual Jobs stand for a slot
+    assert fail_on([h], {"duplicate"}) == [f"ns/cj {z(T(10, 0))} duplicate"]
+
+
+def test_a_manual_run_for_no_slot_is_listed_and_named_beside_the_slot_it_overlapped() -> None:
+    s = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1))  # still running
+    manual = job("cj-manual", created=T(10, 0, 30), done=T(10, 1, 30), manual=True, operator="carol")
+    h = judge(cronjob(policy="Forbid", last=T(10, 0)), [s, manual], now=T(10, 0, 50))
+    assert [m["job"] for m in h["manual_runs"]] == ["cj-manual"]
+    assert h["manual_runs"][0]["operator"] == "carol" and h["manual_runs"][0]["overlaps"] == [slotname(T(10, 0))]
+    r = row(h, "10:00")
+    assert r["verdict"] == "running" and r["manual_beside"] == ["cj-manual"]
+    assert "Forbid does not see manual Jobs" in r["reason"]
+
+
+def test_suspended_now_every_slot_since_the_suspend_write_is_missed_suspended() -> None:
+    h = judge(cronjob(suspend=True, last=T(10, 0), suspend_written=T(10, 0, 30)), [scheduled(T(10, 0))],
+              now=T(10, 4, 30))
+    v = verdicts(h)
+    assert v["10:00"] == "ran" and all(v[f"10:0{i}"] == "missed-suspended" for i in range(1, 5))
+    assert "kubectl-patch" in row(h, "10:02")["reason"]
+    assert "suspended" in row(h, "10:05")["reason"]  # the next slot: due, but it will not run
+
+
+def test_after_un_suspend_the_catch_up_ran_late_and_the_slots_before_it_were_missed_suspended() -> None:
+    catch = job(slotname(T(10, 8)), slot=T(10, 8), created=T(10, 8, 40), done=T(10, 9))
+    h = judge(cronjob(last=T(10, 8), suspend_written=T(10, 8, 39)), [scheduled(T(10, 0)), catch],
+              now=T(10, 8, 50))
+    v = verdicts(h)
+    assert [v[f"10:0{i}"] for i in range(1, 8)] == ["missed-suspended"] * 7
+    assert v["10:08"] == "ran-late" and "un-suspended" in row(h, "10:08")["reason"]
+    assert "only the latest missed slot" in row(h, "10:03")["reason"]
+    assert len(fail_on([h], {"lost"})) == 7
+
+
+def test_runs_the_deadline_drops_are_missed_deadline() -> None:
+    # the issue's example: */10 Moscow, last run 11:00Z, now 11:35Z, startingDeadlineSeconds 120
+    h = judge(cronjob("*/10 * * * *", tz="Europe/Moscow", deadline=120, last=T(11, 0), created=T(0, 0, day=1)),
+              [scheduled(T(11, 0))], now=T(11, 35))
+    v = verdicts(h)
+    assert (v["11:10"], v["11:20"], v["11:30"]) == ("missed-deadline",) * 3
+    assert "startingDeadlineSeconds=120" in row(h, "11:20")["reason"]
+    assert row(h, "11:10")["slot_local"] == "2026-12-02T14:10:00+03:00"
+
+
+def test_a_gap_closed_by_too_many_missed_times_is_missed_too_many() -> None:
+    catch = job(slotname(T(10, 5)), slot=T(10, 5), created=T(10, 5, 30), done=T(10, 6))
+    evs = [event("TooManyMissedTimes", "too many missed start times", T(10, 5, 30), etype="Warning")]
+    h = judge(cronjob(last=T(10, 5)), [scheduled(T(10, 0)), catch], evs, now=T(10, 5, 50))
+    assert verdicts(h)["10:03"] == "missed-too-many"
+
+
+def test_a_gap_without_a_cause_in_the_evidence_is_missed_and_says_what_it_suggests() -> None:
+    h = judge(cronjob(last=T(10, 3)), [scheduled(T(10, 0)), scheduled(T(10, 3))], now=T(10, 3, 30))
+    r = row(h, "10:01")
+    assert r["verdict"] == "missed" and "controller was down" in r["reason"]
+    assert "missed" in LOST
+
+
+def test_a_catch_up_without_a_known_cause_names_both_causes() -> None:
+    catch = job(slotname(T(10, 4)), slot=T(10, 4), created=T(10, 4, 50), done=T(10, 5))
+    h = judge(cronjob(last=T(10, 4)), [scheduled(T(10, 0)), catch], now=T(10, 4, 55))
+    assert "cannot tell which" in row(h, "10:02")["reason"] and "suspended" in row(h, "10:02")["reason"]
+    assert "cannot tell which" in row(h, "10:04")["reason"]
+
+
+def test_a_deleted_job_still_named_by_its_event_ran() -> None:
+    gone = slotname(T(10, 0))
+    evs = [event("SuccessfulCreate", f"Created job {gone}", T(10, 0, 1))]
+    h = judge(cronjob(last=T(10, 1)), [scheduled(T(10, 1))], evs, now=T(10, 1, 30))
+    r = row(h, "10:00")
+    assert r["verdict"] == "ran" and r["jobs"] == [gone] and r["job_details"][0]["exists"] is False
+    assert "deleted since" in r["reason"]
+
+
+def test_older_than_what_history_limits_keep_is_evidence_gone() -> None:
+    h = judge(cronjob(last=T(10, 5), ok_limit=1), [scheduled(T(10, 5))], now=T(10, 5, 30), since=T(10, 2, 30))
+    v = verdicts(h)
+    assert (v["10:03"], v["10:04"], v["10:05"]) == ("evidence-gone", "evidence-gone", "ran")
+    assert fail_on([h], {"lost"}) == []  # it probably ran: not counted as lost
+
+
+def test_a_slot_that_just_passed_is_due_and_the_next_one_too() -> None:
+    h = judge(cronjob(last=T(10, 0)), [scheduled(T(10, 0))], now=T(10, 1, 4))
+    v = verdicts(h)
+    assert v["10:01"] == "due" and v["10:02"] == "due"
+
+
+def test_the_controller_s_pending_catch_up_is_due_and_forbid_waits() -> None:
+    h = judge(cronjob(last=T(10, 0)), [scheduled(T(10, 0))], now=T(10, 1, 40))
+    assert row(h, "10:01")["verdict"] == "due" and "next sync" in row(h, "10:01")["reason"]
+    run = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1))
+    h = judge(cronjob(policy="Forbid", last=T(10, 0), active=[slotname(T(10, 0))]), [run], now=T(10, 1, 40))
+    assert row(h, "10:00")["verdict"] == "running"
+    assert row(h, "10:01")["verdict"] == "skipped-forbid" or "waits for" in row(h, "10:01")["reason"]
+
+
+def test_dst_spring_forward_has_a_skipped_row_and_fall_back_a_doubled_run() -> None:
+    spring = cronjob("30 2 * * *", tz="Europe/Berlin", created=datetime(2026, 3, 27, tzinfo=UTC))
+    h = judge(spring, [], now=datetime(2026, 3, 30, 12, tzinfo=UTC), since=datetime(2026, 3, 28, 12, tzinfo=UTC))
+    skipped = [r for r in h["slots"] if r["verdict"] == "dst-skipped"]
+    assert len(skipped) == 1 and skipped[0]["slot_local"].startswith("2026-03-29T02:30")
+    assert "does not exist" in skipped[0]["reason"]
+    fall = cronjob("30 2 * * *", tz="Europe/Berlin", created=datetime(2026, 10, 20, tzinfo=UTC),
+                   last=datetime(2026, 10, 25, 1, 30, tzinfo=UTC))
+    first, second = datetime(2026, 10, 25, 0, 30, tzinfo=UTC), datetime(2026, 10, 25, 1, 30, tzinfo=UTC)
+    h = judge(fall, [scheduled(first), scheduled(second)], now=datetime(2026, 10, 25, 2, tzinfo=UTC),
+              since=datetime(2026, 10, 24, 12, tzinfo=UTC))
+    v = {r["slot"]: r["verdict"] for r in h["slots"]}
+    assert v[z(first)] == "ran" and v[z(second)] == "dst-doubled"
+    assert fail_on([h], {"duplicate"}) == [f"ns/cj {z(second)} dst-doubled"]
+
+
+def test_the_window_reaches_back_to_the_oldest_evidence_at_most_seven_days() -> None:
+    h = judge(cronjob(last=T(10, 5), created=T(0, 0, day=1)), [scheduled(T(10, 3)), scheduled(T(10, 5))],
+              now=T(10, 5, 30))
+    assert h["window"]["limited_by"] == "evidence" and h["slots"][0]["slot"] == z(T(10, 3))
+    old = cronjob("0 * * * *", created=datetime(2026, 1, 1, tzinfo=UTC))
+    h = judge(old, [], now=T(10, 0, 30))
+    assert h["window"]["limited_by"] == "7 days" and h["window"]["since"] == "2026-11-25T10:00:30Z"
+    judged = [r for r in h["slots"] if r["verdict"] != "due"]
+    # 10:00 passed 30 s ago: the controller starts it at its next sync (due), every older one is lost
+    assert judged[0]["slot"] == "2026-11-25T11:00:00Z" and judged[-1]["slot"] == z(T(9, 0)) and len(judged) == 167
+    assert judged[-1]["reason"].startswith("no Job since status.lastScheduleTime (never set)")
+    assert next(r for r in h["slots"] if r["slot"] == z(T(10, 0)))["verdict"] == "due"
+    assert {r["verdict"] for r in judged} == {"missed"}  # never scheduled at all: lastScheduleTime is unset
+
+
+def test_a_bad_schedule_is_an_error_not_a_crash() -> None:
+    h = judge(cronjob("61 * * * *"), [], now=T(10, 0))
+    assert h["error"] and h["slots"] == []
+
+
+def test_every_verdict_is_documented_in_the_readme() -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## cronctl history"):]
+    section = section[: section.index("\n## ", 5)]
+    for v in VERDICTS:
+        assert f"`{v}`" in section, v
+
+
+# --- the CLI on a dump -------------------------------------------------------------------------
+
+def _dump(tmp_path: Path, objs: list[dict[str, Any]]) -> str:
+    p = tmp_path / "dump.yaml"
+    p.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}))
+    return str(p)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from cronctl.cli import main
+
+    rc = main(["history", *args])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_cli_from_a_dump_fails_on_lost_with_exit_8_and_prints_valid_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catch = job(slotname(T(10, 8)), slot=T(10, 8), created=T(10, 8, 40), done=T(10, 9))
+    path = _dump(tmp_path, [cronjob(last=T(10, 8), suspend_written=T(10, 8, 39)), scheduled(T(10, 0)), catch])
+    now = z(T(10, 8, 50))
+    rc, out, err = _cli(capsys, "--from-dump", path, "--now", now, "-o", "json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["cronjobs"][0]["counts"]["missed-suspended"] == 7
+    rc, out, err = _cli(capsys, "--from-dump", path, "--now", now, "--fail-on", "lost")
+    assert rc == 8 and "missed-suspended" in out and "7 slot(s) fail --fail-on" in err
+    rc, _, _ = _cli(capsys, "--from-dump", path, "--now", now, "--fail-on", "duplicate")
+    assert rc == 0
+    rc, _, err = _cli(capsys, "nope", "--from-dump", path)
+    assert rc == 6 and "no CronJob nope" in err
+    rc, _, err = _cli(capsys, "--from-dump", path, "--since", "soon")
+    assert rc == 5 and "--since" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [["-A", "-n", "x"], ["cj", "-A"]])
+def test_cli_refuses_contradicting_sources(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = _cli(capsys, *args)
+    assert rc == 2 and err
