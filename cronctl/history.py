@@ -342,8 +342,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     # -- the window ------------------------------------------------------------------------
     evidence = [t for r in recs for t in (r.scheduled_for, r.created) if t is not None]
     evidence += [t for e in evs for t in (_ts(e["first"]),) if t is not None]
-    for e in evs:  # a Job the controller created stands for the slot in its name, before the event
-        m = _CREATED.search(e["message"]) if e["reason"] == "SuccessfulCreate" else None
+    for ev in evs:  # a Job the controller created stands for the slot in its name, before the event
+        m = _CREATED.search(ev["message"]) if ev["reason"] == "SuccessfulCreate" else None
         digits = m.group(1)[len(name) + 1:] if m and m.group(1).startswith(name + "-") else ""
         if digits.isdigit() and len(digits) <= 10:
             evidence.append(datetime.fromtimestamp(int(digits) * 60, UTC))
