@@ -618,6 +618,14 @@ def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, su
 
 
 def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], d: Any) -> tuple[str, str]:
+    nxt_t = parse_rfc3339(nxt["slot"]) if nxt is not None else None
+    for w, manager in ctx.suspend_writes:
+        # not suspended now, and the last write of spec.suspend came after this slot with no Job in
+        # between: that write was the un-suspend, and the slot passed while suspended
+        if w >= t and (nxt_t is None or nxt_t >= w) and w == ctx.suspend_writes[-1][0]:
+            late = (f"; at the un-suspend it was older than startingDeadlineSeconds={ctx.deadline}, so it was not "
+                    "caught up" if ctx.deadline is not None and w - t > timedelta(seconds=ctx.deadline) else "")
+            return ("missed-suspended", f"suspended until {_z(w)} ({manager}, the last write of spec.suspend){late}")
     if t in dropped:
         return ("missed-deadline", f"older than startingDeadlineSeconds={ctx.deadline} when the controller looked: "
                 "dropped without an event, never made up")

@@ -74,3 +74,10 @@ def status_cmd(
         out.print("child Jobs: none")
     for a, b in s["overlaps"]:
         out.print(f"(!) overlap: {a} and {b} ran at the same time", markup=False)
+    if s["recent_slots"]:
+        out.print("")
+        out.print("recent slots (all of them: cronctl history):", markup=False)
+        for r in s["recent_slots"]:
+            jobs = ", ".join(r["jobs"])
+            why = "; ".join(x for x in (jobs, r["reason"]) if x)
+            out.print(f"  {r['slot']}  {r['verdict']:<16} {why}".rstrip(), markup=False)

@@ -90,6 +90,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
             "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
             "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
         })
+    slots = _recent_slots(cluster, cj, jobs, now)
     return {
         "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
         "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
@@ -106,4 +107,25 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
         "controller_next": pred_now.as_dict(),
         "after_restore": pred_restore.as_dict() if pred_restore else None,
+        "recent_slots": slots,
     }
+
+
+#: how many of the latest slots ``status`` shows (``cronctl history`` shows them all)
+RECENT_SLOTS = 6
+
+
+def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime) -> list[dict[str, Any]]:
+    """The latest slots with their verdicts (the same judgement as ``cronctl history``), from the
+    CronJob's own events; without permission to list events they are judged from the Jobs alone."""
+    from cronctl.errors import ApiError, PermissionMissing
+    from cronctl.history import Options, slot_history
+
+    try:
+        events = cluster.list_events(
+            field_selector=f"involvedObject.kind=CronJob,involvedObject.name={model.name_of(cj)}")
+    except (ApiError, PermissionMissing):
+        events = []
+    h = slot_history(cj, jobs, events, Options(now=now))
+    return [{k: r[k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
+            for r in h["slots"][-RECENT_SLOTS:]]

@@ -244,8 +244,9 @@ def _occurrences(doc: Any) -> list[dict[str, Any]]:
 
 def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_path: Path) -> None:
     """kube-controller-manager stopped for two `*/1` slots: when it is back it starts only the most
-    recent one, at once; the earlier is never run. cronctl's prediction (made while it was down) and
-    the bundle afterwards say exactly that."""
+    recent one, at once; the earlier is never run. cronctl's prediction (made while it was down),
+    the bundle and `cronctl history` afterwards say exactly that. A second CronJob with
+    startingDeadlineSeconds=10 loses both slots: history calls them missed-deadline."""
     from datetime import datetime, timedelta, timezone
 
     from cronctl.procedure.predict import predict
@@ -253,13 +254,22 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     utc = timezone.utc
     ns = create_test_namespace(private.k8s, "t-fault-kcm")
     create_cronjob(private.k8s, ns, "tick", schedule="*/1 * * * *", duration=1, policy="Allow")
-    first = wait_for("the first scheduled Job", lambda: list_jobs(private.k8s, ns), timeout=90)[0]
+    create_cronjob(private.k8s, ns, "tock", schedule="*/1 * * * *", duration=1, policy="Allow", deadline=10)
+
+    def common_slot() -> dict[str, Any] | None:
+        # a slot both CronJobs have a Job for (created together, they normally share the first)
+        names = {j["metadata"]["name"] for j in list_jobs(private.k8s, ns)}
+        return next((j for j in list_jobs(private.k8s, ns) if j["metadata"]["name"].startswith("tick-")
+                     and "tock-" + j["metadata"]["name"].split("-", 1)[1] in names), None)
+
+    first = wait_for("a scheduled Job of each for the same slot", common_slot, timeout=150)
     t0 = datetime.strptime(first["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
                            "%Y-%m-%dT%H:%M:%S%z").astimezone(utc)
     private.cluster("stop", "kube-controller-manager")
     try:
         t1, t2 = t0 + timedelta(minutes=1), t0 + timedelta(minutes=2)
-        time.sleep(max(0.0, (t2 + timedelta(seconds=5) - datetime.now(utc)).total_seconds()))
+        # long enough after t2 that tock's deadline (10 s) has passed for both slots
+        time.sleep(max(0.0, (t2 + timedelta(seconds=15) - datetime.now(utc)).total_seconds()))
         pred = predict(read_cronjob(private.k8s, ns, "tick"), datetime.now(utc), suspended=False)
         assert pred.decision == "create" and pred.catch_up_for == t2 and pred.never_made_up == 1, pred
     finally:
@@ -278,3 +288,15 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     z = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
     assert occ[z(t1)]["verdict"] == "lost", occ[z(t1)]
     assert occ[z(t2)]["verdict"] in ("late", "ran"), occ[z(t2)]
+    r = subprocess.run([sys.executable, "-m", "cronctl", "history", "-n", ns, "-o", "json", "--kubeconfig",
+                        private.kubeconfig], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    assert r.returncode == 0, r.stderr
+    hist = {h["name"]: {s["slot"]: s for s in h["slots"]} for h in json.loads(r.stdout)["cronjobs"]}
+    tick, tock = hist["tick"], hist["tock"]
+    assert tick[z(t1)]["verdict"] == "missed" and "cannot tell which" in tick[z(t1)]["reason"], tick[z(t1)]
+    assert tick[z(t2)]["verdict"] == "ran-late" and tick[z(t2)]["start_delay_seconds"] >= 15, tick[z(t2)]
+    assert tock[z(t0)]["verdict"] == "ran"
+    for t in (t1, t2):
+        assert tock[z(t)]["verdict"] == "missed-deadline", tock[z(t)]
+        assert "startingDeadlineSeconds=10" in tock[z(t)]["reason"]

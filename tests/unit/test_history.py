@@ -189,6 +189,15 @@ def test_runs_the_deadline_drops_are_missed_deadline() -> None:
     assert row(h, "11:10")["slot_local"] == "2026-12-02T14:10:00+03:00"
 
 
+def test_an_un_suspend_too_late_for_the_deadline_loses_every_slot_to_the_suspension() -> None:
+    # suspended after 10:00, un-suspended at 10:05:30 with startingDeadlineSeconds 10: no catch-up
+    h = judge(cronjob(deadline=10, last=T(10, 0), suspend_written=T(10, 5, 30)),
+              [scheduled(T(10, 0)), scheduled(T(10, 6))], now=T(10, 6, 20))
+    v = verdicts(h)
+    assert [v[f"10:0{i}"] for i in range(1, 6)] == ["missed-suspended"] * 5 and v["10:06"] == "ran"
+    assert "older than startingDeadlineSeconds=10" in row(h, "10:05")["reason"]
+
+
 def test_a_gap_closed_by_too_many_missed_times_is_missed_too_many() -> None:
     catch = job(slotname(T(10, 5)), slot=T(10, 5), created=T(10, 5, 30), done=T(10, 6))
     evs = [event("TooManyMissedTimes", "too many missed start times", T(10, 5, 30), etype="Warning")]
