@@ -545,7 +545,9 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         gone = "" if s.exists else ("; the Job was deleted since (history limit or TTL), its SuccessfulCreate "
                                     "event remains")
         if s.running:
-            return _row(t, ctx.zone, st, "running", f"{s.name} is still running" + gone)
+            late = (f"; {_late_cause(t, s, ctx)}" if s.origin == "scheduled" and s.created
+                    and s.created - t > ctx.late_after else "")
+            return _row(t, ctx.zone, st, "running", f"still running{late}" + gone)
         if s.origin == "manual":
             who = f" by {s.operator}" if s.operator else ""
             return _row(t, ctx.zone, st, "ran", f"run manually{who} as {s.name} ({s.how})"
@@ -635,23 +637,23 @@ def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], 
                     "slot has come by then")
         return ("due", f"the controller has not started it yet and will at its next sync ({d.job_name}); "
                 f"{human_duration(ctx.now - t)} late")
-    if nxt is not None and nxt["verdict"] == "ran-late" and nxt["job_details"]:
-        c = _ts(nxt["job_details"][0]["created"])
+    c = _ts(nxt["job_details"][0]["created"]) if nxt is not None and nxt["job_details"] else None
+    if nxt is not None and c is not None and c - parse_rfc3339(nxt["slot"]) > ctx.late_after:
+        # the gap ends with a late Job (ran-late, or still running): the controller's catch-up
         cause = nxt["reason"].split(": ", 1)[1] if ": " in nxt["reason"] else ""
-        if c is not None:
-            for x in ctx.too_many:
-                if abs(c - x) <= _NEAR:
-                    return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {_z(x)}): "
-                            f"only the latest, {nxt['slot']}, was started")
-            for w, manager in ctx.suspend_writes:
-                if abs(c - w) <= _NEAR:
-                    return ("missed-suspended", f"suspended until {_z(w)} ({manager}); on un-suspend the controller "
-                            f"started only the latest missed slot, {nxt['slot']}")
-            for _b, e, who in ctx.cronctl_runs:
-                if e is not None and abs(c - e) <= _NEAR * 2:
-                    return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
-                            f"latest missed slot, {nxt['slot']}")
-        if ctx.deadline is not None and c is not None and c - t > timedelta(seconds=ctx.deadline):
+        for x in ctx.too_many:
+            if abs(c - x) <= _NEAR:
+                return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {_z(x)}): "
+                        f"only the latest, {nxt['slot']}, was started")
+        for w, manager in ctx.suspend_writes:
+            if abs(c - w) <= _NEAR:
+                return ("missed-suspended", f"suspended until {_z(w)} ({manager}); on un-suspend the controller "
+                        f"started only the latest missed slot, {nxt['slot']}")
+        for _b, e, who in ctx.cronctl_runs:
+            if e is not None and abs(c - e) <= _NEAR * 2:
+                return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
+                        f"latest missed slot, {nxt['slot']}")
+        if ctx.deadline is not None and c - t > timedelta(seconds=ctx.deadline):
             return ("missed-deadline", f"the controller acted again at {_z(c)}, more than startingDeadlineSeconds="
                     f"{ctx.deadline} after it, and started only the latest slot, {nxt['slot']}")
         return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({nxt['slot']}): "

@@ -295,7 +295,7 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     hist = {h["name"]: {s["slot"]: s for s in h["slots"]} for h in json.loads(r.stdout)["cronjobs"]}
     tick, tock = hist["tick"], hist["tock"]
     assert tick[z(t1)]["verdict"] == "missed" and "cannot tell which" in tick[z(t1)]["reason"], tick[z(t1)]
-    assert tick[z(t2)]["verdict"] == "ran-late" and tick[z(t2)]["start_delay_seconds"] >= 15, tick[z(t2)]
+    assert tick[z(t2)]["verdict"] in ("ran-late", "running") and tick[z(t2)]["start_delay_seconds"] >= 15, tick[z(t2)]
     assert tock[z(t0)]["verdict"] == "ran"
     for t in (t1, t2):
         assert tock[z(t)]["verdict"] == "missed-deadline", tock[z(t)]

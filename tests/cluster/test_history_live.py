@@ -88,8 +88,9 @@ def test_a_suspension_loses_the_slots_and_the_un_suspend_catch_up_runs_the_lates
     wait_for("the catch-up Job", lambda: [j for j in scheduled_jobs(k8s, namespace, "pause") if slot_of(j) == t2], 60)
     h = history(kubeconfig, namespace, "pause")
     assert h[z(t0)]["verdict"] == "ran"
-    assert h[z(t1)]["verdict"] == "missed-suspended", (h[z(t1)]["reason"], h[z(t2)]["reason"], read_cronjob(k8s, namespace, "pause")["metadata"].get("managedFields"))
-    assert h[z(t2)]["verdict"] == "ran-late" and "un-suspended" in h[z(t2)]["reason"], h[z(t2)]
+    assert h[z(t1)]["verdict"] == "missed-suspended", h[z(t1)]["reason"]
+    # the catch-up may still be running when history reads it: late either way, and why
+    assert h[z(t2)]["verdict"] in ("ran-late", "running") and "un-suspended" in h[z(t2)]["reason"], h[z(t2)]
     assert h[z(t2)]["start_delay_seconds"] >= 15
 
 

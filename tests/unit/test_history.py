@@ -179,6 +179,13 @@ def test_after_un_suspend_the_catch_up_ran_late_and_the_slots_before_it_were_mis
     assert len(fail_on([h], {"lost"})) == 7
 
 
+def test_a_catch_up_still_running_explains_the_gap_before_it_too() -> None:
+    catch = job(slotname(T(10, 8)), slot=T(10, 8), created=T(10, 8, 40))  # not finished
+    h = judge(cronjob(last=T(10, 8), suspend_written=T(10, 8, 39)), [scheduled(T(10, 0)), catch], now=T(10, 8, 45))
+    assert verdicts(h)["10:05"] == "missed-suspended"
+    assert row(h, "10:08")["verdict"] == "running" and "un-suspended" in row(h, "10:08")["reason"]
+
+
 def test_runs_the_deadline_drops_are_missed_deadline() -> None:
     # the example: */10 Moscow, last run 11:00Z, now 11:35Z, startingDeadlineSeconds 120
     h = judge(cronjob("*/10 * * * *", tz="Europe/Moscow", deadline=120, last=T(11, 0), created=T(0, 0, day=1)),
