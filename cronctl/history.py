@@ -537,7 +537,8 @@ def _suspension_at(ctx: _Ctx, t: datetime) -> str | None:
 def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
     n = len(st)
     if n >= 2:
-        what = "; ".join(f"{s.name} ({s.origin}, {s.how}{'' if s.exists else ', deleted since'})"
+        what = "; ".join(f"{s.name} ({s.origin}{'' if s.how == s.origin else ', ' + s.how}"
+                         f"{'' if s.exists else ', deleted since'})"
                          for s in sorted(st, key=lambda s: (s.created or t, s.name)))
         return _row(t, ctx.zone, st, "duplicate", f"{n} Jobs stand for this slot: {what}")
     if n == 1:
@@ -558,11 +559,11 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
             return _row(t, ctx.zone, st, "ran", (outcome.strip(" ()") + gone).strip("; "))
         return _row(t, ctx.zone, st, "ran-late", _late_cause(t, s, ctx) + outcome + gone)
     # no Job
+    held = _suspension_at(ctx, t)
+    if held is not None:  # however recent: a suspended CronJob creates nothing
+        return _row(t, ctx.zone, st, "missed-suspended", f"suspended ({held})")
     if ctx.now - t < ctx.late_after:
         return _row(t, ctx.zone, st, "due", "the slot passed moments ago; the controller may still create its Job")
-    held = _suspension_at(ctx, t)
-    if held is not None:
-        return _row(t, ctx.zone, st, "missed-suspended", f"suspended ({held})")
     blockers = _active_at(ctx, t)
     if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
         if blockers:

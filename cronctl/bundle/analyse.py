@@ -4,16 +4,10 @@ No I/O, no clock (``now`` is a parameter), no kubernetes import. Input: the Cron
 namespace's Jobs, Pods and Events as the API serves them (already redacted); output: JSON-ready
 dicts (times as RFC3339 UTC strings) that go into ``bundle.json`` as they are.
 
-Verdict per expected occurrence (a time the schedule fires, from the engine's walk):
-
-``ran``        exactly one scheduled Job, created within ``late_after`` of the time;
-``late``       exactly one scheduled Job, created later than that (Forbid catch-up, unsuspend, lag);
-``lost``       no Job for the time (suspended, Forbid blocked it, controller down; Kubernetes starts
-               only the most recent missed time, SEMANTICS.md §4.2);
-``duplicate``  two Jobs for one time, or a manual Job running while the scheduled one ran
-               (seed 004: Forbid only looks at ``.status.active`` and a manual Job is never there);
-``pending``    the time passed less than ``late_after`` ago and no Job exists yet;
-``unknown``    no Job, but history limits or a TTL may have deleted it (older than every kept Job).
+Verdict per expected occurrence: the slot verdicts of :mod:`cronctl.history` (``cronctl history``;
+README "cronctl history"), one judgement for both commands. A manual Job that ran beside a
+scheduled one is named in ``manual_overlap`` and in ``overlaps`` (seed 004: Forbid only looks at
+``.status.active`` and a manual Job is never there).
 """
 
 from __future__ import annotations
@@ -25,12 +19,15 @@ from typing import Any, Iterable
 
 from cronctl import model
 from cronctl.history import (
+    VERDICTS as HISTORY_VERDICTS,
     CONTROLLER_WARNINGS,
+    LOST,
+    Options as HistoryOptions,
+    slot_history,
     HIGHLIGHT_REASONS,
     JobRecord as _Job,
     event_view,
     events_for,
-    history_horizon as _history_horizon,
     job_record as _job,
     job_scheduled_for,
     suspend_set_at,
@@ -40,7 +37,7 @@ from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
 Obj = dict[str, Any]
 UTC = timezone.utc
 
-VERDICTS = ("ran", "late", "lost", "duplicate", "pending", "unknown")
+VERDICTS = HISTORY_VERDICTS
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,6 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     policy = str(spec.get("concurrencyPolicy") or "Allow")
     suspended = bool(spec.get("suspend"))
     deadline = spec.get("startingDeadlineSeconds")
-    job_spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
     hist_ok = spec.get("successfulJobsHistoryLimit", 3)
     hist_failed = spec.get("failedJobsHistoryLimit", 1)
     notes: list[str] = []
@@ -207,7 +203,6 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     event_counts: dict[str, int] = {}
     for ev in evs:
         event_counts[ev["reason"]] = event_counts.get(ev["reason"], 0) + int(ev["count"])
-    blocked = [(_ts(ev["first"]), _ts(ev["last"])) for ev in evs if ev["reason"] == "JobAlreadyActive"]
 
     # -- overlaps -----------------------------------------------------------------------------
     by_name = {r.name: r for r in recs}
@@ -219,11 +214,6 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             "start": _z(s), "end": _z(e), "seconds": int((e - s).total_seconds()),
             "ongoing": ra.running and rb.running,
         })
-    manual_overlapping: dict[str, list[str]] = {}  # scheduled job -> manual jobs overlapping it
-    for o in overlaps:
-        for x, y in ((o["a"], o["b"]), (o["b"], o["a"])):
-            if by_name[x].origin == "scheduled" and by_name[y].origin == "manual":
-                manual_overlapping.setdefault(x, []).append(y)
 
     # -- suspended periods --------------------------------------------------------------------
     suspended_periods: list[Obj] = []
@@ -253,24 +243,16 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         window_out = {"start": _z(wstart), "end": _z(now), "truncated": truncated}
         if truncated:
             notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
-        sched_by_time: dict[datetime, list[_Job]] = {}
-        claims: dict[datetime, list[_Job]] = {}
-        for r in recs:
-            if r.origin == "scheduled" and r.scheduled_for is not None:
-                sched_by_time.setdefault(r.scheduled_for, []).append(r)
-            if r.origin == "manual" and r.claims is not None:
-                claims.setdefault(r.claims, []).append(r)
-        deleted_before = _history_horizon(recs, hist_ok, hist_failed, job_spec, now)
         expected = set(times)
         stray = [r.name for r in recs if r.origin == "scheduled" and r.scheduled_for is not None
                  and r.scheduled_for >= wstart and r.scheduled_for not in expected]
         if stray:
             notes.append("scheduled Jobs at times the current schedule does not produce (schedule or zone "
                          "changed?): " + ", ".join(stray))
-        for t in times:
-            occ_out.append(_judge(t, zone, sched_by_time.get(t, []), claims.get(t, []), manual_overlapping,
-                                  now, opts, policy, blocked, current_susp_start if suspended else None,
-                                  suspended, recs, deleted_before, deadline))
+        # one judgement of every slot, the same as `cronctl history` (cronctl.history)
+        hist = slot_history(cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=opts.late_after,
+                                                                  max_slots=opts.max_occurrences))
+        occ_out = [_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now)]
         # link lost runs to the late catch-up that followed them (unsuspend / controller back)
         _infer_gaps(occ_out, suspended_periods, suspended)
 
@@ -396,94 +378,31 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[_
     return times, (times[0] - timedelta(seconds=1)) if times else start, True
 
 
-def _judge(t: datetime, zone: str, jobs: list[_Job], claims: list[_Job], manual_overlapping: dict[str, list[str]],
-           now: datetime, opts: Options, policy: str, blocked: list[tuple[datetime | None, datetime | None]],
-           susp_start: datetime | None, suspended: bool, recs: list[_Job], deleted_before: datetime | None,
-           deadline: Any) -> Obj:
-    """The record and verdict of one expected time."""
-    first = jobs[0] if jobs else None
-    overl = sorted({m for j in jobs for m in manual_overlapping.get(j.name, [])})
-    rec: Obj = {
-        "expected": _z(t),
-        "expected_local": _local(t, zone),
-        "jobs": [j.name for j in jobs] + [c.name for c in claims if c.name not in {j.name for j in jobs}],
-        "created": _z(first.created) if first else (_z(claims[0].created) if claims else None),
-        "started": _z(first.started) if first else (_z(claims[0].started) if claims else None),
-        "completed": _z(first.completed) if first else (_z(claims[0].completed) if claims else None),
-        "outcome": (first.outcome if first else (claims[0].outcome if claims else None)),
-        "delay_seconds": (int((first.created - t).total_seconds()) if first and first.created else None),
-        "manual_overlap": overl,
-        "verdict": "",
-        "reason": "",
+def _occurrence(r: Obj) -> Obj:
+    """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence record."""
+    first = r["job_details"][0] if r["job_details"] else {}
+    return {
+        "expected": r["slot"], "expected_local": r["slot_local"], "jobs": r["jobs"],
+        "created": first.get("created"), "started": first.get("started"), "completed": first.get("completed"),
+        "outcome": first.get("outcome") if first.get("outcome") != "running" else None,
+        "delay_seconds": r["start_delay_seconds"], "manual_overlap": r["manual_beside"],
+        "verdict": r["verdict"], "reason": r["reason"],
     }
-    if len(jobs) >= 2:
-        rec["verdict"], rec["reason"] = "duplicate", f"{len(jobs)} scheduled Jobs for this time"
-    elif jobs and (overl or claims):
-        rec["verdict"] = "duplicate"
-        if claims:
-            rec["reason"] = "manual Job " + ", ".join(c.name for c in claims) + " also stands for this time"
-        else:
-            rec["reason"] = ("manual Job " + ", ".join(overl) + " was running at the same time"
-                             + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
-    elif jobs:
-        delay = rec["delay_seconds"]
-        if delay is not None and delay > opts.late_after.total_seconds():
-            rec["verdict"] = "late"
-            rec["reason"] = f"created {delay}s after the scheduled time"
-            if _in_blocked(t, blocked):
-                rec["reason"] += "; Forbid held it while a prior Job was active (JobAlreadyActive)"
-        else:
-            rec["verdict"], rec["reason"] = "ran", ""
-    elif claims:
-        rec["verdict"], rec["reason"] = "ran", "run manually by " + ", ".join(c.name for c in claims)
-        if deleted_before is not None and t < deleted_before:
-            rec["reason"] += "; a scheduled Job for this time may also have run and been deleted (history limits)"
-    elif suspended and (susp_start is None or t >= susp_start) and not _job_after(recs, t):
-        # controller: a suspended CronJob creates nothing, however recent the time
-        rec["verdict"], rec["reason"] = "lost", "the CronJob is suspended"
-    elif now - t < opts.late_after:
-        rec["verdict"], rec["reason"] = "pending", "the time passed moments ago; the controller may still create it"
-    elif _in_blocked(t, blocked) and policy == "Forbid":
-        rec["verdict"] = "lost"
-        rec["reason"] = "Forbid: a prior Job was in .status.active (JobAlreadyActive)"
-    elif deleted_before is not None and t < deleted_before:
-        rec["verdict"] = "unknown"
-        rec["reason"] = "older than every kept Job; history limits or a TTL may have deleted its Job"
-    else:
-        rec["verdict"] = "lost"
-        rec["reason"] = "no Job was created for this time"
-        if isinstance(deadline, int):
-            rec["reason"] += f" (startingDeadlineSeconds={deadline}: a run not started in time is dropped silently)"
-    return rec
-
-
-def _job_after(recs: list[_Job], t: datetime) -> bool:
-    return any(r.origin == "scheduled" and r.scheduled_for is not None and r.scheduled_for >= t for r in recs)
-
-
-def _in_blocked(t: datetime, blocked: list[tuple[datetime | None, datetime | None]]) -> bool:
-    # JobAlreadyActive is emitted on each sync that is blocked; an aggregated event's first/last
-    # times bracket the blocked period (the controller acts within ~1 s of the time, allow 90 s).
-    slack = timedelta(seconds=90)
-    return any(f is not None and l is not None and f - slack <= t <= l + slack for f, l in blocked)
 
 
 def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None:
-    """Explain runs of lost times that end with a late catch-up Job (the controller starts only the
-    most recent missed time after unsuspend or downtime, SEMANTICS.md §4.4): record the gap as an
-    inferred suspended (or controller-down) period and say so on each lost time."""
-    def generic_lost(o: Obj) -> bool:
-        return bool(o["verdict"] == "lost" and str(o["reason"]).startswith("no Job was created"))
-
+    """Record each run of lost slots that ends with a late catch-up Job (the controller starts only
+    the most recent missed time after unsuspend or downtime, SEMANTICS.md §4.4) as an inferred
+    suspended (or controller-down) period; the slots' reasons already say why."""
     i = 0
     while i < len(occ):
-        if not generic_lost(occ[i]):
+        if occ[i]["verdict"] not in LOST or (suspended_now and occ[i]["verdict"] == "missed-suspended"):
             i += 1
             continue
         j = i
-        while j < len(occ) and generic_lost(occ[j]):
+        while j < len(occ) and occ[j]["verdict"] in LOST:
             j += 1
-        if j < len(occ) and occ[j]["verdict"] == "late":
+        if j < len(occ) and (occ[j]["delay_seconds"] or 0) > 10 and occ[j]["jobs"]:
             start, end = occ[i]["expected"], occ[j]["created"]
             periods.append({
                 "start": start, "end": end,
@@ -491,12 +410,9 @@ def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None
                            f"late at {end} (suspend/unsuspend or controller downtime)"),
                 "inferred": True, "lost": j - i,
             })
-            for k in range(i, j):
-                occ[k]["reason"] = (f"no Job was created; the catch-up at {end} ran only the most recent "
-                                    f"missed time ({occ[j]['expected']})")
         i = j
     if suspended_now and periods and not periods[0]["inferred"]:
-        periods[0]["lost"] = sum(1 for o in occ if o["reason"] == "the CronJob is suspended")
+        periods[0]["lost"] = sum(1 for o in occ if o["verdict"] == "missed-suspended")
 
 
 def _pod_view(p: Obj) -> Obj:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from cronctl.history import LOST
 from cronctl.timeutil import human_duration, parse_rfc3339
 
 Obj = dict[str, Any]
@@ -20,6 +21,10 @@ COLOURS = {
     "scheduled": "#2563eb", "manual": "#ea580c", "failed": "#dc2626", "overlap": "#dc2626",
     "ran": "#16a34a", "late": "#d97706", "lost": "#dc2626", "duplicate": "#9333ea",
     "pending": "#6b7280", "unknown": "#9ca3af", "suspended": "#6b7280",
+    # the slot verdicts (cronctl.history): each in its legend group
+    "ran-late": "#d97706", "running": "#2563eb", "skipped-forbid": "#dc2626", "missed-deadline": "#dc2626",
+    "missed-suspended": "#dc2626", "missed-too-many": "#dc2626", "missed": "#dc2626", "dst-skipped": "#6b7280",
+    "dst-doubled": "#9333ea", "evidence-gone": "#9ca3af", "due": "#6b7280",
 }
 MAX_EVENTS = 300  # events listed in the reports (the latest); bundle.json has all
 MAX_ROWS = 60  # Jobs drawn; the latest are kept, the caption says how many were left out
@@ -91,7 +96,7 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
             continue
         ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS[o["verdict"]],
                       "title": f"{o['expected']} {o['verdict']} {o['reason']}".strip(),
-                      "lost": o["verdict"] == "lost"})
+                      "lost": o["verdict"] in LOST})
     overlaps: list[Obj] = []
     for ov in cj["overlaps"]:
         if ov["a"] not in row_of or ov["b"] not in row_of:
@@ -185,8 +190,11 @@ def render_html(doc: Obj) -> str:
 
 
 VERDICT_WORDS = {
-    "ran": "ran once", "late": "ran late", "lost": "lost (no Job)", "duplicate": "duplicate",
-    "pending": "pending", "unknown": "unknown (evidence gone)",
+    "ran": "ran once", "ran-late": "ran late", "duplicate": "duplicate", "running": "running",
+    "skipped-forbid": "skipped (Forbid)", "missed-deadline": "missed (deadline)",
+    "missed-suspended": "missed (suspended)", "missed-too-many": "missed (too many)", "missed": "missed",
+    "dst-skipped": "DST: skipped", "dst-doubled": "DST: ran twice", "evidence-gone": "evidence gone",
+    "due": "due",
 }
 
 

@@ -124,9 +124,10 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
     # the overlap between the manual Job and the scheduled one
     pair = [o for o in cj["overlaps"] if {o["a"], o["b"]} == {"mp-orders-sync-fix", first["name"]}]
     assert pair and pair[0]["seconds"] > 0
-    # the duplicate verdict for that scheduled time
+    # that scheduled time names the manual Job that ran beside it (one Job stands for the slot)
     occ = [o for o in cj["occurrences"] if o["expected"] == first["scheduled_for"]]
-    assert occ and occ[0]["verdict"] == "duplicate" and occ[0]["manual_overlap"] == ["mp-orders-sync-fix"]
+    assert occ and occ[0]["manual_overlap"] == ["mp-orders-sync-fix"], occ
+    assert "mp-orders-sync-fix ran at the same time" in occ[0]["reason"]
     # the UnexpectedJob warning, highlighted
     unexpected = [e for e in cj["events"] if e["reason"] == "UnexpectedJob"]
     assert unexpected and unexpected[0]["highlight"] and unexpected[0]["type"] == "Warning"
@@ -197,13 +198,13 @@ def test_a_suspended_period_shows_lost_runs_and_what_will_never_be_made_up(
     out = tmp_path / "b.tar.gz"
     r = cronctl(["bundle", "report", "-n", namespace, "--out", str(out)], kubeconfig, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "lost" in r.stdout
+    assert "missed-suspended" in r.stdout
     subprocess.run(["tar", "-xzf", str(out), "-C", str(tmp_path)], check=True)
     doc = check_files(tmp_path / "b")
     cj = doc["cronjobs"][0]
-    lost = [o for o in cj["occurrences"] if o["verdict"] == "lost"]
+    lost = [o for o in cj["occurrences"] if o["verdict"] == "missed-suspended"]
     assert len(lost) >= 3, cj["occurrences"]
-    assert all(o["reason"] == "the CronJob is suspended" for o in lost)
+    assert all(o["reason"].startswith("suspended (spec.suspend set by") for o in lost)
     assert cj["jobs"] == []
     period = cj["suspended_periods"][0]
     assert period["end"] is None and period["lost"] == len(lost) and period["inferred"] is False

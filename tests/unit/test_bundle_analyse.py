@@ -79,17 +79,21 @@ def test_the_seed_004_incident_gets_one_verdict_per_scheduled_time() -> None:
     # 10:00 ... 11:30, ten times. 10:20 has no Job (controller down); 10:30 was created 3m5s late;
     # 10:50 waited for the long 10:40 Job (JobAlreadyActive) and was created 91 s late; the manual
     # Job ran 11:02:11-11:28:20, during the 11:00, 11:10 and 11:20 Jobs.
-    assert verdicts(a) == [("10:00", "ran"), ("10:10", "ran"), ("10:20", "lost"), ("10:30", "late"),
-                           ("10:40", "ran"), ("10:50", "late"), ("11:00", "duplicate"),
-                           ("11:10", "duplicate"), ("11:20", "duplicate"), ("11:30", "ran")]
+    # The verdicts are cronctl history's: the scheduled 11:00-11:20 runs each ran once (one Job
+    # stands for each slot); the manual Job beside them is named on each, and in the overlaps.
+    assert verdicts(a) == [("10:00", "ran"), ("10:10", "ran"), ("10:20", "missed"), ("10:30", "ran-late"),
+                           ("10:40", "ran"), ("10:50", "ran-late"), ("11:00", "ran"),
+                           ("11:10", "ran"), ("11:20", "ran"), ("11:30", "running")]
     occ = {o["expected"][11:16]: o for o in a["occurrences"]}
-    assert occ["10:30"]["delay_seconds"] == 185
-    assert occ["10:50"]["delay_seconds"] == 91 and "JobAlreadyActive" in occ["10:50"]["reason"]
+    assert occ["10:30"]["delay_seconds"] == 186  # started 3m6s after the slot (created 3m5s)
+    assert occ["10:50"]["delay_seconds"] == 92 and "Forbid waited for mp-orders-sync-29936800" in occ["10:50"]["reason"]
     assert occ["11:10"]["manual_overlap"] == ["mp-orders-sync-fix"]
     assert occ["11:10"]["expected_local"] == "2026-12-02T14:10:00+03:00"
     assert (occ["11:10"]["created"], occ["11:10"]["started"], occ["11:10"]["completed"]) == (
         "2026-12-02T11:10:00Z", "2026-12-02T11:10:01Z", "2026-12-02T11:13:30Z")
-    assert a["verdict_counts"] == {"ran": 4, "late": 2, "lost": 1, "duplicate": 3, "pending": 0, "unknown": 0}
+    counts = {v: n for v, n in a["verdict_counts"].items() if n}
+    assert counts == {"ran": 6, "ran-late": 2, "missed": 1, "running": 1}
+    assert "Forbid does not see manual Jobs" in occ["11:10"]["reason"]
 
 
 def test_the_seed_004_overlaps_are_the_manual_job_against_three_scheduled_ones() -> None:
@@ -116,8 +120,9 @@ def test_the_seed_004_gap_is_explained_as_an_inferred_suspension_or_downtime() -
     a = _incident()
     assert [(p["start"], p["end"], p["lost"], p["inferred"]) for p in a["suspended_periods"]] == [
         ("2026-12-02T10:20:00Z", "2026-12-02T10:33:05Z", 1, True)]
-    lost = [o for o in a["occurrences"] if o["verdict"] == "lost"][0]
-    assert "only the most recent missed time (2026-12-02T10:30:00Z)" in lost["reason"]
+    lost = [o for o in a["occurrences"] if o["verdict"] == "missed"][0]
+    assert "caught up only the latest slot (2026-12-02T10:30:00Z)" in lost["reason"]
+    assert "cannot tell which" in lost["reason"]
 
 
 def test_the_seed_004_schedule_record_has_base_now_checkpoint_and_active_ids() -> None:
@@ -143,9 +148,9 @@ def test_a_currently_suspended_cronjob_loses_every_time_since_it_was_suspended()
             job("cj-b", slot=T(10, 5), created=T(10, 5), done=T(10, 6))]
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 31)))
     # */5 from creation 10:00 (exclusive) to 10:31: 10:05 ran; 10:10..10:30 lost (5 times)
-    assert verdicts(a) == [("10:05", "ran"), ("10:10", "lost"), ("10:15", "lost"), ("10:20", "lost"),
-                           ("10:25", "lost"), ("10:30", "lost")]
-    assert all(o["reason"] == "the CronJob is suspended" for o in a["occurrences"][1:])
+    assert verdicts(a) == [("10:05", "ran"), ("10:10", "missed-suspended"), ("10:15", "missed-suspended"),
+                           ("10:20", "missed-suspended"), ("10:25", "missed-suspended"), ("10:30", "missed-suspended")]
+    assert all("kubectl-patch" in o["reason"] for o in a["occurrences"][1:])
     p = a["suspended_periods"][0]
     assert (p["start"], p["end"], p["lost"], p["inferred"]) == ("2026-12-02T10:07:00Z", None, 5, False)
     assert "kubectl-patch" in p["source"]
@@ -161,7 +166,7 @@ def test_two_scheduled_jobs_for_one_time_are_a_duplicate() -> None:
             job("cj-copy", slot=T(10, 5), created=T(10, 5, 30), done=T(10, 6))]
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 7)))
     assert verdicts(a) == [("10:05", "duplicate")]
-    assert a["occurrences"][0]["reason"] == "2 scheduled Jobs for this time"
+    assert a["occurrences"][0]["reason"] == "2 Jobs stand for this slot: cj-29936885 (scheduled); cj-copy (scheduled)"
     assert a["occurrences"][0]["jobs"] == ["cj-29936885", "cj-copy"]
 
 
@@ -172,18 +177,18 @@ def test_a_cronctl_manual_run_for_a_time_that_also_ran_is_a_duplicate_and_alone_
     sched = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6))
     both = analyse_cronjob(cj, [sched, manual], [], [], Options(now=T(10, 22)))
     assert verdicts(both)[0] == ("10:05", "duplicate")
-    assert "cj-manual also stands for this time" in both["occurrences"][0]["reason"]
+    assert "cj-manual (manual, occurrence)" in both["occurrences"][0]["reason"]
     alone = analyse_cronjob(cj, [manual], [], [], Options(now=T(10, 22)))
     assert verdicts(alone)[0] == ("10:05", "ran")
-    assert alone["occurrences"][0]["reason"] == "run manually by cj-manual"
+    assert alone["occurrences"][0]["reason"].startswith("run manually as cj-manual (occurrence)")
 
 
-def test_a_time_that_passed_moments_ago_without_a_job_is_pending_not_lost() -> None:
+def test_a_time_that_passed_moments_ago_without_a_job_is_due_not_lost() -> None:
     a = analyse_cronjob(cronjob(), [], [], [], Options(now=T(10, 5, 4)))
-    assert verdicts(a) == [("10:05", "pending")]
+    assert verdicts(a) == [("10:05", "due")]
 
 
-def test_a_time_older_than_every_kept_job_is_unknown_when_history_limits_may_have_deleted_it() -> None:
+def test_a_time_older_than_every_kept_job_is_evidence_gone_when_history_limits_may_have_deleted_it() -> None:
     cj = cronjob(created=T(9, 0), last=T(10, 15), successfulJobsHistoryLimit=2)
     jobs = [job("cj-1", slot=T(10, 10), created=T(10, 10), done=T(10, 11)),
             job("cj-2", slot=T(10, 15), created=T(10, 15), done=T(10, 16))]
@@ -192,12 +197,12 @@ def test_a_time_older_than_every_kept_job_is_unknown_when_history_limits_may_hav
     # is cut at the creation (09:00), so 09:05 .. 10:05 are judged: 2 successful Jobs kept with a
     # limit of 2 means older ones may have been deleted.
     v = dict(verdicts(a))
-    assert v["09:05"] == "unknown" and v["10:05"] == "unknown"
+    assert v["09:05"] == "evidence-gone" and v["10:05"] == "evidence-gone"
     assert v["10:10"] == "ran" and v["10:15"] == "ran"
     # with room left under the limit nothing was deleted by history cleanup: those times are lost
     b = analyse_cronjob(cronjob(created=T(9, 0), last=T(10, 15), successfulJobsHistoryLimit=5), jobs, [], [],
                         Options(now=T(10, 17)))
-    assert dict(verdicts(b))["10:05"] == "lost"
+    assert dict(verdicts(b))["10:05"] == "missed"
 
 
 def test_only_the_latest_times_are_judged_when_there_are_too_many() -> None:
@@ -268,9 +273,9 @@ def test_an_events_k8s_io_event_reads_like_a_core_one() -> None:
         "Not starting job", 4, "2026-12-02T10:01:00Z", "2026-12-02T10:05:00.123456Z", "cronjob-controller", True)
 
 
-def test_a_time_that_just_passed_while_suspended_is_lost_not_pending() -> None:
+def test_a_time_that_just_passed_while_suspended_is_missed_not_due() -> None:
     a = analyse_cronjob(cronjob(suspend=True), [], [], [], Options(now=T(10, 5, 4)))
-    assert verdicts(a) == [("10:05", "lost")]
+    assert verdicts(a) == [("10:05", "missed-suspended")]
 
 
 def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job() -> None:
@@ -280,7 +285,8 @@ def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job()
             job("cj-29936881", slot=T(10, 1), created=T(10, 0, 59))]  # started 10:01:00
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 1, 0)))
     assert [(o["a"], o["b"], o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
-    assert dict(verdicts(a))["10:01"] == "duplicate"
+    occ = {o["expected"][11:16]: o for o in a["occurrences"]}
+    assert occ["10:01"]["verdict"] == "running" and occ["10:01"]["manual_overlap"] == ["cj-fix"]
 
 
 def test_a_suspension_by_cronctl_run_manual_is_explained_by_its_run_record() -> None:
@@ -293,25 +299,26 @@ def test_a_suspension_by_cronctl_run_manual_is_explained_by_its_run_record() -> 
     p = a["suspended_periods"][0]
     assert p["start"] == z(T(10, 12)) and p["lost"] == 2  # 10:15 and 10:20; at 10:10 it was not suspended yet
     assert "cronctl run-manual r-42 (operator alice, reason: catch up after 503, step waiting)" in p["source"]
-    assert dict(verdicts(a))["10:15"] == "lost" and dict(verdicts(a))["10:10"] == "lost"
+    assert dict(verdicts(a))["10:15"] == "missed-suspended" and dict(verdicts(a))["10:10"] == "missed"
+    assert "cronctl run-manual r-42 of alice" in a["occurrences"][2]["reason"]
 
 
-def test_a_time_older_than_the_kept_failed_job_is_unknown_when_the_failed_limit_is_reached() -> None:
+def test_a_time_older_than_the_kept_failed_job_is_evidence_gone_when_the_failed_limit_is_reached() -> None:
     # failedJobsHistoryLimit 1 (default) and one failed Job kept (10:15): a failed Job for 10:10
     # may have been deleted by the cleanup, although 10:10 is newer than the kept 10:05 success
     cj = cronjob(created=T(10, 0), last=T(10, 15))
     jobs = [job("cj-a", slot=T(10, 5), created=T(10, 5), done=T(10, 6)),
             job("cj-c", slot=T(10, 15), created=T(10, 15), done=T(10, 16), outcome="Failed")]
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 17)))
-    assert verdicts(a) == [("10:05", "ran"), ("10:10", "unknown"), ("10:15", "ran")]
-    assert "history limits" in a["occurrences"][1]["reason"]
+    assert verdicts(a) == [("10:05", "ran"), ("10:10", "evidence-gone"), ("10:15", "ran")]
+    assert "failedJobsHistoryLimit" in a["occurrences"][1]["reason"]
 
 
-def test_a_ttl_after_finished_makes_every_missing_time_unknown() -> None:
+def test_a_ttl_after_finished_makes_every_missing_time_evidence_gone() -> None:
     cj = cronjob(created=T(10, 0), last=T(10, 15))
     cj["spec"]["jobTemplate"]["spec"]["ttlSecondsAfterFinished"] = 60
     a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 17)))
-    assert [v for _, v in verdicts(a)] == ["unknown", "unknown", "unknown"]
+    assert [v for _, v in verdicts(a)] == ["evidence-gone"] * 3
 
 _interval = st.tuples(st.integers(0, 200), st.integers(0, 60))
 

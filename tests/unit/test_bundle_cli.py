@@ -21,7 +21,7 @@ def test_json_output_is_the_summary_and_the_bundle_is_written(tmp_path: Path, ca
     assert code == 0, e
     s = json.loads(o)
     assert s["path"] == str(out) and s["namespace"] == "integrations" and s["partial"] is False
-    assert s["cronjobs"][0]["verdicts"]["duplicate"] == 3 and s["cronjobs"][0]["unexpected_job_events"] == 9
+    assert s["cronjobs"][0]["verdicts"]["missed"] == 1 and s["cronjobs"][0]["unexpected_job_events"] == 9
     assert sorted(p.name for p in out.iterdir()) == ["REPORT.md", "SHA256SUMS", "bundle.json", "objects.yaml",
                                                      "report.html"]
     assert "collecting a bundle" in e  # progress goes to stderr, data to stdout
@@ -33,7 +33,7 @@ def test_text_output_names_the_path_and_the_verdicts(tmp_path: Path, capfd: pyte
     o, _ = capfd.readouterr()
     assert code == 0
     assert f"bundle written to {tmp_path / 'b.tar.gz'}" in o
-    assert "ran 4, late 2, lost 1, duplicate 3; overlaps 3; UnexpectedJob 9, JobAlreadyActive 5" in o
+    assert "ran 6, ran-late 2, running 1, missed 1; overlaps 3; UnexpectedJob 9, JobAlreadyActive 5" in o
     with tarfile.open(tmp_path / "b.tar.gz") as tar:
         assert "b/objects.yaml" in tar.getnames()
 
