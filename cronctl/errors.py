@@ -21,7 +21,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 5  # malformed schedule, unknown zone, unreadable/malformed file or dump
     NOT_FOUND = 6  # the named CronJob (or other object) does not exist
     API_ERROR = 7  # the API server is unreachable or answered with an unexpected error
-    FINDINGS = 8  # lint found something at or above --fail-on
+    FINDINGS = 8  # lint found something at or above --fail-on; history --fail-on found a bad slot
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 
 

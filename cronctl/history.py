@@ -411,9 +411,12 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         at, manager = suspend_set_at(cronjob)
         record = model.read_record(cronjob)
         rec_start = _ts(record.started) if record is not None else None
+        paused = model.read_pause(cronjob)
         if record is not None and rec_start is not None:
             spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
-        else:
+        if paused is not None:
+            spans.append((paused.at or at or created, None, paused.words()))
+        elif paused is None:
             spans.append((at or created, None, f"spec.suspend set by {manager or 'unknown'}"
                           + ("" if at else " (when is not recorded)")))
     runs_ = []

@@ -34,6 +34,12 @@ ANN_UPDATED = PREFIX + "updated"
 ANN_HOLDER = PREFIX + "holder"
 ANN_OCCURRENCE = PREFIX + "occurrence"
 ANN_NOTE = PREFIX + "note"
+# a pause (cronctl pause / resume): who, why, since and until when; kept apart from the run record
+ANN_PAUSED_BY = PREFIX + "paused-by"
+ANN_PAUSED_AT = PREFIX + "paused-at"
+ANN_PAUSE_REASON = PREFIX + "pause-reason"
+ANN_PAUSED_UNTIL = PREFIX + "paused-until"
+PAUSE_KEYS = (ANN_PAUSED_BY, ANN_PAUSED_AT, ANN_PAUSE_REASON, ANN_PAUSED_UNTIL)
 
 #: The env var that carries ``--occurrence`` into every container of the manual Job.
 OCCURRENCE_ENV = "CRONCTL_OCCURRENCE"
@@ -289,6 +295,41 @@ def read_record(cronjob: Obj) -> RunRecord | None:
         started=a.get(keys["started"], ""), holder=a.get(keys["holder"], ""),
         updated=a.get(keys["updated"], ""), occurrence=a.get(keys["occurrence"], ""),
         note=a.get(keys["note"], ""))
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A pause recorded by ``cronctl pause`` on the CronJob."""
+
+    by: str
+    at: datetime | None
+    reason: str
+    until: datetime | None
+
+    def overdue(self, now: datetime) -> bool:
+        return self.until is not None and now > self.until
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"by": self.by, "at": rfc3339_z(self.at) if self.at else None, "reason": self.reason,
+                "until": rfc3339_z(self.until) if self.until else None}
+
+    def words(self) -> str:
+        since = f" since {rfc3339_z(self.at)}" if self.at else ""
+        until = f" until {rfc3339_z(self.until)}" if self.until else ""
+        return f"paused by {self.by}{since}{until}: {self.reason}"
+
+
+def read_pause(cronjob: Obj) -> Pause | None:
+    """The pause on the CronJob, or None (present when the paused-by key is)."""
+    a = annotations(cronjob)
+    if ANN_PAUSED_BY not in a:
+        return None
+    return Pause(by=a.get(ANN_PAUSED_BY, "") or "unknown", at=_time(a.get(ANN_PAUSED_AT)),
+                 reason=a.get(ANN_PAUSE_REASON, ""), until=_time(a.get(ANN_PAUSED_UNTIL)))
+
+
+def clear_pause_annotations() -> dict[str, None]:
+    return {k: None for k in PAUSE_KEYS}
 
 
 def clear_record_annotations() -> dict[str, None]:

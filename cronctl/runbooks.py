@@ -32,12 +32,13 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
     "JOB_FAILED": "The manual Job ended Failed. The CronJob stays suspended with the record saying why.",
     "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
-               "active or unfinished child Jobs, the Job name exists, a permission is missing.",
+               "active or unfinished child Jobs, the Job name exists, a permission is missing, already paused.",
     "TIMEOUT": "The wait ran out (--timeout). Nothing was restored; the Job may still run.",
     "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value.",
     "NOT_FOUND": "The named CronJob (or other object) does not exist in that namespace.",
     "API_ERROR": "The API server is unreachable or answered with an error cronctl does not handle.",
-    "FINDINGS": "cronctl lint found something at or above --fail-on (default: error).",
+    "FINDINGS": "cronctl lint found something at or above --fail-on (default: error); cronctl history "
+                "--fail-on found a lost (lost) or doubled (duplicate) slot.",
     "INTERRUPTED": "Ctrl-C, SIGINT or SIGTERM. run-manual leaves a state `cronctl status` explains "
                    "and `cronctl restore` finishes.",
 }

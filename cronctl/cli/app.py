@@ -47,6 +47,7 @@ from cronctl.cli import completion as _completion  # noqa: E402,F401
 from cronctl.cli import explain as _explain  # noqa: E402,F401
 from cronctl.cli import history as _history  # noqa: E402,F401
 from cronctl.cli import lint as _lint  # noqa: E402,F401
+from cronctl.cli import pause as _pause  # noqa: E402,F401
 from cronctl.cli import restore as _restore  # noqa: E402,F401
 from cronctl.cli import run_manual as _run_manual  # noqa: E402,F401
 from cronctl.cli import runbook as _runbook  # noqa: E402,F401

@@ -51,6 +51,11 @@ def status_cmd(
                                    f"{str(rec['original_suspend']).lower()}"
                                    + (f" · {rec['holder']}" if rec["holder"] else "")
                                    + (f" · reason: {rec['reason']}" if rec["reason"] else ""))
+    if s["pause"]:
+        pz = s["pause"]
+        head.add_row("pause", f"paused by {pz['by']} since {pz['at'] or '?'}"
+                     + (f" until {pz['until']}" if pz["until"] else "") + f": {pz['reason']}"
+                     + (" (PAST ITS UNTIL: resume it, or pause again with a new --until)" if pz["overdue"] else ""))
     head.add_row("state", s["explanation"])
     head.add_row("next runs", ", ".join(s["next_runs"]) or "unknown")
     head.add_row("controller", "now: " + s["controller_next"]["text"])

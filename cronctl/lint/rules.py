@@ -404,6 +404,16 @@ def check_default_service_account(cj: Obj, now: datetime) -> list[Hit]:
     return []
 
 
+def check_pause_overdue(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.model import ANN_PAUSED_UNTIL, read_pause
+
+    p = read_pause(cj)
+    if p is None or not p.overdue(now) or not (cj.get("spec") or {}).get("suspend"):
+        return []
+    return [Hit(f"{p.words()}: past its until by {human_duration(now - p.until)}"  # type: ignore[operator]
+                "; every slot since is lost", f"metadata.annotations[{ANN_PAUSED_UNTIL}]")]
+
+
 # --------------------------------------------------------------------------- DST
 
 
@@ -611,6 +621,10 @@ RULES: tuple[Rule, ...] = (
          "Permissions granted to 'default' reach every pod in the namespace; the Job gets more than it needs.",
          f"Set {POD}.serviceAccountName to a dedicated account (or automountServiceAccountToken: false).",
          check_default_service_account),
+    Rule("CJ025", "pause-overdue", "warning", "paused (cronctl pause) past its --until",
+         "A pause nobody ended keeps the CronJob suspended: every slot after the intended end is lost.",
+         "Resume it (cronctl resume), or pause again with a new --until and reason.",
+         check_pause_overdue),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -91,6 +91,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
             "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
         })
     slots = _recent_slots(cluster, cj, jobs, now)
+    pause = model.read_pause(cj)
     return {
         "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
         "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
@@ -108,6 +109,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "controller_next": pred_now.as_dict(),
         "after_restore": pred_restore.as_dict() if pred_restore else None,
         "recent_slots": slots,
+        "pause": dict(pause.as_dict(), overdue=pause.overdue(now)) if pause else None,
     }
 
 

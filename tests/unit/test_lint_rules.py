@@ -66,7 +66,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 25)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 26)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -179,6 +179,17 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ024", {f"{POD}.serviceAccountName": "default"}, 1, ("serviceAccountName is default",), "warning"),
     ("CJ024", {f"{POD}.serviceAccountName": DELETE, f"{POD}.automountServiceAccountToken": False}, 0, (), None),
     ("CJ024", {}, 0, (), None),
+    # CJ025 a cronctl pause past its --until (NOW is 2026-12-02T12:00Z)
+    ("CJ025", {"spec.suspend": True, "metadata.annotations": {
+        "cronctl.dev/paused-by": "alice", "cronctl.dev/pause-reason": "db migration",
+        "cronctl.dev/paused-at": "2026-12-01T08:00:00Z", "cronctl.dev/paused-until": "2026-12-02T09:00:00Z"}},
+     1, ("paused by alice", "db migration", "past its until by 3h"), "warning"),
+    ("CJ025", {"spec.suspend": True, "metadata.annotations": {
+        "cronctl.dev/paused-by": "alice", "cronctl.dev/pause-reason": "db migration",
+        "cronctl.dev/paused-until": "2026-12-02T13:00:00Z"}}, 0, (), None),  # not yet
+    ("CJ025", {"spec.suspend": False, "metadata.annotations": {
+        "cronctl.dev/paused-by": "alice", "cronctl.dev/paused-until": "2026-12-02T09:00:00Z"}}, 0, (), None),
+    ("CJ025", {"spec.suspend": True}, 0, (), None),  # suspended without a pause: no until to be past
 ]
 
 

@@ -1,0 +1,86 @@
+"""``cronctl pause`` and ``cronctl resume`` (see cronctl.procedure.pause)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, YesOpt,
+                                is_interactive, out)
+
+
+@app.command("pause")
+def pause_cmd(
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is paused (recorded on the CronJob; required).",
+                                        show_default=False)] = "",
+    until: Annotated[Optional[str], typer.Option(
+        "--until", help="Until when (RFC3339, or a duration from now: 2h, 1d); status and lint flag it "
+        "once past.", show_default=False, metavar="TIME")] = None,
+    yes: YesOpt = False,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Suspend a CronJob on purpose, recording who, why and until when on it.
+
+    Refused (exit 3) while a run-manual holds the CronJob or when it is already paused; exit 5
+    without --reason or with an --until in the past.
+    """
+    from datetime import timedelta
+
+    from cronctl.cli.runtime import RichReporter, parse_duration, print_data
+    from cronctl.errors import BadInput
+    from cronctl.kube import connect
+    from cronctl.procedure.base import SystemClock
+    from cronctl.procedure.pause import PauseOptions, pause
+    from cronctl.timeutil import parse_rfc3339
+
+    clock = SystemClock()
+    until_t = None
+    if until is not None:
+        try:
+            until_t = parse_rfc3339(until, what="--until")
+        except BadInput:
+            try:
+                until_t = clock.now() + timedelta(seconds=parse_duration(until, flag="--until"))
+            except BadInput:
+                raise BadInput(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d") from None
+    cluster = connect(kubeconfig, context, namespace)
+    res = pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
+                                      interactive=is_interactive()), clock, RichReporter())
+    if output != Output.text:
+        print_data(res, output)
+    else:
+        out.print(res["message"], markup=False)
+
+
+@app.command("resume")
+def resume_cmd(
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    yes: YesOpt = False,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Un-suspend a paused CronJob after showing what the controller will start.
+
+    Refused (exit 3) while a run-manual holds the CronJob (use restore) or a child Job is still
+    running. Not suspended: nothing to do (exit 0).
+    """
+    from cronctl.cli.runtime import RichReporter, print_data
+    from cronctl.kube import connect
+    from cronctl.procedure.base import SystemClock
+    from cronctl.procedure.pause import ResumeOptions, resume
+
+    cluster = connect(kubeconfig, context, namespace)
+    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive()), SystemClock(),
+                 RichReporter())
+    if output != Output.text:
+        print_data(res, output)
+    else:
+        out.print(res["message"], markup=False)

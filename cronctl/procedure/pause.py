@@ -1,0 +1,138 @@
+"""``cronctl pause`` / ``cronctl resume``: suspend a CronJob on purpose, with who, why and until
+when recorded on it; resume with the controller's next move shown (and chosen) first.
+
+Rules (README "cronctl pause, resume"):
+* pause: one merge patch guarded by resourceVersion sets ``spec.suspend: true`` and the pause
+  annotations (``cronctl.dev/paused-by``, ``-at``, ``pause-reason``, ``paused-until``; visible in
+  ``kubectl describe``). Refused while a run-manual record holds the CronJob, and when it is
+  already paused (resume first). A CronJob someone else suspended gets the pause recorded.
+* resume: refused while a run-manual record holds the CronJob (``cronctl restore`` finishes
+  that) and while a child Job is unfinished (un-suspending would let the controller start a
+  scheduled Job beside it). Prints what the controller will do, asks, then one guarded patch
+  sets ``spec.suspend: false`` and removes the pause annotations. Not suspended: nothing to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cronctl import model
+from cronctl.cluster import Cluster, Obj
+from cronctl.errors import BadInput, Conflict, Refused
+from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
+from cronctl.procedure.predict import predict
+from cronctl.timeutil import rfc3339_z
+
+
+@dataclass
+class PauseOptions:
+    cronjob: str
+    reason: str
+    until: datetime | None = None
+    yes: bool = False
+    interactive: bool = False
+
+
+@dataclass
+class ResumeOptions:
+    cronjob: str
+    yes: bool = False
+    interactive: bool = False
+
+
+def _held(cj: Obj, ns: str, name: str, what: str) -> None:
+    rec = model.read_record(cj)
+    if rec is not None:
+        raise Refused(f"cronjob {ns}/{name} is held by run {rec.run_id} of {rec.operator or 'unknown'} (step "
+                      f"{rec.step}): not {what} it under a run; nothing changed",
+                      hint=f"cronctl status {name} -n {ns}; cronctl restore {name} -n {ns} finishes the run")
+
+
+def _confirm(opts: PauseOptions | ResumeOptions, reporter: Reporter, question: str, what: str) -> None:
+    if opts.yes:
+        return
+    if not opts.interactive:
+        raise Refused(f"not on a terminal and --yes not given: refusing to {what} without confirmation; "
+                      "nothing changed")
+    if not reporter.confirm(question):
+        raise Refused("not confirmed; nothing changed")
+
+
+def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
+    name, ns = opts.cronjob, cluster.namespace
+    reason = opts.reason.strip()
+    if not reason:
+        raise BadInput("a pause needs a reason (--reason): it is what the next on-call reads")
+    now = clock.now().replace(microsecond=0)  # annotations in whole seconds, as the API's own times
+    until = opts.until.replace(microsecond=0) if opts.until is not None else None
+    if until is not None and until <= now:
+        raise BadInput(f"--until {rfc3339_z(until)} is not in the future")
+    who = cluster.whoami()
+    for _ in range(5):
+        cj = cluster.get_cronjob(name)
+        _held(cj, ns, name, "pausing")
+        old = model.read_pause(cj)
+        if old is not None:
+            raise Refused(f"cronjob {ns}/{name} is already {old.words()}; nothing changed",
+                          hint=f"cronctl resume {name} -n {ns} first, then pause again")
+        was = model.is_suspended(cj)
+        until_w = f" until {rfc3339_z(until)}" if until else ""
+        reporter.step(f"pause {ns}/{name}{until_w}: spec.suspend {'stays' if was else 'becomes'} true; the controller "
+                      "starts nothing while paused; on resume it starts at most the latest missed slot")
+        _confirm(opts, reporter, f"Pause {ns}/{name}{until_w} ({reason})?", f"pause cronjob {ns}/{name}")
+        ann = {model.ANN_PAUSED_BY: who, model.ANN_PAUSED_AT: rfc3339_z(now), model.ANN_PAUSE_REASON: reason,
+               model.ANN_PAUSED_UNTIL: rfc3339_z(until) if until else None}
+        try:
+            cluster.patch_cronjob(name, {"spec": {"suspend": True}, "metadata": {"annotations": ann}},
+                                  resource_version=rv(cj))
+        except Conflict:
+            continue
+        p = model.Pause(by=who, at=now, reason=reason, until=until)
+        msg = f"cronjob {ns}/{name} {p.words()}" + (" (it was already suspended)" if was else "")
+        reporter.step(msg)
+        return {"cronjob": name, "namespace": ns, "changed": True, "was_suspended": was, "pause": p.as_dict(),
+                "message": msg}
+    raise Conflict(f"cronjob {ns}/{name} kept changing while pausing; nothing changed, try again")
+
+
+def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
+    name, ns = opts.cronjob, cluster.namespace
+    for _ in range(5):
+        cj = cluster.get_cronjob(name)
+        _held(cj, ns, name, "resuming")
+        p = model.read_pause(cj)
+        if not model.is_suspended(cj):
+            msg = f"nothing to resume: cronjob {ns}/{name} is not suspended"
+            if p is not None:  # a pause record left behind (someone un-suspended with kubectl)
+                cluster.patch_cronjob(name, {"metadata": {"annotations": model.clear_pause_annotations()}},
+                                      resource_version=rv(cj))
+                msg += f"; removed the leftover pause record ({p.words()})"
+            reporter.step(msg)
+            return {"cronjob": name, "namespace": ns, "changed": p is not None, "pause": p.as_dict() if p else None,
+                    "prediction": None, "message": msg}
+        jobs, _ = cluster.list_jobs()
+        running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
+        if running:
+            raise Refused(f"job {', '.join(running)} of cronjob {ns}/{name} is still running: resuming now would "
+                          "let the controller start a scheduled Job beside it; nothing changed",
+                          hint=f"wait for it (cronctl status {name} -n {ns}), then resume")
+        now = clock.now()
+        pred = predict(cj, now, suspended=False, jobs=jobs, server_version=server_version_if_needed(cluster, jobs))
+        if p is None:
+            reporter.warn(f"cronjob {ns}/{name} was suspended without cronctl pause (no pause record)")
+        else:
+            reporter.step(f"{ns}/{name} is {p.words()}" + (" (past its until)" if p.overdue(now) else ""))
+        reporter.step(f"resume: set suspend to false; what the controller will do next: {pred.text}")
+        _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
+        patch = {"spec": {"suspend": False}, "metadata": {"annotations": model.clear_pause_annotations()}}
+        try:
+            cluster.patch_cronjob(name, patch, resource_version=rv(cj))
+        except Conflict:
+            continue
+        msg = f"resumed cronjob {ns}/{name}; {pred.text}"
+        reporter.step(msg)
+        return {"cronjob": name, "namespace": ns, "changed": True, "pause": p.as_dict() if p else None,
+                "prediction": pred.as_dict(), "message": msg}
+    raise Conflict(f"cronjob {ns}/{name} kept changing while resuming; nothing changed, try again")
