@@ -40,6 +40,7 @@ class Prediction:
     deadline_dropped: tuple[datetime, ...] = ()  # runs startingDeadlineSeconds drops for good
     waiting_for: tuple[str, ...] = ()  # Forbid: the active Jobs the due slot waits for
     replaces: tuple[str, ...] = ()     # Replace: the active Jobs deleted before the new one
+    never_times: tuple[datetime, ...] = ()  # the slots never made up (never_made_up counts them)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class Prediction:
             "server_version": self.server_version,
             "deadline_dropped": [rfc3339_z(t) for t in self.deadline_dropped],
             "waiting_for": list(self.waiting_for), "replaces": list(self.replaces),
+            "never_made_up_slots": [rfc3339_z(t) for t in self.never_times],
         }
 
 
@@ -169,4 +171,5 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
                       too_many=d.missed == "many", next_runs=runs, error=d.error, text=text,
                       events=tuple(d.events), existing_job=existing_job, adopts=adopts,
                       server_version=server_version, deadline_dropped=tuple(d.deadline_dropped),
-                      waiting_for=tuple(d.waiting_for), replaces=tuple(d.replaces))
+                      waiting_for=tuple(d.waiting_for), replaces=tuple(d.replaces),
+                      never_times=tuple(d.never_made_up))
