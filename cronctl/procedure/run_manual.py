@@ -719,9 +719,15 @@ class _Run:
         info: dict[str, Any] = {"patched": False, "slot": t}
         self.record["last_schedule_time"] = info
         if not self.can_patch_status:
+            lp = last_schedule_plan(self.cj, self.slot)
             info["why"] = "no permission to patch cronjobs/status"
-            self.r.warn(f"lastScheduleTime not set to {self.slot.shown}: no permission to patch cronjobs/status"
-                        + (f"; {self.without_patch}" if self.without_patch else ""))
+            if not lp.needed:
+                info["why"] += f"; not needed: {lp.why}"
+                self.r.step(f"lastScheduleTime left as it is: {info['why']}")
+                self._save()
+                return ""
+            self.r.warn(f"lastScheduleTime not set to {self.slot.shown}: no permission to patch cronjobs/status; "
+                        f"{self.without_patch}")
             self._save()
             return "; lastScheduleTime not set (no permission)"
         why = f"cronjob {self.ns}/{self.name} kept changing"
