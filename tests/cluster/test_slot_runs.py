@@ -278,3 +278,39 @@ def test_an_instant_that_is_not_a_slot_exits_5_and_ad_hoc_keeps_the_fixed_name(
     assert job["metadata"]["annotations"]["cronctl.dev/occurrence"] == z(off_slot)
     assert SCHEDULED_TS not in job["metadata"]["annotations"]
     assert "the controller does not know this instant" in " ".join(d.stderr.split())
+
+
+def test_control_without_the_last_schedule_patch_the_next_slot_is_late_before_1_37(
+        kubeconfig: str, namespace: str, k8s: Any) -> None:
+    """The same situation as above, but the slot-named Job made by hand (``kubectl create job
+    --from`` with the slot's name) and lastScheduleTime NOT set: what the patch saves us from.
+    1.37 adopts the Job and the next slot is on time; 1.34-1.36 back off and it is late."""
+    from cronctl.versions import behaviour_for
+
+    version = server_version(k8s)
+    adopts = behaviour_for(version).adopts_slot_job
+    cj = create_cronjob(k8s, namespace, "bare", schedule="*/1 * * * *", suspend=True, duration=2)
+    t = early_in_a_minute(after=ts(cj["metadata"]["creationTimestamp"]))
+    name = slot_name("bare", t)
+    k8s.batch.create_namespaced_job(namespace, _job_for(cj, name, {SCHEDULED_TS: z(t),
+                                                                   "cronjob.kubernetes.io/instantiate": "manual"}))
+    wait_for(f"{name} to complete", lambda: terminal(read_job(k8s, namespace, name) or {}) == "Complete",
+             timeout=40)
+    k8s.batch.patch_namespaced_cron_job("bare", namespace, {"spec": {"suspend": False}})
+    nxt = t + timedelta(minutes=1)
+    give_up = nxt + timedelta(seconds=150)
+    job = None
+    while job is None and datetime.now(UTC) < give_up:
+        job = read_job(k8s, namespace, slot_name("bare", nxt))
+        time.sleep(0.5)
+    assert standing_for(k8s, namespace, cj, t) == [name]  # never a second Job for T, on any version
+    if job is None:
+        print(f"\nMEASURE {version} control without the lastScheduleTime patch: next slot's Job not created "
+              f"within {(give_up - nxt).total_seconds():.0f} s of its time")
+        assert not adopts, "1.37 adopts the Job: the next slot must be on time"
+        return
+    delay = (ts(job["metadata"]["creationTimestamp"]) - nxt).total_seconds()
+    print(f"\nMEASURE {version} control without the lastScheduleTime patch: next slot's Job created "
+          f"{delay:.1f} s after its time")
+    if adopts:
+        assert delay <= MAX_NEXT_SLOT_DELAY
