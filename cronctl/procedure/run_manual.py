@@ -342,8 +342,8 @@ class _Run:
             ("after the run", f"if restored now: {after.text}"),
         ]
         if self.slot is not None:
-            rows[7:7] = [("slot", f"{self.slot.shown}{' (the latest slot)' if self.slot.latest else ''} "
-                                  f"(env {model.OCCURRENCE_ENV})"),
+            rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
+                                  f"env {model.OCCURRENCE_ENV}"),
                          ("job name", f"{self.job_name} (the controller's name for this slot)"),
                          ("lastScheduleTime", lst_row)]
         elif self.occurrence:

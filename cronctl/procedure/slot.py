@@ -104,7 +104,7 @@ def resolve(cronjob: model.Obj, occurrence: datetime | None, *, latest: bool, no
             before = slot_at_or_before(sched, t)
             after = slot_after(sched, t)
             raise BadInput(
-                f"--occurrence {rfc3339_z(t)} is not a slot of {where} ('{expr}'{zone}): the nearest slots are "
+                f"--occurrence {show(t, tz)} is not a slot of {where} ('{expr}'{zone}): the nearest slots are "
                 f"{show(before, tz) if before else 'none in 5 years'} before and "
                 f"{show(after, tz) if after else 'none in 5 years'} after",
                 hint="name one of them, use --occurrence latest, or --ad-hoc-occurrence to run under the fixed "

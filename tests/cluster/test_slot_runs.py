@@ -280,22 +280,31 @@ def test_an_instant_that_is_not_a_slot_exits_5_and_ad_hoc_keeps_the_fixed_name(
     assert "the controller does not know this instant" in " ".join(d.stderr.split())
 
 
-def test_control_without_the_last_schedule_patch_the_next_slot_is_late_before_1_37(
-        kubeconfig: str, namespace: str, k8s: Any) -> None:
-    """The same situation as above, but the slot-named Job made by hand (``kubectl create job
-    --from`` with the slot's name) and lastScheduleTime NOT set: what the patch saves us from.
-    1.37 adopts the Job and the next slot is on time; 1.34-1.36 back off and it is late."""
+def test_control_without_the_status_permission_the_next_slot_is_late_before_1_37(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    """The same situation as above, run by an operator who may not patch cronjobs/status: the run
+    goes on with --yes, lastScheduleTime is NOT set, and the record says so. That is what the
+    patch saves us from: 1.37 adopts the slot-named Job and the next slot is on time; 1.34-1.36
+    back off and it is late."""
     from cronctl.versions import behaviour_for
 
     version = server_version(k8s)
     adopts = behaviour_for(version).adopts_slot_job
     cj = create_cronjob(k8s, namespace, "bare", schedule="*/1 * * * *", suspend=True, duration=2)
+    operator_kubeconfig = operator_without_status(k8s, kubeconfig, namespace, tmp_path)
     t = early_in_a_minute(after=ts(cj["metadata"]["creationTimestamp"]))
     name = slot_name("bare", t)
-    k8s.batch.create_namespaced_job(namespace, _job_for(cj, name, {SCHEDULED_TS: z(t),
-                                                                   "cronjob.kubernetes.io/instantiate": "manual"}))
-    wait_for(f"{name} to complete", lambda: terminal(read_job(k8s, namespace, name) or {}) == "Complete",
-             timeout=40)
+    r = cronctl(["run-manual", "bare", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "1s",
+                 "-o", "json"], str(operator_kubeconfig), run_dir=tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["job_name"] == name and rec["plan"]["last_schedule_time"]["permission"] is False
+    assert rec["last_schedule_time"]["patched"] is False
+    assert rec["last_schedule_time"]["why"] == "no permission to patch cronjobs/status"
+    warned = " ".join(r.stderr.split())
+    assert "lastScheduleTime not set to" in warned and ("adopts it" in warned) is bool(adopts)
+    assert not (read_cronjob(k8s, namespace, "bare").get("status") or {}).get("lastScheduleTime")
+
     k8s.batch.patch_namespaced_cron_job("bare", namespace, {"spec": {"suspend": False}})
     nxt = t + timedelta(minutes=1)
     give_up = nxt + timedelta(seconds=150)
@@ -305,12 +314,12 @@ def test_control_without_the_last_schedule_patch_the_next_slot_is_late_before_1_
         time.sleep(0.5)
     assert standing_for(k8s, namespace, cj, t) == [name]  # never a second Job for T, on any version
     if job is None:
-        print(f"\nMEASURE {version} control without the lastScheduleTime patch: next slot's Job not created "
-              f"within {(give_up - nxt).total_seconds():.0f} s of its time")
+        print(f"\nMEASURE {version} control, no cronjobs/status permission (lastScheduleTime not set): next "
+              f"slot's Job not created within {(give_up - nxt).total_seconds():.0f} s of its time")
         assert not adopts, "1.37 adopts the Job: the next slot must be on time"
         return
     delay = (ts(job["metadata"]["creationTimestamp"]) - nxt).total_seconds()
-    print(f"\nMEASURE {version} control without the lastScheduleTime patch: next slot's Job created "
-          f"{delay:.1f} s after its time")
+    print(f"\nMEASURE {version} control, no cronjobs/status permission (lastScheduleTime not set): next slot's "
+          f"Job created {delay:.1f} s after its time")
     if adopts:
         assert delay <= MAX_NEXT_SLOT_DELAY
