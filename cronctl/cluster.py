@@ -76,6 +76,11 @@ class Cluster(Protocol):
         """
         ...
 
+    def patch_cronjob_status(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
+        """A JSON merge patch of the CronJob's status subresource (``cronjobs/status``), guarded by
+        ``resource_version`` like :meth:`patch_cronjob` (``Conflict`` when it moved)."""
+        ...
+
     def create_job(self, body: Obj, *, dry_run: bool = False) -> Obj:
         """Create a Job in :attr:`namespace`; ``Conflict`` when the name already exists.
 

@@ -228,6 +228,16 @@ class KubeCluster:
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
+    def patch_cronjob_status(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
+        body = dict(patch)
+        meta = dict(body.get("metadata") or {})
+        meta["resourceVersion"] = resource_version  # 409 if the controller wrote status meanwhile
+        body["metadata"] = meta
+        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}/status",
+                               body=body, content_type="application/merge-patch+json",
+                               what=f"cronjob {self.namespace}/{name}")
+        return r
+
     def create_job(self, body: Obj, *, dry_run: bool = False) -> Obj:
         q = [("dryRun", "All")] if dry_run else None
         name = (body.get("metadata") or {}).get("name", "")

@@ -32,9 +32,11 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
     "JOB_FAILED": "The manual Job ended Failed. The CronJob stays suspended with the record saying why.",
     "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
-               "active or unfinished child Jobs, the Job name exists, a permission is missing, already paused.",
+               "active or unfinished child Jobs, the Job name exists, a Job already stands for the "
+               "slot, a permission is missing, already paused.",
     "TIMEOUT": "The wait ran out (--timeout). Nothing was restored; the Job may still run.",
-    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value.",
+    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value; "
+                 "run-manual --occurrence not a slot of the schedule or in the future.",
     "NOT_FOUND": "The named CronJob (or other object) does not exist in that namespace.",
     "API_ERROR": "The API server is unreachable or answered with an error cronctl does not handle.",
     "FINDINGS": "cronctl lint found something at or above --fail-on (default: error); cronctl history "

@@ -15,11 +15,19 @@ from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output,
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False)],
     job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default <cronjob>-manual); "
-                                                    "the fixed name is what stops a second run.")] = None,
+                                                    "the fixed name is what stops a second run. Not with a slot "
+                                                    "--occurrence (the Job takes the slot's name).")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why; recorded on the CronJob and the Job.")] = "",
     occurrence: Annotated[Optional[str], typer.Option(
-        "--occurrence", help="RFC3339 time the run stands for; passed to every container as "
+        "--occurrence", help="The slot the run stands for: an RFC3339 time the schedule fires at (in its "
+                             "timeZone, not in the future), or 'latest' (the latest slot so far). The Job gets "
+                             "the controller's name and scheduled-timestamp annotation for it; after success "
+                             "status.lastScheduleTime is set to it. Passed to every container as "
                              "CRONCTL_OCCURRENCE (the application's idempotency key).")] = None,
+    ad_hoc_occurrence: Annotated[bool, typer.Option(
+        "--ad-hoc-occurrence", help="Let --occurrence be any instant, not a slot: the fixed-name Job carries it "
+                                    "only as annotation and CRONCTL_OCCURRENCE; the controller does not know "
+                                    "it.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the Job it would create; "
                                           "change nothing.")] = False,
     settle: Annotated[str, typer.Option("--settle", help="Check again for running Jobs after this delay "
@@ -37,19 +45,31 @@ def run_manual_cmd(
 ) -> None:
     """Suspend the CronJob, check nothing runs, run one Job from its template, wait, save logs, restore.
 
-    Exit codes: 0 success, 1 Job failed, 3 refused (locked, running children, name exists,
-    permission missing, not confirmed), 4 timeout, 5 bad input, 6 not found, 7 API error,
-    130 interrupted.
+    With --occurrence T|latest the run stands for slot T of the schedule: the Job gets the name the
+    controller would give T, and after success status.lastScheduleTime becomes T, so the
+    controller never runs T again.
+
+    Exit codes: 0 success, 1 Job failed, 3 refused (locked, running children, name exists, a Job
+    already stands for the slot, permission missing, not confirmed), 4 timeout, 5 bad input (also:
+    --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli.runtime import RichReporter, holder, kill_hook, parse_duration, print_data, sigterm_as_interrupt
+    from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
     from cronctl.procedure.run_manual import RunOptions, run_manual
     from cronctl.timeutil import parse_rfc3339
 
+    latest = (occurrence or "").strip().lower() == "latest"
+    at = None
+    if occurrence and not latest:
+        try:
+            at = parse_rfc3339(occurrence, what="--occurrence")
+        except BadInput as bad:
+            raise BadInput(f"{bad.message} (or 'latest')") from None
     opts = RunOptions(
-        cronjob=cronjob, job_name=job_name, reason=reason,
-        occurrence=parse_rfc3339(occurrence, what="--occurrence") if occurrence else None,
+        cronjob=cronjob, job_name=job_name, reason=reason, occurrence=at,
+        occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),

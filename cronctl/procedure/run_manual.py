@@ -1,12 +1,15 @@
 """``cronctl run-manual``: the safe manual run of a CronJob, as explicit steps.
 
-1. preflight: the CronJob exists; every permission the later steps need (SelfSubjectAccessReview);
-   no run record (lock) on it; the Job name is free.
+1. preflight: the CronJob exists; ``--occurrence T|latest`` names a slot of its schedule (not in
+   the future); every permission the later steps need (SelfSubjectAccessReview); no run record
+   (lock) on it; the Job name is free and no Job already stands for the slot.
 2. plan (+ confirmation, or --dry-run: stop and return the Job it would create).
 3. suspend: ``spec.suspend=true`` + the run record, ONE merge patch guarded by resourceVersion.
 4. verify: no ``.status.active`` and no unfinished child Job, again after ``settle`` seconds.
-5. create the fixed-name Job (``kubectl create job --from`` + cronctl annotations).
-6. wait (watch, one deadline), 7. save logs, 8. restore (only after success, only to the
+5. create the Job (``kubectl create job --from`` + cronctl annotations): the fixed name, or for a
+   slot T the controller's own name and scheduled-timestamp annotation for T (checked again first).
+6. wait (watch, one deadline), 7. save logs, 7b. for a slot T after success: ``status.lastScheduleTime
+   = T`` (so the controller never wants T again), 8. restore (only after success, only to the
    original value; the controller's next move is predicted first), 9. the run record.
 
 State is always explainable: the record on the CronJob says who/when/which step; a process
@@ -32,8 +35,11 @@ from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrup
 from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
 from cronctl.procedure.predict import next_runs, predict, schedule_words
 from cronctl.procedure.restore import RestoreOptions, restore
+from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, resolve, schedule_of, show,
+                                    standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
 from cronctl.timeutil import human_duration, rfc3339_z
+from cronctl.versions import behaviour_for
 
 #: (verb, resource, group, subresource, why) — every permission a run needs, checked up front.
 PERMISSIONS: tuple[tuple[str, str, str, str, str], ...] = (
@@ -60,6 +66,8 @@ class RunOptions:
     job_name: str | None = None
     reason: str = ""
     occurrence: datetime | None = None
+    occurrence_latest: bool = False       # --occurrence latest: the latest slot at or before now
+    ad_hoc_occurrence: bool = False       # --ad-hoc-occurrence: any instant, fixed name, no slot
     yes: bool = False
     interactive: bool = False
     dry_run: bool = False
@@ -124,6 +132,10 @@ class _Run:
         self.suspended_mono: float | None = None
         self.write_failed = False
         self.wait_stats: dict[str, int] = {}
+        self.occurrence: datetime | None = opts.occurrence   # the instant the run stands for
+        self.slot: Slot | None = None                         # set when it is a slot of the schedule
+        self.can_patch_status = True
+        self.without_patch = ""                               # what the controller does if not patched
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -173,7 +185,7 @@ class _Run:
             run_id=self.run_id, original_suspend=self.original_suspend, operator=self.operator,
             reason=self.o.reason, job_name=self.job_name, step=step, started=self.record["started"],
             holder=self.o.holder, updated=self._now(),
-            occurrence=rfc3339_z(self.o.occurrence) if self.o.occurrence else "", note=note)
+            occurrence=rfc3339_z(self.occurrence) if self.occurrence else "", note=note)
 
     def _update_step(self, step: str, note: str = "") -> None:
         """Write the step into the record on the CronJob (guarded; only while the record is ours)."""
@@ -194,30 +206,104 @@ class _Run:
         raise Conflict(f"cronjob {self.ns}/{self.name} kept changing; could not record step {step}")
 
     # -- 1. preflight ---------------------------------------------------------------------------
+    def _slot_mode(self) -> bool:
+        return (self.o.occurrence is not None or self.o.occurrence_latest) and not self.o.ad_hoc_occurrence
+
+    def _check_flags(self) -> None:
+        if self.o.ad_hoc_occurrence and self.o.occurrence_latest:
+            raise BadInput("--ad-hoc-occurrence cannot be used with --occurrence latest (latest is always a slot)")
+        if self.o.ad_hoc_occurrence and self.o.occurrence is None:
+            raise BadInput("--ad-hoc-occurrence needs --occurrence RFC3339 (the instant the run stands for)")
+        if self._slot_mode() and self.o.job_name:
+            raise BadInput("--job-name cannot be used with a slot --occurrence: the Job takes the name the "
+                           "controller gives that slot (<cronjob>-<unix minutes>)",
+                           hint="drop --job-name, or add --ad-hoc-occurrence for a fixed-name run the "
+                                "controller does not know")
+
     def preflight(self) -> None:
+        self._check_flags()
         if not _DNS_LABEL.match(self.job_name) or len(self.job_name) > 63:
             raise BadInput(f"bad --job-name {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
                            f"at most 63 characters)")
         self.cj = self.c.get_cronjob(self.name)
         self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
+        if self._slot_mode():
+            self.slot = resolve(self.cj, self.o.occurrence, latest=self.o.occurrence_latest, now=self.clock.now())
+            self.occurrence = self.slot.at
+            self.job_name = self.slot.job_name
+            self.r.step(f"preflight: {'the latest slot' if self.slot.latest else 'slot'} {self.slot.shown} of "
+                        f"the schedule: Job {self.job_name}, the controller's name for it")
+        elif self.occurrence is not None:
+            self._warn_ad_hoc(self.occurrence)
         check_permissions(self.c, self.name)
         self.r.step("preflight: every permission the run needs is granted")
+        if self.slot is not None:
+            self._check_status_permission()
         rec = model.read_record(self.cj)
         if rec is not None:
             raise Refused(locked_message(self.cj, rec) + "; nothing was changed",
                           hint=f"see cronctl status {self.name} -n {self.ns}; if that run is dead, "
                                f"cronctl restore {self.name} -n {self.ns}")
         self._check_name_free()
+        if self.occurrence is not None:
+            self._check_occurrence_free(self.c.list_jobs()[0])
         self.operator = self.c.whoami()
+
+    def _warn_ad_hoc(self, at: datetime) -> None:
+        tz: str | None = None
+        try:
+            sched, _expr, tz = schedule_of(self.cj)
+            slot = sched.every is None and is_slot(sched, at)
+        except CronctlError:
+            slot = False
+        what = ("is a slot of the schedule, but runs as an ad-hoc Job" if slot
+                else "is not a slot of the schedule")
+        self.r.warn(f"--ad-hoc-occurrence: {show(at, tz)} {what}: the controller does not know this instant "
+                    f"(Job {self.job_name} carries it only as {model.ANN_OCCURRENCE} and {model.OCCURRENCE_ENV})"
+                    + ("; the controller still starts that slot itself if it is due" if slot else ""))
+
+    def _check_status_permission(self) -> None:
+        ok, _why = self.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=self.name)
+        self.can_patch_status = ok
+        if ok:
+            self.r.step("preflight: may patch cronjobs/status (lastScheduleTime = the slot after success)")
+            return
+        try:
+            version: str | None = self.c.server_version()
+        except CronctlError:
+            version = None
+        assert self.slot is not None
+        beh = behaviour_for(version)
+        self.without_patch = ("when it is un-suspended while this slot is the latest one due, the controller "
+                              "tries to start it: " + beh.adoption_text(self.job_name, self.slot.shown))
 
     def _check_name_free(self) -> None:
         existing = self.c.get_job(self.job_name)
         if existing is not None:
             outcome = model.job_outcome(existing) or "still running"
+            if self.slot is not None:
+                raise Refused(f"job {self.ns}/{self.job_name} already exists for slot {self.slot.shown} (created "
+                              f"{model.meta(existing).get('creationTimestamp', '?')}, {outcome}); nothing was "
+                              f"changed", hint="that slot has run (or runs) already; see cronctl status "
+                                               f"{self.name} -n {self.ns}")
             raise Refused(f"job {self.ns}/{self.job_name} already exists (created "
                           f"{model.meta(existing).get('creationTimestamp', '?')}, {outcome}); nothing was "
                           f"changed", hint="the fixed name is what stops a second run: save its logs and "
                                            "delete it on purpose, or choose --job-name")
+
+    def _standing(self, jobs: list[Obj]) -> list[Obj]:
+        if self.occurrence is None:
+            return []
+        return standing_for(self.cj, jobs, self.occurrence, self.job_name)
+
+    def _check_occurrence_free(self, jobs: list[Obj]) -> None:
+        """A Job that already stands for the run's instant (its name, or owned + annotation) stops it."""
+        found = self._standing(jobs)
+        if found and self.occurrence is not None:
+            tz = self.slot.time_zone if self.slot else None
+            raise Refused(f"{describe_job(found[0])} already stands for {show(self.occurrence, tz)}; nothing "
+                          f"was changed", hint=f"that occurrence has run (or runs) already; see cronctl status "
+                                               f"{self.name} -n {self.ns}")
 
     # -- 2. plan ----------------------------------------------------------------------------------
     def plan(self) -> Obj:
@@ -227,7 +313,8 @@ class _Run:
         now = self.clock.now()
         runs = next_runs(self.cj, now)
         suspended = model.is_suspended(self.cj)
-        after = predict(self.cj, now, suspended=suspended)
+        lst_row, lst_plan = self._plan_last_schedule()
+        after = predict(self._after_patch(self.cj) if lst_plan.get("patch") else self.cj, now, suspended=suspended)
         job = self.build_job()
         self.record["plan"] = {
             "schedule": spec.get("schedule"), "time_zone": spec.get("timeZone"),
@@ -237,6 +324,8 @@ class _Run:
             "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],
             "job_name": self.job_name, "settle_seconds": self.o.settle, "timeout_seconds": self.o.timeout,
         }
+        if self.slot is not None:
+            self.record["plan"].update(slot=self.slot.as_dict(), last_schedule_time=lst_plan)
         rows = [
             ("cronjob", f"{self.ns}/{self.name}"),
             ("schedule", schedule_words(self.cj)),
@@ -248,27 +337,66 @@ class _Run:
             ("operator", self.operator),
             ("will", f"suspend it, check for running Jobs (again after {human_duration(self.o.settle)}), create "
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
-                     f"success set suspend back to {str(suspended).lower()}"),
+                     f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
+                     f"set suspend back to {str(suspended).lower()}"),
             ("after the run", f"if restored now: {after.text}"),
         ]
-        if self.o.occurrence:
-            rows.insert(7, ("occurrence", f"{rfc3339_z(self.o.occurrence)} (env {model.OCCURRENCE_ENV})"))
+        if self.slot is not None:
+            rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
+                                  f"env {model.OCCURRENCE_ENV}"),
+                         ("job name", f"{self.job_name} (the controller's name for this slot)"),
+                         ("lastScheduleTime", lst_row)]
+        elif self.occurrence:
+            rows.insert(7, ("occurrence", f"{rfc3339_z(self.occurrence)} (ad hoc: not a slot the controller "
+                                          f"knows; env {model.OCCURRENCE_ENV})"))
         if self.o.reason:
             rows.insert(7, ("reason", self.o.reason))
         self.r.show("plan", rows)
         if unfinished and not self.o.wait_active:
             self.r.warn(f"unfinished child Jobs now: {', '.join(unfinished)}; the run will stop at "
                         f"verification unless --wait-active")
+        if self.slot is not None and lst_plan.get("needed") and not self.can_patch_status:
+            self.r.warn(f"no permission to patch cronjobs/status: lastScheduleTime cannot be set to the slot; "
+                        f"{self.without_patch}; the run goes on only when confirmed (--yes)")
         return job
+
+    def _plan_last_schedule(self) -> tuple[str, dict[str, Any]]:
+        """The plan's lastScheduleTime row, and the plan's record of it."""
+        if self.slot is None:
+            return "", {}
+        lp = last_schedule_plan(self.cj, self.slot)
+        info: dict[str, Any] = {"patch": lp.patch and self.can_patch_status, "why": lp.why,
+                                "needed": lp.needed,
+                                "current": rfc3339_z(lp.current) if lp.current else None,
+                                "permission": self.can_patch_status}
+        if not lp.patch:
+            return f"not patched: {lp.why}", info
+        if self.can_patch_status:
+            return f"after success: {lp.why} (status subresource)", info
+        if not lp.needed:
+            info["why"] = f"no permission to patch cronjobs/status; not needed: {lp.why}"
+            return f"not patched: {info['why']}", info
+        info.update(why="no permission to patch cronjobs/status", without_patch=self.without_patch)
+        return f"NOT patched (no permission to patch cronjobs/status): {self.without_patch}", info
+
+    def _after_patch(self, cj: Obj) -> Obj:
+        """The CronJob as it will be after lastScheduleTime = the slot (for the plan's prediction)."""
+        assert self.slot is not None
+        out = dict(cj)
+        out["status"] = {**(cj.get("status") or {}), "lastScheduleTime": rfc3339_z(self.slot.at)}
+        return out
 
     def build_job(self) -> Obj:
         extra = {model.ANN_RUN_ID: self.run_id, model.ANN_OPERATOR: self.operator}
         if self.o.reason:
             extra[model.ANN_REASON] = self.o.reason
-        if self.o.occurrence:
-            extra[model.ANN_OCCURRENCE] = rfc3339_z(self.o.occurrence)
+        if self.occurrence:
+            extra[model.ANN_OCCURRENCE] = rfc3339_z(self.occurrence)
+        if self.slot is not None:
+            # what the controller writes on the Job it makes for this slot
+            extra[model.SCHEDULED_TS] = self.slot.scheduled_timestamp
         return model.build_manual_job(self.cj, self.job_name, extra_annotations=extra,
-                                      occurrence_at=self.o.occurrence)
+                                      occurrence_at=self.occurrence)
 
     def confirm(self) -> None:
         if self.o.yes:
@@ -276,7 +404,10 @@ class _Run:
         if not self.o.interactive:
             raise Refused("not on a terminal and --yes not given: refusing to suspend "
                           f"cronjob {self.ns}/{self.name} without confirmation; nothing was changed")
-        if not self.r.confirm(f"Suspend {self.ns}/{self.name} and run Job {self.job_name}?"):
+        if not self.r.confirm(f"Suspend {self.ns}/{self.name} and run Job {self.job_name}"
+                              + (f" for slot {self.slot.shown}" if self.slot else "")
+                              + (" without setting lastScheduleTime" if self.slot and not self.can_patch_status
+                                 else "") + "?"):
             raise Refused("not confirmed; nothing was changed")
 
     # -- 3. suspend -------------------------------------------------------------------------------
@@ -362,6 +493,15 @@ class _Run:
 
     # -- 5. create --------------------------------------------------------------------------------
     def create(self) -> Obj:
+        if self.occurrence is not None:
+            # again right before creating: the controller (before the suspend) or a person may
+            # have made a Job for this instant since the preflight check
+            found = self._standing(self.c.list_jobs()[0])
+            if found:
+                tz = self.slot.time_zone if self.slot else None
+                self._abort(f"{describe_job(found[0])} appeared for {show(self.occurrence, tz)} since the preflight "
+                            f"check", hint=f"that occurrence has run (or runs) already; see cronctl status "
+                                           f"{self.name} -n {self.ns}")
         body = self.build_job()
         try:
             job = self.c.create_job(body)
@@ -478,6 +618,12 @@ class _Run:
                        "holder": self.o.holder, "started": self._now(), "dry_run": self.o.dry_run}
         self.preflight()
         self.record["operator"] = self.operator
+        self.record["job_name"] = self.job_name
+        self.record["occurrence"] = rfc3339_z(self.occurrence) if self.occurrence else None
+        if self.slot is not None:
+            self.record["slot"] = self.slot.as_dict()
+        elif self.occurrence is not None:
+            self.record["ad_hoc_occurrence"] = True
         job = self.plan()
         if self.o.dry_run:
             self.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
@@ -530,9 +676,14 @@ class _Run:
                 self._update_step("failed", why)
             except CronctlError as e:
                 self.r.warn(f"could not write step=failed on the CronJob: {e.message}")
-            return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended",
+            slot_note = ""
+            if self.slot is not None:
+                slot_note = f"; slot {self.slot.shown} is not done: lastScheduleTime was not set to it"
+                self.record["last_schedule_time"] = {"patched": False, "why": f"{why}: the slot is not done"}
+            return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended{slot_note}",
                                           self.record, final, nxt), "failed", tail, events)
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
+        slot_note = self._mark_slot_done() if self.slot is not None else ""
         try:
             res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
                           self.clock, self.r)
@@ -555,8 +706,60 @@ class _Run:
                 self.record["suspended_beyond_job_seconds"] = round(held - js, 3)
         self._step_local("restored")
         self._hook("restored")
-        return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded; {res['message']}",
+        return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded{slot_note}; {res['message']}",
                                       self.record, final, []), "succeeded", tail, [])
+
+    def _mark_slot_done(self) -> str:
+        """After success, before the restore: ``status.lastScheduleTime = T`` when T is later (guarded by
+        resourceVersion), so the controller never wants T again. Returns a note for the result line;
+        a failure here is recorded and warned about, and the restore still goes on (the Job's name
+        already keeps the controller from running T twice)."""
+        assert self.slot is not None
+        t = rfc3339_z(self.slot.at)
+        info: dict[str, Any] = {"patched": False, "slot": t}
+        self.record["last_schedule_time"] = info
+        if not self.can_patch_status:
+            lp = last_schedule_plan(self.cj, self.slot)
+            info["why"] = "no permission to patch cronjobs/status"
+            if not lp.needed:
+                info["why"] += f"; not needed: {lp.why}"
+                self.r.step(f"lastScheduleTime left as it is: {info['why']}")
+                self._save()
+                return ""
+            self.r.warn(f"lastScheduleTime not set to {self.slot.shown}: no permission to patch cronjobs/status; "
+                        f"{self.without_patch}")
+            self._save()
+            return "; lastScheduleTime not set (no permission)"
+        why = f"cronjob {self.ns}/{self.name} kept changing"
+        try:
+            cj = self.c.get_cronjob(self.name)
+            for _ in range(5):
+                lp = last_schedule_plan(cj, self.slot)
+                info["previous"] = rfc3339_z(lp.current) if lp.current else None
+                if not lp.patch:
+                    info["why"] = lp.why
+                    self.r.step(f"lastScheduleTime left as it is: {lp.why}")
+                    self._save()
+                    return ""
+                try:
+                    cj = self.c.patch_cronjob_status(self.name, {"status": {"lastScheduleTime": t}},
+                                                     resource_version=rv(cj))
+                except Conflict:
+                    cj = self.c.get_cronjob(self.name)  # the controller wrote status meanwhile
+                    continue
+                self.cj = cj
+                info.update(patched=True, why=lp.why, at=self._now(),
+                            value=(cj.get("status") or {}).get("lastScheduleTime"))
+                self.r.step(f"slot {self.slot.shown} recorded as run: {lp.why}")
+                self._save()
+                return f"; lastScheduleTime set to {t}"
+        except CronctlError as e:
+            why = e.message
+        info["why"] = f"the patch failed: {why}"
+        self.r.warn(f"lastScheduleTime not set to {self.slot.shown}: {why}; the Job's name still keeps the "
+                    f"controller from running the slot twice, but it may try to (see cronctl status)")
+        self._save()
+        return f"; lastScheduleTime NOT set ({why})"
 
     def _stopped(self, step: str, code: ExitCode, message: str, nxt: list[str]) -> RunResult:
         try:
@@ -564,6 +767,9 @@ class _Run:
         except (CronctlError, KeyboardInterrupt) as e:
             self.r.warn(f"could not write step={step} on the CronJob: {getattr(e, 'message', e)}")
         self.record.update(outcome=step, exit_code=int(code), next_commands=nxt)
+        if self.slot is not None:
+            self.record["last_schedule_time"] = {"patched": False, "why": f"the run stopped ({step}): the slot "
+                                                                           f"is not done"}
         self._save()
         return RunResult(code, message, self.record, None, nxt)
 

@@ -21,7 +21,7 @@ def test_a_successful_run_creates_kubectls_job_saves_logs_and_restores_suspend(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     cj = create_cronjob(k8s, namespace, "orders", duration=4, log="synced 12 orders")
     r = cronctl(["run-manual", "orders", "-n", namespace, "--yes", "--settle", "2s", "--reason", "catch up",
-                 "--occurrence", "2026-12-02T14:10:00+03:00", "-o", "json"], kubeconfig, run_dir=tmp_path)
+                 "--occurrence", "2026-12-02T14:10:00+03:00", "--ad-hoc-occurrence", "-o", "json"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["outcome"] == "succeeded" and out["exit_code"] == 0
@@ -120,7 +120,8 @@ def test_a_cronjob_suspended_before_the_run_stays_suspended_after_success(
 def test_dry_run_prints_the_job_and_changes_nothing(kubeconfig: str, namespace: str, k8s: Any,
                                                     tmp_path: Path) -> None:
     before = create_cronjob(k8s, namespace, "dry")
-    r = cronctl(["run-manual", "dry", "-n", namespace, "--dry-run", "--occurrence", "2026-01-01T00:00:00Z"],
+    r = cronctl(["run-manual", "dry", "-n", namespace, "--dry-run", "--occurrence", "2026-01-01T00:00:00Z",
+                 "--ad-hoc-occurrence"],
                 kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     job = yaml.safe_load(r.stdout)

@@ -67,7 +67,7 @@ def test_status_shows_schedule_record_children_and_the_controllers_next_move(
     create_cronjob(k8s, namespace, "shown", schedule="30 6 * * 1-5", tz="Europe/Moscow", deadline=300,
                    duration=1)
     r = cronctl(["run-manual", "shown", "-n", namespace, "--yes", "--settle", "0", "--occurrence",
-                 "2026-12-02T06:30:00+03:00"], kubeconfig, run_dir=tmp_path)
+                 "2026-12-02T06:30:00+03:00", "--ad-hoc-occurrence"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     s = json.loads(cronctl(["status", "shown", "-n", namespace, "-o", "json"], kubeconfig).stdout)
     assert s["schedule"] == "30 6 * * 1-5" and s["time_zone"] == "Europe/Moscow"
