@@ -412,10 +412,10 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         record = model.read_record(cronjob)
         rec_start = _ts(record.started) if record is not None else None
         paused = model.read_pause(cronjob)
-        if record is not None and rec_start is not None:
-            spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
         if paused is not None:
             spans.append((paused.at or at or created, None, paused.words()))
+        if record is not None and rec_start is not None:
+            spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
         elif paused is None:
             spans.append((at or created, None, f"spec.suspend set by {manager or 'unknown'}"
                           + ("" if at else " (when is not recorded)")))
