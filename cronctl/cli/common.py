@@ -54,6 +54,19 @@ NamespaceOpt = Annotated[
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
+class CatchUp(str, Enum):
+    latest = "latest"
+    none = "none"
+
+
+CatchUpOpt = Annotated[
+    CatchUp,
+    typer.Option("--catch-up", help="What un-suspending starts: latest (the controller's own behaviour: the "
+                 "latest missed slot at once) or none (mark it processed first, so nothing starts; the slots "
+                 "given up are listed). none needs patch on cronjobs/status."),
+]
+
+
 def is_interactive() -> bool:
     """True when both stdin and stderr are terminals (a person can answer a prompt)."""
     import sys

@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, YesOpt,
-                                is_interactive, out)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+                                YesOpt, is_interactive, out)
 
 
 @app.command("pause")
@@ -61,6 +61,7 @@ def pause_cmd(
 @app.command("resume")
 def resume_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -78,7 +79,8 @@ def resume_cmd(
     from cronctl.procedure.pause import ResumeOptions, resume
 
     cluster = connect(kubeconfig, context, namespace)
-    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive()), SystemClock(),
+    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(),
+                                        catch_up=catch_up.value), SystemClock(),
                  RichReporter())
     if output != Output.text:
         print_data(res, output)

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, YesOpt,
-                                is_interactive, out)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+                                YesOpt, is_interactive, out)
 
 
 @app.command("restore")
@@ -16,6 +16,7 @@ def restore_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
                                         "its holder still alive on this host) after confirmation.")] = False,
+    catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -34,8 +35,9 @@ def restore_cmd(
     from cronctl.procedure.restore import RestoreOptions, restore
 
     cluster = connect(kubeconfig, context, namespace)
-    res = restore(cluster, RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
-                                          holder_alive=holder_alive), SystemClock(), RichReporter())
+    opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
+                          holder_alive=holder_alive, catch_up=catch_up.value)
+    res = restore(cluster, opts, SystemClock(), RichReporter())
     if output != Output.text:
         print_data(res, output)
     else:

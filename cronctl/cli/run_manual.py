@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, YesOpt, err,
-                                is_interactive, out)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+                                YesOpt, err, is_interactive, out)
 
 
 @app.command("run-manual")
@@ -37,6 +37,7 @@ def run_manual_cmd(
     timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s).")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
+    catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -73,7 +74,7 @@ def run_manual_cmd(
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
-        after_step=kill_hook())
+        after_step=kill_hook(), catch_up=catch_up.value)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_manual(cluster, opts, SystemClock(), RichReporter())

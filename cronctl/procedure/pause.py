@@ -23,6 +23,7 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, Conflict, Refused
 from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import predict
+from cronctl.procedure.restore import give_up_catch_up
 from cronctl.timeutil import rfc3339_z
 
 
@@ -40,6 +41,7 @@ class ResumeOptions:
     cronjob: str
     yes: bool = False
     interactive: bool = False
+    catch_up: str = "latest"  # latest | none (procedure.restore.give_up_catch_up)
 
 
 def _held(cj: Obj, ns: str, name: str, what: str) -> None:
@@ -99,6 +101,7 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
 
 def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
     name, ns = opts.cronjob, cluster.namespace
+    given: list[str] = []  # slots given up by --catch-up none (kept if a retry follows the status patch)
     for _ in range(5):
         cj = cluster.get_cronjob(name)
         _held(cj, ns, name, "resuming")
@@ -124,15 +127,23 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
             reporter.warn(f"cronjob {ns}/{name} was suspended without cronctl pause (no pause record)")
         else:
             reporter.step(f"{ns}/{name} is {p.words()}" + (" (past its until)" if p.overdue(now) else ""))
-        reporter.step(f"resume: set suspend to false; what the controller will do next: {pred.text}")
+        none = opts.catch_up == "none" and pred.catch_up_for is not None \
+            and pred.decision in ("create", "forbid-active")
+        what = (f"nothing: --catch-up none marks {rfc3339_z(pred.catch_up_for)} processed first (instead of: "
+                f"{pred.text})" if none and pred.catch_up_for else pred.text)
+        reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")
         _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
         patch = {"spec": {"suspend": False}, "metadata": {"annotations": model.clear_pause_annotations()}}
         try:
+            if none:
+                cj, given = give_up_catch_up(cluster, cj, pred, reporter)
             cluster.patch_cronjob(name, patch, resource_version=rv(cj))
         except Conflict:
             continue
-        msg = f"resumed cronjob {ns}/{name}; {pred.text}"
+        after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
+                 + (" ..." if len(given) > 10 else "")) if given else pred.text
+        msg = f"resumed cronjob {ns}/{name}; {after}"
         reporter.step(msg)
         return {"cronjob": name, "namespace": ns, "changed": True, "pause": p.as_dict() if p else None,
-                "prediction": pred.as_dict(), "message": msg}
+                "prediction": pred.as_dict(), "message": msg, "catch_up": opts.catch_up, "given_up": given}
     raise Conflict(f"cronjob {ns}/{name} kept changing while resuming; nothing changed, try again")

@@ -9,6 +9,10 @@ Rules (documented in README):
 * no record and not suspended: nothing to restore (exit 0).
 * no record but suspended: refused (exit 3) — cronctl did not suspend it and cannot know the
   value before; un-suspend with kubectl if that is what you mean.
+* ``--catch-up none`` (when un-suspending): the slot the controller would start at once is first
+  marked processed (``status.lastScheduleTime`` = that slot, status subresource, guarded by
+  resourceVersion), so nothing starts; the slots given up are listed and returned. ``latest``
+  (default) is the controller's own behaviour.
 * ``--force`` clears a stale record: one whose original value is missing or garbled (suspend is
   then left as it is), or whose holder process is still alive on this host. Asks first unless --yes.
 """
@@ -23,7 +27,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import Conflict, Refused
 from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
-from cronctl.procedure.predict import predict
+from cronctl.procedure.predict import Prediction, predict
 
 
 @dataclass
@@ -36,6 +40,37 @@ class RestoreOptions:
     check_children: bool = True
     #: ``holder -> True/False/None`` (alive / dead / cannot tell); given by the CLI.
     holder_alive: Callable[[str], bool | None] | None = None
+    catch_up: str = "latest"           # latest | none (see give_up_catch_up)
+
+
+CATCH_UP_MODES = ("latest", "none")
+
+
+def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Reporter) -> tuple[Obj, list[str]]:
+    """``--catch-up none``: mark the slot the controller would start on un-suspend as processed
+    (``status.lastScheduleTime``), so it starts nothing. Returns the CronJob after the patch and the
+    slots given up (UTC), oldest first; nothing to do when the prediction starts nothing.
+    Raises Conflict when the CronJob moved (read again), Refused without ``patch cronjobs/status``."""
+    from cronctl.errors import PermissionMissing, ApiError
+    from cronctl.timeutil import rfc3339_z
+
+    if pred.catch_up_for is None or pred.decision not in ("create", "forbid-active"):
+        return cj, [rfc3339_z(t) for t in pred.never_times]
+    name, ns = model.name_of(cj), cluster.namespace
+    at = rfc3339_z(pred.catch_up_for)
+    try:
+        cj = cluster.patch_cronjob_status(name, {"status": {"lastScheduleTime": at}}, resource_version=rv(cj))
+    except (PermissionMissing, ApiError) as e:
+        if isinstance(e, ApiError) and e.status != 403:
+            raise
+        raise Refused(f"--catch-up none needs patch on cronjobs/status (to mark {at} processed): {e.message}; "
+                      "nothing changed", hint="use --catch-up latest, or ask for the permission "
+                      "(cronctl runbook rbac)") from e
+    given = [rfc3339_z(t) for t in pred.never_times] + [at]
+    reporter.step(f"--catch-up none: status.lastScheduleTime set to {at}: the controller starts nothing on "
+                  f"un-suspend; {len(given)} slot(s) given up: {', '.join(given[:10])}"
+                  + (" ..." if len(given) > 10 else ""))
+    return cj, given
 
 
 def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
@@ -43,6 +78,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
     (``message``, ``changed``, ``suspend``, ``prediction``, ``record``); raises Refused."""
     name, ns = opts.cronjob, cluster.namespace
     confirmed = opts.yes
+    given: list[str] = []  # slots given up by --catch-up none (kept if a retry follows the status patch)
     for _ in range(5):
         cj = cluster.get_cronjob(name)
         rec = model.read_record(cj)
@@ -86,7 +122,11 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         pred = predict(cj, clock.now(), suspended=target, jobs=jobs,
                        server_version=server_version_if_needed(cluster, jobs))
         verb = "set suspend back to false" if not target else "keep suspend=true"
-        reporter.step(f"restore: {verb}; what the controller will do next: {pred.text}")
+        none = opts.catch_up == "none" and not target and pred.catch_up_for is not None \
+            and pred.decision in ("create", "forbid-active")
+        reporter.step(f"restore: {verb}; what the controller will do next: "
+                      + (f"nothing: --catch-up none marks {pred.catch_up_for:%Y-%m-%dT%H:%M:%SZ} processed first "
+                         f"(instead of: {pred.text})" if none else pred.text))
         if not confirmed:
             if not opts.interactive:
                 raise Refused(f"not on a terminal and --yes not given: refusing to restore cronjob {ns}/{name} "
@@ -96,14 +136,19 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             if not reporter.confirm(q):
                 raise Refused("not confirmed; nothing changed")
             confirmed = True
-        patch = {"spec": {"suspend": target}, "metadata": {"annotations": model.clear_record_annotations()}}
         try:
+            if none:
+                cj, given = give_up_catch_up(cluster, cj, pred, reporter)
+            patch = {"spec": {"suspend": target}, "metadata": {"annotations": model.clear_record_annotations()}}
             cluster.patch_cronjob(name, patch, resource_version=rv(cj))
         except Conflict:
             continue  # changed under us (status update, or another operator): read again, re-check
+        after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
+                 + (" ..." if len(given) > 10 else "")) if given else pred.text
         msg = (f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record "
-               f"{rec.run_id}; {pred.text}")
+               f"{rec.run_id}; {after}")
         reporter.step(msg)
         return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
-                "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons)}
+                "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons),
+                "catch_up": opts.catch_up, "given_up": given}
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

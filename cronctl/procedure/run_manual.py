@@ -78,6 +78,7 @@ class RunOptions:
     holder: str = ""                      # host/pid of this process
     after_step: Callable[[str], None] | None = None   # test hook (CRONCTL_TEST_KILL_AFTER_STEP)
     run_id: str | None = None
+    catch_up: str = "latest"              # --catch-up latest|none at the restore (see procedure.restore)
 
 
 @dataclass
@@ -239,6 +240,13 @@ class _Run:
         self.r.step("preflight: every permission the run needs is granted")
         if self.slot is not None:
             self._check_status_permission()
+        if self.o.catch_up == "none":
+            ok, why = self.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=self.name)
+            if not ok:
+                raise PermissionMissing(f"--catch-up none needs patch on cronjobs/status (to mark the latest due "
+                                        f"slot processed before the restore){': ' + why if why else ''}; nothing "
+                                        "was changed", hint="use --catch-up latest, or see cronctl runbook rbac")
+            self.r.step("preflight: may patch cronjobs/status (--catch-up none)")
         rec = model.read_record(self.cj)
         if rec is not None:
             raise Refused(locked_message(self.cj, rec) + "; nothing was changed",
@@ -339,7 +347,10 @@ class _Run:
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
                      f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
                      f"set suspend back to {str(suspended).lower()}"),
-            ("after the run", f"if restored now: {after.text}"),
+            ("after the run", f"if restored now: {after.text}" if self.o.catch_up == "latest" or
+             after.catch_up_for is None or after.decision not in ("create", "forbid-active") else
+             f"if restored now: nothing starts (--catch-up none marks {rfc3339_z(after.catch_up_for)} processed; "
+             f"{after.never_made_up + 1} slot(s) given up); the restore says which"),
         ]
         if self.slot is not None:
             rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
@@ -685,8 +696,8 @@ class _Run:
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
         slot_note = self._mark_slot_done() if self.slot is not None else ""
         try:
-            res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id),
-                          self.clock, self.r)
+            res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
+                                                 catch_up=self.o.catch_up), self.clock, self.r)
         except CronctlError as e:
             # The Job succeeded but the restore could not be done (record changed, API down):
             # keep the evidence and say exactly what is left.
@@ -698,6 +709,7 @@ class _Run:
         self.record["restored_at"] = self._now()
         self.record["prediction"] = res.get("prediction")
         self.record["restored_suspend"] = res.get("suspend")
+        self.record["catch_up"] = {"mode": self.o.catch_up, "given_up": res.get("given_up", [])}
         if self.suspended_mono is not None:
             held = self.clock.monotonic() - self.suspended_mono
             self.record["suspended_seconds"] = round(held, 3)
