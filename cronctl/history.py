@@ -348,6 +348,10 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         if digits.isdigit() and len(digits) <= 10:
             evidence.append(datetime.fromtimestamp(int(digits) * 60, UTC))
     evidence += [t for t in (last_schedule,) if t is not None]
+    # writes of spec.suspend and cronctl's own records say when a suspension began or ended
+    evidence += [t for t, _m in _suspend_writes(cronjob)]
+    pause_ = model.read_pause(cronjob)
+    evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
     if opts.since is not None:
         start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
     else:

@@ -1,0 +1,91 @@
+"""``cronctl backfill CRONJOB``: run lost slots, oldest first, each as the slot's own Job
+(see cronctl.procedure.backfill)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+                                YesOpt, err, is_interactive, out)
+
+
+@app.command()
+def backfill(
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    missed: Annotated[bool, typer.Option("--missed", help="The slots cronctl history calls lost (skipped-forbid, "
+                                         "missed*).")] = False,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="With --missed: how far back (6h, 2d; default as far as the evidence reaches, at most 7d).",
+        show_default=False, metavar="DURATION")] = None,
+    from_: Annotated[Optional[str], typer.Option("--from", help="Every slot from this RFC3339 time ...",
+                                                 show_default=False, metavar="INSTANT")] = None,
+    to: Annotated[Optional[str], typer.Option("--to", help="... to this one (both included).", show_default=False,
+                                              metavar="INSTANT")] = None,
+    slot: Annotated[Optional[list[str]], typer.Option(
+        "--slot", help="One slot (RFC3339; repeat for several).", show_default=False, metavar="INSTANT")] = None,
+    done_from: Annotated[Optional[str], typer.Option(
+        "--done-from", help="Slots done according to the application's own ledger: CSV with a scheduled_for "
+        "column, or JSON lines with scheduled_for.", show_default=False, metavar="FILE")] = None,
+    max_age: Annotated[str, typer.Option("--max-age", help="Skip slots older than this (say so).")] = "7d",
+    reason: Annotated[str, typer.Option("--reason", help="Why; recorded on the CronJob and the Jobs.")] = "",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the slots and the first Job; change "
+                                          "nothing.")] = False,
+    settle: Annotated[str, typer.Option("--settle", help="Check again for running Jobs after this delay.")] = "15s",
+    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long, for all slots "
+                                         "together.")] = "6h",
+    run_dir: Annotated[Optional[str], typer.Option(
+        "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
+    catch_up: CatchUpOpt = CatchUp.latest,
+    yes: YesOpt = False,
+    output: OutputOpt = Output.text,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Run lost slots, oldest first, one at a time under one lock and one suspension.
+
+    Each slot runs as the Job the controller would have made for it (its name and
+    scheduled-timestamp); slots that already have a Job are skipped, so running the same command
+    again goes on where it stopped. A failed slot stops the run (exit 1, the CronJob stays
+    suspended: cronctl restore, then backfill again). Exit 3 refused, 5 bad input, 6 not found.
+    """
+    from datetime import timedelta
+
+    from cronctl.cli.runtime import RichReporter, holder, kill_hook, parse_duration, print_data, sigterm_as_interrupt
+    from cronctl.errors import BadInput
+    from cronctl.kube import connect
+    from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
+    from cronctl.procedure.base import SystemClock, next_commands
+    from cronctl.procedure.run_manual import RunOptions
+    from cronctl.timeutil import parse_rfc3339
+
+    if since is not None and not missed:
+        raise BadInput("--since goes with --missed")
+    ro = RunOptions(cronjob=cronjob, reason=reason, yes=yes, interactive=is_interactive(), dry_run=dry_run,
+                    settle=parse_duration(settle, flag="--settle"), timeout=parse_duration(timeout, flag="--timeout"),
+                    run_dir=run_dir, holder=holder(), after_step=kill_hook(), catch_up=catch_up.value)
+    opts = BackfillOptions(
+        cronjob=cronjob, missed=missed,
+        since=timedelta(seconds=parse_duration(since, flag="--since")) if since else None,
+        from_=parse_rfc3339(from_, what="--from") if from_ else None,
+        to=parse_rfc3339(to, what="--to") if to else None,
+        slots=[parse_rfc3339(s, what="--slot") for s in slot or []], done_from=done_from,
+        max_age=timedelta(seconds=parse_duration(max_age, flag="--max-age")), run=ro)
+    cluster = connect(kubeconfig, context, namespace)
+    sigterm_as_interrupt()
+    res = run_backfill(cluster, opts, SystemClock(), RichReporter())
+    if output != Output.text:
+        print_data(res.record, output)
+    else:
+        out.print(res.message, markup=False)
+        if res.record.get("run_dir"):
+            out.print(f"run record: {res.record['run_dir']}/record.json", markup=False)
+    if int(res.exit_code) != 0:
+        err.print(f"error: {res.message}", markup=False)
+        err.print("next:", markup=False)
+        for c in res.next_commands or next_commands(cronjob, cluster.namespace):
+            err.print(f"  {c}", markup=False)
+        raise typer.Exit(int(res.exit_code))

@@ -1,0 +1,116 @@
+"""`cronctl backfill` on the real controller: the seed 004 outage compressed to minutes. The
+CronJob is paused through an outage, resumed with `--catch-up none` (nothing starts), `history`
+shows the lost slots, and `backfill --missed` runs each exactly once, as the slot's own Job; run
+again it finds nothing to do. A failing slot stops the backfill with the CronJob suspended."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster_support import cronctl, cronjob_body, list_jobs, read_cronjob, run_record, wait_for
+
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]
+UTC = timezone.utc
+TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+
+def by_slot(k8s: Any, ns: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for j in list_jobs(k8s, ns):
+        ann = j["metadata"].get("annotations") or {}
+        slot = ann.get(TS) or ann.get("cronctl.dev/occurrence")
+        if slot:
+            out.setdefault(slot, []).append(j["metadata"]["name"])
+    return out
+
+
+def history(kubeconfig: str, ns: str, name: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    r = cronctl(["history", name, "-n", ns, "-o", "json", *extra], kubeconfig)
+    return r.returncode, json.loads(r.stdout)["cronjobs"][0]
+
+
+def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str, namespace: str, k8s: Any,
+                                                                 tmp_path: Path) -> None:
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("orders", schedule="*/1 * * * *", policy="Forbid",
+                                                                duration=2))
+    wait_for("a first scheduled Job", lambda: by_slot(k8s, namespace), 90)
+    r = cronctl(["pause", "orders", "-n", namespace, "--reason", "payment provider down (INC-4711)", "--yes"],
+                kubeconfig)
+    assert r.returncode == 0, r.stderr
+    paused = datetime.now(UTC)
+    # the outage: two slots pass while paused
+    time.sleep(max(0.0, (paused.replace(second=0, microsecond=0) + timedelta(minutes=2, seconds=5)
+                         - datetime.now(UTC)).total_seconds()))
+    r = cronctl(["resume", "orders", "-n", namespace, "--catch-up", "none", "--yes", "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    given = json.loads(r.stdout)["given_up"]
+    assert len(given) >= 2, given
+    code, h = history(kubeconfig, namespace, "orders", "--fail-on", "lost")
+    lost = [s["slot"] for s in h["slots"] if s["verdict"] == "missed-suspended"]
+    assert code == 8 and set(given) <= set(lost), (given, lost)
+    # the plan changes nothing
+    before = by_slot(k8s, namespace)
+    r = cronctl(["backfill", "orders", "-n", namespace, "--missed", "--dry-run", "--yes"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert all(s in r.stderr for s in lost) and by_slot(k8s, namespace) == before
+    assert read_cronjob(k8s, namespace, "orders")["spec"]["suspend"] is False
+    # the backfill: each lost slot once, oldest first, as the controller would have named its Job
+    r = cronctl(["backfill", "orders", "-n", namespace, "--missed", "--yes", "--settle", "1s",
+                 "--reason", "INC-4711 catch-up"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = run_record(tmp_path)
+    assert rec["done"] == sorted(lost) and rec["kind"] == "backfill"
+    after = by_slot(k8s, namespace)
+    for s in lost:
+        minutes = int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()) // 60
+        assert after.get(s) == [f"orders-{minutes}"], (s, after.get(s))
+    assert all(len(v) == 1 for v in after.values()), after  # none ran twice
+    cj = read_cronjob(k8s, namespace, "orders")
+    assert cj["spec"]["suspend"] is False and not any(k.startswith("cronctl.dev/run") for k in
+                                                      (cj["metadata"].get("annotations") or {}))
+    _, h = history(kubeconfig, namespace, "orders")
+    verdicts = {s["slot"]: s["verdict"] for s in h["slots"]}
+    assert all(verdicts[s] == "ran" for s in lost), verdicts
+    assert h["counts"]["duplicate"] == 0
+    # again: nothing left of those slots
+    r = cronctl(["backfill", "orders", "-n", namespace, "--missed", "--yes", "--settle", "1s"], kubeconfig,
+                run_dir=tmp_path / "again")
+    assert r.returncode == 0, r.stderr
+    again = tmp_path / "again"
+    ran_again = set(run_record(again)["slots"]) if list(again.glob("*/record.json")) else set()
+    assert not ran_again & set(lost), ran_again  # only slots lost during the backfill itself, if any
+
+
+def test_a_failing_slot_stops_the_backfill_and_it_goes_on_after_restore(kubeconfig: str, namespace: str,
+                                                                        k8s: Any, tmp_path: Path) -> None:
+    body = cronjob_body("fails", schedule="*/1 * * * *", policy="Forbid", duration=1, exit_code=1, suspend=True)
+    k8s.batch.create_namespaced_cron_job(namespace, body)
+    created = datetime.strptime(read_cronjob(k8s, namespace, "fails")["metadata"]["creationTimestamp"],
+                                "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    first = created.replace(second=0) + timedelta(minutes=1)
+    time.sleep(max(0.0, (first + timedelta(minutes=1, seconds=3) - datetime.now(UTC)).total_seconds()))
+    r = cronctl(["backfill", "fails", "-n", namespace, "--from", first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 "--to", (first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--yes", "--settle", "1s"],
+                kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 1, r.stderr
+    rec = run_record(tmp_path)
+    assert rec["failed_slot"] == first.strftime("%Y-%m-%dT%H:%M:%SZ") and rec["done"] == []
+    cj = read_cronjob(k8s, namespace, "fails")
+    assert cj["spec"]["suspend"] is True and cj["metadata"]["annotations"]["cronctl.dev/step"] == "failed"
+    assert "cronctl restore fails" in r.stdout + r.stderr
+    # status explains it, restore finishes it (it was suspended before: it stays suspended)
+    s = cronctl(["status", "fails", "-n", namespace], kubeconfig)
+    assert s.returncode == 0 and "failed" in s.stdout
+    assert cronctl(["restore", "fails", "-n", namespace, "--yes"], kubeconfig).returncode == 0
+    # again: the failed slot has its Job and is skipped, the next one runs (and fails too)
+    r = cronctl(["backfill", "fails", "-n", namespace, "--from", first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 "--to", (first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--yes", "--settle", "1s"],
+                kubeconfig, run_dir=tmp_path / "again")
+    assert "already stands for it" in r.stderr
+    assert run_record(tmp_path / "again")["slots"] == [(first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")]

@@ -1,0 +1,92 @@
+"""The pure parts of `cronctl backfill`: which slots run (oldest first), which are skipped and why,
+and the application's ledger (--done-from)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from cronctl.errors import BadInput
+from cronctl.procedure.backfill import BackfillOptions, choose_slots, read_done
+
+UTC = timezone.utc
+UID = "u-cj"
+
+
+def T(h: int, m: int, s: int = 0) -> datetime:
+    return datetime(2026, 12, 2, h, m, s, tzinfo=UTC)
+
+
+def z(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cj(**status: str) -> dict:
+    return {"metadata": {"name": "cj", "namespace": "ns", "uid": UID, "creationTimestamp": z(T(9, 0))},
+            "spec": {"schedule": "*/10 * * * *", "suspend": False, "jobTemplate": {"spec": {}}}, "status": status}
+
+
+def job(slot: datetime, done: bool = True) -> dict:
+    st: dict = {"startTime": z(slot + timedelta(seconds=1))}
+    if done:
+        st["completionTime"] = z(slot + timedelta(seconds=30))
+        st["conditions"] = [{"type": "Complete", "status": "True"}]
+    return {"metadata": {"name": f"cj-{int(slot.timestamp()) // 60}", "namespace": "ns", "uid": f"j{slot:%H%M}",
+                         "creationTimestamp": z(slot + timedelta(seconds=1)),
+                         "annotations": {"batch.kubernetes.io/cronjob-scheduled-timestamp": z(slot)},
+                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": UID, "controller": True}]},
+            "status": st}
+
+
+def test_missed_takes_the_lost_slots_oldest_first_and_skips_those_with_a_job() -> None:
+    # 10:00 ran; 10:10-10:30 lost (controller down, deadline 60 s); now 10:35
+    c = cj(lastScheduleTime=z(T(10, 0)))
+    c["spec"]["startingDeadlineSeconds"] = 60
+    run, skipped = choose_slots(c, [job(T(10, 0))], [], BackfillOptions(cronjob="cj", missed=True), T(10, 35))
+    assert run == [T(10, 10), T(10, 20), T(10, 30)] and skipped == []
+
+
+def test_explicit_slots_must_be_slots_and_a_slot_with_a_job_is_skipped() -> None:
+    c = cj(lastScheduleTime=z(T(10, 30)))
+    run, skipped = choose_slots(c, [job(T(10, 10))], [], BackfillOptions(cronjob="cj", slots=[T(10, 20), T(10, 10)]),
+                                T(10, 35))
+    assert run == [T(10, 20)] and skipped[0][0] == T(10, 10) and "already stands for it" in skipped[0][1]
+    with pytest.raises(BadInput, match="not a slot"):
+        choose_slots(c, [], [], BackfillOptions(cronjob="cj", slots=[T(10, 15)]), T(10, 35))
+
+
+def test_from_to_is_every_slot_between_both_included_and_not_after_now() -> None:
+    run, _ = choose_slots(cj(), [], [], BackfillOptions(cronjob="cj", from_=T(10, 10), to=T(11, 0)), T(10, 35))
+    assert run == [T(10, 10), T(10, 20), T(10, 30)]
+    with pytest.raises(BadInput, match="exactly one"):
+        choose_slots(cj(), [], [], BackfillOptions(cronjob="cj", missed=True, slots=[T(10, 10)]), T(10, 35))
+
+
+def test_slots_older_than_max_age_are_skipped_and_said() -> None:
+    run, skipped = choose_slots(cj(), [], [], BackfillOptions(cronjob="cj", from_=T(10, 0), to=T(10, 30),
+                                                               max_age=timedelta(minutes=20)), T(10, 35))
+    assert run == [T(10, 20), T(10, 30)]
+    assert [t for t, _ in skipped] == [T(10, 0), T(10, 10)] and "--max-age" in skipped[0][1]
+
+
+@pytest.mark.parametrize("text", ["scheduled_for,status\n2026-12-02T10:20:00Z,done\n",
+                                  '{"scheduled_for": "2026-12-02T10:20:00Z", "ok": true}\n'])
+def test_the_ledger_marks_slots_done(tmp_path: Path, text: str) -> None:
+    p = tmp_path / "ledger"
+    p.write_text(text)
+    assert read_done(str(p)) == {T(10, 20)}
+    run, skipped = choose_slots(cj(), [], [], BackfillOptions(cronjob="cj", from_=T(10, 10), to=T(10, 30),
+                                                               done_from=str(p)), T(10, 35))
+    assert run == [T(10, 10), T(10, 30)] and "done according to" in skipped[0][1]
+
+
+def test_a_ledger_without_scheduled_for_is_bad_input(tmp_path: Path) -> None:
+    p = tmp_path / "ledger.csv"
+    p.write_text("when\n2026-12-02T10:20:00Z\n")
+    with pytest.raises(BadInput, match="no scheduled_for column"):
+        read_done(str(p))
+    p.write_text("{not json\n")
+    with pytest.raises(BadInput, match="not a JSON object"):
+        read_done(str(p))
