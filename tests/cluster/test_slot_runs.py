@@ -182,11 +182,10 @@ def test_a_missed_slot_run_by_hand_on_a_suspended_cronjob_is_never_wanted_again(
     measure(k8s, "suspended CronJob, slot run by hand, then un-suspended", delay)
     assert delay <= MAX_NEXT_SLOT_DELAY
     one_job_for_t_and_no_back_off()
-    # While the manual Job ran, every controller sync warned UnexpectedJob about it (an unfinished
-    # child not in .status.active: so it does for any manual Job). After the un-suspend the
-    # controller must not meet it again: that is the back-off path of 1.34-1.36. (Timestamps have
-    # 1 s resolution: a warning is new if it was not there, or counted less, before the un-suspend
-    # and it was last seen in a later second.)
+    # No new Warning after the un-suspend. (While the manual Job ran, controller syncs warned
+    # UnexpectedJob about it: an unfinished child not in .status.active, as for any manual Job.
+    # Timestamps have 1 s resolution: a warning is new if it was not there, or counted less, before
+    # the un-suspend and it was last seen in a later second.)
     late = [(k, v) for k, v in warnings(k8s, namespace).items()
             if v[0] > warned_before.get(k, (0, ""))[0] and ts(v[1]) > unsuspended]
     assert late == [], late
@@ -333,5 +332,6 @@ def test_control_without_the_status_permission_the_next_slot_is_late_before_1_37
     delay = (ts(job["metadata"]["creationTimestamp"]) - nxt).total_seconds()
     print(f"\nMEASURE {version} control, no cronjobs/status permission (lastScheduleTime not set): next slot's "
           f"Job created {delay:.1f} s after its time")
-    if adopts:
-        assert delay <= MAX_NEXT_SLOT_DELAY
+    # 1.37 adopts the Job; older versions retry the create of T with exponential back-off (their
+    # requeue for the next slot is lost), so the next slot waits for a retry tens of seconds later
+    assert (delay <= MAX_NEXT_SLOT_DELAY) is bool(adopts), delay
