@@ -38,39 +38,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from _shared import kubectl_path, parallel, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = "cronctl-bench-absent"
 CJ = "bench-orders"
-
-
-def kubectl_path() -> str:
-    for v in sorted((Path.home() / ".cache" / "cronctl" / "k8s").glob("v*/bin/kubectl"), reverse=True):
-        return str(v)
-    return shutil.which("kubectl") or "kubectl"
-
-
-def parallel(what: str, fn: Callable[[Any], Any], items: list[Any], workers: int) -> list[Any]:
-    t0 = time.monotonic()
-    with ThreadPoolExecutor(workers) as ex:
-        out = list(ex.map(fn, items))
-    print(f"  {what}: {len(items)} in {time.monotonic() - t0:.1f}s", file=sys.stderr)
-    return out
-
-
-def timed(cmd: list[str], *, stdout: Any = subprocess.DEVNULL) -> tuple[float, int, subprocess.CompletedProcess[str]]:
-    """(wall seconds, peak RSS KiB, process) of ``cmd`` under /usr/bin/time -v."""
-    t0 = time.monotonic()
-    r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=stdout, stderr=subprocess.PIPE, text=True)
-    wall = time.monotonic() - t0
-    if r.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed ({r.returncode}): {r.stderr[-2000:]}")
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
-    return wall, int(m.group(1)) if m else -1, r
 
 
 def main() -> int:

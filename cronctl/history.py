@@ -373,7 +373,6 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
 
     # -- evidence: who stands for which slot ---------------------------------------------------
     stands: dict[datetime, dict[str, _Stand]] = {}
-    slot_set = set(times)
     name_to_slot = {_minutes_name(name, t): t for t in times}
 
     def add(t: datetime, s: _Stand) -> None:
@@ -569,7 +568,7 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
     held = _suspension_at(ctx, t)
     if held is not None:  # however recent: a suspended CronJob creates nothing
         return _row(t, ctx.zone, st, "missed-suspended", f"suspended ({held})")
-    if ctx.now - t < ctx.late_after:
+    if ctx.now - t < ctx.late_after and (ctx.last_schedule is None or t > ctx.last_schedule):
         return _row(t, ctx.zone, st, "due", "the slot passed moments ago; the controller may still create its Job")
     blockers = _active_at(ctx, t)
     if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
@@ -623,7 +622,12 @@ def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, su
             j += 1
         nxt = rows[j] if j < len(rows) else None
         for k in range(i, j):
-            rows[k]["verdict"], rows[k]["reason"] = _gap_cause(parse_rfc3339(rows[k]["slot"]), nxt, ctx, dropped, d)
+            t = parse_rfc3339(rows[k]["slot"])
+            verdict, reason = _gap_cause(t, nxt, ctx, dropped, d)
+            if ctx.last_schedule is not None and t == ctx.last_schedule:
+                reason += ("; status.lastScheduleTime was set to this slot without a Job (cronctl --catch-up "
+                           "none, or by hand): the controller counts it as done")
+            rows[k]["verdict"], rows[k]["reason"] = verdict, reason
         i = j
 
 

@@ -12,7 +12,6 @@ scheduled one is named in ``manual_overlap`` and in ``overlaps`` (seed 004: Forb
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
@@ -20,16 +19,12 @@ from typing import Any, Iterable
 from cronctl import model
 from cronctl.history import (
     VERDICTS as HISTORY_VERDICTS,
-    CONTROLLER_WARNINGS,
     LOST,
     Options as HistoryOptions,
     slot_history,
-    HIGHLIGHT_REASONS,
     JobRecord as _Job,
-    event_view,
     events_for,
     job_record as _job,
-    job_scheduled_for,
     suspend_set_at,
 )
 from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
@@ -217,7 +212,6 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
 
     # -- suspended periods --------------------------------------------------------------------
     suspended_periods: list[Obj] = []
-    current_susp_start: datetime | None = None
     if suspended:
         at, manager = suspend_set_at(cronjob)
         record = model.read_record(cronjob)
@@ -232,7 +226,6 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             source = f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
         else:
             source = "spec.suspend is true; when it was set is not recorded"
-        current_susp_start = at
         suspended_periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
 
     # -- occurrences --------------------------------------------------------------------------

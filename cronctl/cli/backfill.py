@@ -9,7 +9,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, err, is_interactive, out)
+                                YesOpt, is_interactive, out)
 
 
 @app.command()
@@ -54,7 +54,8 @@ def backfill(
     """
     from datetime import timedelta
 
-    from cronctl.cli.runtime import RichReporter, holder, kill_hook, parse_duration, print_data, sigterm_as_interrupt
+    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, parse_duration,
+                                     print_data, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
@@ -83,9 +84,4 @@ def backfill(
         out.print(res.message, markup=False)
         if res.record.get("run_dir"):
             out.print(f"run record: {res.record['run_dir']}/record.json", markup=False)
-    if int(res.exit_code) != 0:
-        err.print(f"error: {res.message}", markup=False)
-        err.print("next:", markup=False)
-        for c in res.next_commands or next_commands(cronjob, cluster.namespace):
-            err.print(f"  {c}", markup=False)
-        raise typer.Exit(int(res.exit_code))
+    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or next_commands(cronjob, cluster.namespace))

@@ -54,7 +54,8 @@ def run_manual_cmd(
     already stands for the slot, permission missing, not confirmed), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
-    from cronctl.cli.runtime import RichReporter, holder, kill_hook, parse_duration, print_data, sigterm_as_interrupt
+    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, parse_duration,
+                                     print_data, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
@@ -98,9 +99,4 @@ def run_manual_cmd(
         out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
         if rec.get("run_dir"):
             out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
-    if int(res.exit_code) != 0:
-        err.print(f"error: {res.message}", markup=False)
-        err.print("next:", markup=False)
-        for c in res.next_commands or next_commands(cronjob, cluster.namespace):
-            err.print(f"  {c}", markup=False)
-        raise typer.Exit(int(res.exit_code))
+    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or next_commands(cronjob, cluster.namespace))

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Output, err, out
+from cronctl.cli.common import Exit, Output, err, out
 from cronctl.errors import BadInput
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
@@ -143,3 +143,14 @@ def print_data(data: Any, output: Output) -> None:
         out.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip(), markup=False)
     else:
         out.print(json.dumps(data, indent=2, default=str), markup=False)
+
+
+def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
+    """A run that did not end well: the error, the commands to run next, and its exit code."""
+    if code == 0:
+        return
+    err.print(f"error: {message}", markup=False)
+    err.print("next:", markup=False)
+    for c in commands:
+        err.print(f"  {c}", markup=False)
+    raise Exit(code)

@@ -56,7 +56,7 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
 
     if pred.catch_up_for is None or pred.decision not in ("create", "forbid-active"):
         return cj, [rfc3339_z(t) for t in pred.never_times]
-    name, ns = model.name_of(cj), cluster.namespace
+    name = model.name_of(cj)
     at = rfc3339_z(pred.catch_up_for)
     try:
         cj = cluster.patch_cronjob_status(name, {"status": {"lastScheduleTime": at}}, resource_version=rv(cj))

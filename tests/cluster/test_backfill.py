@@ -53,7 +53,7 @@ def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str
     assert len(given) >= 2, given
     code, h = history(kubeconfig, namespace, "orders", "--fail-on", "lost")
     lost = [s["slot"] for s in h["slots"] if s["verdict"] == "missed-suspended"]
-    assert code == 8 and set(given) <= set(lost), (given, lost)
+    assert code == 8 and set(given) <= set(lost), (given, [(s["slot"], s["verdict"]) for s in h["slots"]])
     # the plan changes nothing
     before = by_slot(k8s, namespace)
     r = cronctl(["backfill", "orders", "-n", namespace, "--missed", "--dry-run", "--yes"], kubeconfig)

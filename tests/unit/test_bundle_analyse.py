@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronctl.bundle.analyse import Options, analyse_cronjob, event_view, events_for, find_overlaps
+from cronctl.bundle.analyse import Options, analyse_cronjob, find_overlaps
+from cronctl.history import event_view, events_for
 from cronctl.bundle.dump import load_dump
 
 UTC = timezone.utc

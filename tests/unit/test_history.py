@@ -205,6 +205,15 @@ def test_an_un_suspend_too_late_for_the_deadline_loses_every_slot_to_the_suspens
     assert "older than startingDeadlineSeconds=10" in row(h, "10:05")["reason"]
 
 
+def test_a_slot_given_up_with_catch_up_none_moments_ago_is_missed_not_due() -> None:
+    # paused over 10:05 and 10:06, resumed at 10:06:05 with --catch-up none (lastScheduleTime = 10:06)
+    c = cronjob(policy="Forbid", last=T(10, 6), suspend_written=T(10, 6, 5))
+    h = judge(c, [scheduled(T(10, 4))], now=T(10, 6, 8))
+    v = verdicts(h)
+    assert (v["10:05"], v["10:06"], v["10:07"]) == ("missed-suspended", "missed-suspended", "due")
+    assert "without a Job (cronctl --catch-up none" in row(h, "10:06")["reason"]
+
+
 def test_a_gap_closed_by_too_many_missed_times_is_missed_too_many() -> None:
     catch = job(slotname(T(10, 5)), slot=T(10, 5), created=T(10, 5, 30), done=T(10, 6))
     evs = [event("TooManyMissedTimes", "too many missed start times", T(10, 5, 30), etype="Warning")]
