@@ -440,8 +440,12 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
 
     # -- the controller now (for the slots after lastScheduleTime) -----------------------------
     active = model.active_names(cronjob)
-    d = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
-               starting_deadline=deadline, now=now, suspended=False, concurrency_policy=policy, active=active)
+    try:
+        d = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
+                   starting_deadline=deadline, now=now, suspended=False, concurrency_policy=policy, active=active)
+    except CronctlError as e:  # e.g. a negative startingDeadlineSeconds: this CronJob only, not the whole list
+        out["error"] = e.message
+        return out
     dropped = set(d.deadline_dropped)
     out["controller_now"] = {"decision": "suspended" if suspended else d.decision,
                              "most_recent": _z(d.most_recent), "job_name": d.job_name,

@@ -190,13 +190,16 @@ class _Backfill(_Run):
         self._check_run_dir()
         deadline = self.clock.monotonic() + self.o.timeout
         self.suspend()
+        self._hook("suspended")
         nxt = next_commands(self.name, self.ns)
         try:
             self.verify(deadline)
+            self._hook("verified")
             for i, t in enumerate(self.todo, start=1):
                 self._use_slot(t)
                 self._update_step("verified", f"backfill: slot {i}/{len(self.todo)} next: {rfc3339_z(t)}")
                 job = self.create()
+                self._hook("created")
                 final = self.wait(job, deadline)
                 outcome = model.job_outcome(final) if final is not None else "Deleted"
                 if final is not None:
@@ -218,6 +221,7 @@ class _Backfill(_Run):
                 self.record["done"] = self.done
                 self.r.step(f"slot {i}/{len(self.todo)} {rfc3339_z(t)} done ({self.job_name}){note}")
                 self._save()
+                self._hook("slot-done")
         except KeyboardInterrupt:
             return self._stopped("interrupted", ExitCode.INTERRUPTED,
                                  f"interrupted after {len(self.done)} of {len(self.todo)} slot(s): the CronJob "

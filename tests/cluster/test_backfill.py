@@ -114,3 +114,37 @@ def test_a_failing_slot_stops_the_backfill_and_it_goes_on_after_restore(kubeconf
                 kubeconfig, run_dir=tmp_path / "again")
     assert "already stands for it" in r.stderr
     assert run_record(tmp_path / "again")["slots"] == [(first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")]
+
+
+def test_a_backfill_killed_after_its_first_slot_is_finished_by_restore_and_the_same_command(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    # suspended from the start: the controller makes no Job; three slots pass
+    body = cronjob_body("resumable", schedule="*/1 * * * *", policy="Forbid", duration=1, suspend=True)
+    k8s.batch.create_namespaced_cron_job(namespace, body)
+    created = datetime.strptime(read_cronjob(k8s, namespace, "resumable")["metadata"]["creationTimestamp"],
+                                "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    first = created.replace(second=0) + timedelta(minutes=1)
+    slots = [first + timedelta(minutes=i) for i in range(3)]
+    time.sleep(max(0.0, (slots[-1] + timedelta(seconds=3) - datetime.now(UTC)).total_seconds()))
+    span = ["--from", slots[0].strftime("%Y-%m-%dT%H:%M:%SZ"), "--to", slots[-1].strftime("%Y-%m-%dT%H:%M:%SZ")]
+    # SIGKILL right after the first slot is done (the test-only hook, as kill -9 would)
+    r = cronctl(["backfill", "resumable", "-n", namespace, *span, "--yes", "--settle", "1s"], kubeconfig,
+                run_dir=tmp_path / "a", CRONCTL_TEST_KILL_AFTER_STEP="slot-done")
+    assert r.returncode == -9, (r.returncode, r.stderr)
+    cj = read_cronjob(k8s, namespace, "resumable")
+    assert cj["spec"]["suspend"] is True and "cronctl.dev/run-id" in cj["metadata"]["annotations"]
+    s = cronctl(["status", "resumable", "-n", namespace, "-o", "json"], kubeconfig)
+    assert s.returncode == 0 and json.loads(s.stdout)["record"] is not None
+    # a second backfill is refused while the record holds the CronJob; restore finishes the run
+    r = cronctl(["backfill", "resumable", "-n", namespace, *span, "--yes"], kubeconfig, run_dir=tmp_path / "b")
+    assert r.returncode == 3 and "held by run" in r.stderr
+    assert cronctl(["restore", "resumable", "-n", namespace, "--yes"], kubeconfig).returncode == 0
+    # the same command goes on: the first slot is skipped, the other two run, each once
+    r = cronctl(["backfill", "resumable", "-n", namespace, *span, "--yes", "--settle", "1s"], kubeconfig,
+                run_dir=tmp_path / "c")
+    assert r.returncode == 0, r.stderr
+    rec = run_record(tmp_path / "c")
+    z_ = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in slots]
+    assert rec["done"] == z_[1:] and [x["slot"] for x in rec["skipped"]] == z_[:1]
+    jobs = by_slot(k8s, namespace)
+    assert all(len(jobs.get(t, [])) == 1 for t in z_), jobs

@@ -300,6 +300,8 @@ def test_the_window_reaches_back_to_the_oldest_evidence_at_most_seven_days() -> 
 def test_a_bad_schedule_is_an_error_not_a_crash() -> None:
     h = judge(cronjob("61 * * * *"), [], now=T(10, 0))
     assert h["error"] and h["slots"] == []
+    h = judge(cronjob(deadline=-5), [], now=T(10, 0))  # the API refuses it; an old object may have it
+    assert "startingDeadlineSeconds" in h["error"] and h["slots"] == []
 
 
 def test_every_verdict_is_documented_in_the_readme() -> None:
