@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+from cronctl.cli.common import (CatchUpAll, CatchUpAllOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 
 
@@ -38,7 +38,9 @@ def backfill(
                                          "together.")] = "6h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
-    catch_up: CatchUpOpt = CatchUp.latest,
+    catch_up: CatchUpAllOpt = CatchUpAll.latest,
+    parallel: Annotated[int, typer.Option("--parallel", help="Run up to N slots' Jobs at a time (only with "
+                                          "concurrencyPolicy Allow).", metavar="N")] = 1,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -74,7 +76,7 @@ def backfill(
         from_=parse_rfc3339(from_, what="--from") if from_ else None,
         to=parse_rfc3339(to, what="--to") if to else None,
         slots=[parse_rfc3339(s, what="--slot") for s in slot or []], done_from=done_from,
-        max_age=timedelta(seconds=parse_duration(max_age, flag="--max-age")), run=ro)
+        max_age=timedelta(seconds=parse_duration(max_age, flag="--max-age")), parallel=parallel, run=ro)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_backfill(cluster, opts, SystemClock(), RichReporter())

@@ -67,6 +67,20 @@ CatchUpOpt = Annotated[
 ]
 
 
+class CatchUpAll(str, Enum):
+    latest = "latest"
+    none = "none"
+    all = "all"
+
+
+CatchUpAllOpt = Annotated[
+    CatchUpAll,
+    typer.Option("--catch-up", help="What un-suspending starts: latest (the controller's own: the latest missed "
+                 "slot), none (mark it processed first: nothing starts, the slots given up are listed), or all "
+                 "(first run every lost slot as its own Job, oldest first, as cronctl backfill does)."),
+]
+
+
 def is_interactive() -> bool:
     """True when both stdin and stderr are terminals (a person can answer a prompt)."""
     import sys

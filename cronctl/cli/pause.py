@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+from cronctl.cli.common import (CatchUpAll, CatchUpAllOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 
 
@@ -61,7 +61,7 @@ def pause_cmd(
 @app.command("resume")
 def resume_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
-    catch_up: CatchUpOpt = CatchUp.latest,
+    catch_up: CatchUpAllOpt = CatchUpAll.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -79,9 +79,23 @@ def resume_cmd(
     from cronctl.procedure.pause import ResumeOptions, resume
 
     cluster = connect(kubeconfig, context, namespace)
-    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(),
-                                        catch_up=catch_up.value), SystemClock(),
-                 RichReporter())
+    mode = catch_up.value
+    if mode == "all":
+        # every lost slot first, each as its own Job (cronctl backfill --missed), then resume with
+        # nothing left to catch up
+        from cronctl.cli.runtime import exit_with_next_steps, holder
+        from cronctl.procedure.backfill import BackfillOptions, backfill
+        from cronctl.procedure.base import next_commands
+        from cronctl.procedure.run_manual import RunOptions
+
+        ro = RunOptions(cronjob=cronjob, reason="resume --catch-up all", yes=yes, interactive=is_interactive(),
+                        holder=holder(), catch_up="latest")
+        done = backfill(cluster, BackfillOptions(cronjob=cronjob, missed=True, run=ro), SystemClock(), RichReporter())
+        exit_with_next_steps(int(done.exit_code), done.message,
+                             done.next_commands or next_commands(cronjob, cluster.namespace))
+        mode = "none"
+    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
+                 SystemClock(), RichReporter())
     if output != Output.text:
         print_data(res, output)
     else:

@@ -27,7 +27,7 @@ from cronctl.procedure.base import Clock, Reporter, RunDir, next_commands
 from cronctl.procedure.restore import RestoreOptions, restore
 from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
 from cronctl.procedure.slot import resolve, standing_for
-from cronctl.procedure.wait import WaitTimeout
+from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 
 MAX_SLOTS = 500  # one backfill runs at most this many slots (a larger one is several runs)
@@ -43,6 +43,7 @@ class BackfillOptions:
     slots: list[datetime] = field(default_factory=list)
     done_from: str | None = None
     max_age: timedelta = timedelta(days=7)
+    parallel: int = 1              # Jobs at a time (more than 1 only with concurrencyPolicy Allow)
     run: RunOptions | None = None  # yes, interactive, dry_run, settle, timeout, run_dir, catch_up, ...
 
 
@@ -147,6 +148,15 @@ class _Backfill(_Run):
                        "reason": self.o.reason, "holder": self.o.holder, "started": self._now(),
                        "dry_run": self.o.dry_run}
         self.cj = self.c.get_cronjob(self.name)
+        policy = str((self.cj.get("spec") or {}).get("concurrencyPolicy") or "Allow")
+        if self.b.parallel < 1:
+            raise BadInput(f"bad --parallel {self.b.parallel}: must be 1 or more")
+        if self.b.parallel > 1 and policy != "Allow":
+            raise BadInput(f"--parallel {self.b.parallel} needs concurrencyPolicy Allow; cronjob {self.ns}/{self.name} "
+                           f"has {policy}, which promises one run at a time: its slots run one after the other")
+        mode = self.o.catch_up
+        if mode == "all":
+            self.o.catch_up = "none"  # the slots lost meanwhile are run here; then nothing is left to catch up
         now = self.clock.now()
         jobs, _ = self.c.list_jobs()
         events: list[Obj] = []
@@ -195,33 +205,16 @@ class _Backfill(_Run):
         try:
             self.verify(deadline)
             self._hook("verified")
-            for i, t in enumerate(self.todo, start=1):
-                self._use_slot(t)
-                self._update_step("verified", f"backfill: slot {i}/{len(self.todo)} next: {rfc3339_z(t)}")
-                job = self.create()
-                self._hook("created")
-                final = self.wait(job, deadline)
-                outcome = model.job_outcome(final) if final is not None else "Deleted"
-                if final is not None:
-                    self.save_logs(final)
-                if outcome != "Complete":
-                    why = (f"slot {self.slot.shown if self.slot else rfc3339_z(t)}: job {self.job_name} "
-                           f"{'failed' if outcome == 'Failed' else 'was deleted'}")
-                    self._update_step("failed", f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done")
-                    self.record.update(outcome="failed", failed_slot=rfc3339_z(t), done=self.done,
-                                       exit_code=int(ExitCode.JOB_FAILED), next_commands=nxt)
-                    self._save()
-                    return RunResult(ExitCode.JOB_FAILED,
-                                     f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done; the CronJob stays "
-                                     f"suspended. To go on: cronctl restore {self.name} -n {self.ns}, then the "
-                                     f"same backfill again (it skips the slots that have a Job, the failed one "
-                                     f"too: delete its Job on purpose to run it again)", self.record, final, nxt)
-                note = self._mark_slot_done()
-                self.done.append(rfc3339_z(t))
-                self.record["done"] = self.done
-                self.r.step(f"slot {i}/{len(self.todo)} {rfc3339_z(t)} done ({self.job_name}){note}")
-                self._save()
-                self._hook("slot-done")
+            queue = list(self.todo)
+            while queue:
+                group, queue = queue[:self.b.parallel], queue[self.b.parallel:]
+                failed = self._run_group(group, deadline, nxt)
+                if failed is not None:
+                    return failed
+                if not queue and mode == "all":
+                    # --catch-up all: the slots that passed while this backfill held the CronJob
+                    queue = self._lost_meanwhile()
+                    self.todo.extend(queue)
         except KeyboardInterrupt:
             return self._stopped("interrupted", ExitCode.INTERRUPTED,
                                  f"interrupted after {len(self.done)} of {len(self.todo)} slot(s): the CronJob "
@@ -233,11 +226,86 @@ class _Backfill(_Run):
         res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                              catch_up=self.o.catch_up), self.clock, self.r)
         self.record.update(outcome="succeeded", restored_at=self._now(), prediction=res.get("prediction"),
-                           catch_up={"mode": self.o.catch_up, "given_up": res.get("given_up", [])},
+                           catch_up={"mode": mode, "given_up": res.get("given_up", [])},
                            exit_code=int(ExitCode.OK))
         self._step_local("restored")
         return RunResult(ExitCode.OK, f"backfilled {len(self.done)} slot(s) of {self.ns}/{self.name}, oldest first; "
                          f"{res['message']}", self.record, None, [])
+
+
+    def _run_group(self, group: list[datetime], deadline: float, nxt: list[str]) -> RunResult | None:
+        """Create the Jobs of ``group`` (one, or --parallel of them), wait for all, mark each success
+        done (oldest first). A failure stops the backfill: returns its result; None when all passed."""
+        made: list[tuple[datetime, str]] = []
+        job: Obj = {}
+        for t in group:
+            self._use_slot(t)
+            n = len(self.done) + len(made) + 1
+            self._update_step("verified", f"backfill: slot {n}/{len(self.todo)} next: {rfc3339_z(t)}")
+            job = self.create()
+            self._hook("created")
+            made.append((t, self.job_name))
+        if len(made) == 1:  # one at a time: run-manual's wait, with its progress
+            states = {made[0][1]: self.wait(job, deadline)}
+        else:
+            self.r.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
+            states = wait_for_jobs(self.c, {n for _, n in made}, deadline=deadline, clock=self.clock,
+                                   stats=self.wait_stats)
+        failures: list[str] = []
+        for t, name in made:
+            final = states.get(name)
+            self._use_slot(t)
+            outcome = model.job_outcome(final) if final is not None else "Deleted"
+            if final is not None:
+                self.save_logs(final)
+            if outcome != "Complete":
+                failures.append(f"slot {self.slot.shown if self.slot else rfc3339_z(t)}: job {name} "
+                                f"{'failed' if outcome == 'Failed' else 'was deleted'}")
+                self.record.setdefault("failed_slots", []).append(rfc3339_z(t))
+                continue
+            if failures:
+                continue  # a newer slot than a failed one: done, but lastScheduleTime stays before the failure
+            note = self._mark_slot_done()
+            self.done.append(rfc3339_z(t))
+            self.record["done"] = self.done
+            self.r.step(f"slot {len(self.done)}/{len(self.todo)} {rfc3339_z(t)} done ({name}){note}")
+            self._save()
+            self._hook("slot-done")
+        if not failures:
+            return None
+        why = "; ".join(failures)
+        self._update_step("failed", f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done")
+        self.record.update(outcome="failed", failed_slot=self.record["failed_slots"][0], done=self.done,
+                           exit_code=int(ExitCode.JOB_FAILED), next_commands=nxt)
+        self._save()
+        return RunResult(ExitCode.JOB_FAILED,
+                         f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done; the CronJob stays "
+                         f"suspended. To go on: cronctl restore {self.name} -n {self.ns}, then the "
+                         f"same backfill again (it skips the slots that have a Job, the failed one "
+                         f"too: delete its Job on purpose to run it again)", self.record, None, nxt)
+
+    def _lost_meanwhile(self) -> list[datetime]:
+        """Slots that passed while this backfill held the CronJob suspended and have no Job."""
+        start = self.record.get("suspended_at")
+        if not start:
+            return []
+        from cronctl.procedure.slot import schedule_of
+
+        now = self.clock.now()
+        sched = schedule_of(self.cj)[0]
+        jobs, _ = self.c.list_jobs()
+        out = []
+        for t in sched.runs(parse_rfc3339(start) - timedelta(seconds=1), MAX_SLOTS):
+            if t > now:
+                break
+            slot = resolve(self.cj, t, latest=False, now=now)
+            if not standing_for(self.cj, jobs, t, slot.job_name) and rfc3339_z(t) not in self.record["slots"]:
+                out.append(t)
+        if out:
+            self.r.step(f"--catch-up all: {len(out)} slot(s) passed during the backfill: "
+                        + ", ".join(rfc3339_z(t) for t in out))
+            self.record["slots"] += [rfc3339_z(t) for t in out]
+        return out
 
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:

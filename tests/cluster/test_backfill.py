@@ -100,6 +100,9 @@ def test_a_failing_slot_stops_the_backfill_and_it_goes_on_after_restore(kubeconf
                 kubeconfig, run_dir=tmp_path)
     assert r.returncode == 1, r.stderr
     rec = run_record(tmp_path)
+    bad = cronctl(["backfill", "fails", "-n", namespace, "--slot", first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                   "--parallel", "2", "--yes"], kubeconfig)
+    assert bad.returncode == 5 and "needs concurrencyPolicy Allow" in bad.stderr  # Forbid: one at a time
     assert rec["failed_slot"] == first.strftime("%Y-%m-%dT%H:%M:%SZ") and rec["done"] == []
     cj = read_cronjob(k8s, namespace, "fails")
     assert cj["spec"]["suspend"] is True and cj["metadata"]["annotations"]["cronctl.dev/step"] == "failed"
@@ -148,3 +151,32 @@ def test_a_backfill_killed_after_its_first_slot_is_finished_by_restore_and_the_s
     assert rec["done"] == z_[1:] and [x["slot"] for x in rec["skipped"]] == z_[:1]
     jobs = by_slot(k8s, namespace)
     assert all(len(jobs.get(t, [])) == 1 for t in z_), jobs
+
+
+def test_parallel_slots_under_allow_then_resume_catch_up_all_runs_the_rest(kubeconfig: str, namespace: str,
+                                                                           k8s: Any, tmp_path: Path) -> None:
+    body = cronjob_body("wide", schedule="*/1 * * * *", policy="Allow", duration=8, suspend=True)
+    k8s.batch.create_namespaced_cron_job(namespace, body)
+    created = datetime.strptime(read_cronjob(k8s, namespace, "wide")["metadata"]["creationTimestamp"],
+                                "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    slots = [created.replace(second=0) + timedelta(minutes=i) for i in (1, 2, 3)]
+    z_ = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in slots]
+    time.sleep(max(0.0, (slots[-1] + timedelta(seconds=3) - datetime.now(UTC)).total_seconds()))
+    r = cronctl(["backfill", "wide", "-n", namespace, "--slot", z_[0], "--slot", z_[1], "--parallel", "2", "--yes",
+                 "--settle", "1s"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "waiting for 2 Jobs" in r.stderr and run_record(tmp_path)["done"] == z_[:2]
+    # both ran at the same time: each started before the other finished
+    jobs = {j["metadata"]["name"]: j for j in list_jobs(k8s, namespace)}
+    a, b = (jobs[n] for n in sorted(jobs))
+    assert a["status"]["startTime"] < b["status"]["completionTime"] and b["status"]["startTime"] < \
+        a["status"]["completionTime"]
+    assert read_cronjob(k8s, namespace, "wide")["spec"]["suspend"] is True  # it was suspended before
+    # resume --catch-up all: the remaining lost slot(s) first, then un-suspended with nothing to catch up
+    r = cronctl(["resume", "wide", "-n", namespace, "--catch-up", "all", "--yes"], kubeconfig, run_dir=tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    cj = read_cronjob(k8s, namespace, "wide")
+    assert cj["spec"]["suspend"] is False
+    got = by_slot(k8s, namespace)
+    assert all(got.get(t) and len(got[t]) == 1 for t in z_), got
+    assert all(len(v) == 1 for v in got.values()), got
