@@ -104,8 +104,10 @@ def test_a_every_minute_cronjob_gets_a_scheduled_job_named_by_unix_minutes_that_
     owner = job.metadata.owner_references[0]
     assert (owner.kind, owner.name, owner.controller, owner.block_owner_deletion) == \
         ("CronJob", "every-minute", True, True)
-    cj = k8s.batch.read_namespaced_cron_job("every-minute", ns)
-    assert cj.status.last_schedule_time == slot
+    # the controller creates the Job, then writes the CronJob's status: a reader can come between
+    lst = wait_for("status.lastScheduleTime",
+                   lambda: k8s.batch.read_namespaced_cron_job("every-minute", ns).status.last_schedule_time, timeout=30)
+    assert lst == slot
     done = wait_for("the scheduled Job to complete",
                     lambda: condition(k8s.batch.read_namespaced_job(job.metadata.name, ns), "Complete"), timeout=30)
     assert done.status == "True"
