@@ -186,17 +186,8 @@ def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids
 
 def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
-    best: tuple[datetime | None, str | None] = (None, None)
-    for mf in model.meta(cronjob).get("managedFields") or []:
-        if not isinstance(mf, dict):
-            continue
-        spec = (mf.get("fieldsV1") or {}).get("f:spec") or {}
-        if "f:suspend" not in spec:
-            continue
-        t = _ts(mf.get("time"))
-        if t is not None and (best[0] is None or t > best[0]):
-            best = (t, str(mf.get("manager") or "unknown"))
-    return best
+    writes = _suspend_writes(cronjob)
+    return writes[-1] if writes else (None, None)
 
 
 def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_spec: Obj,

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, CronctlError, ExitCode, Refused
-from cronctl.procedure.base import Clock, Reporter, RunDir, next_commands
+from cronctl.errors import BadInput, CronctlError, ExitCode
+from cronctl.procedure.base import Clock, Reporter
 from cronctl.procedure.restore import RestoreOptions, restore
 from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
 from cronctl.procedure.slot import resolve, standing_for
@@ -188,20 +188,9 @@ class _Backfill(_Run):
             self.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
             return RunResult(ExitCode.OK, f"dry run: {len(self.todo)} slot(s) would run, oldest first; nothing "
                              "was changed", self.record, first)
-        if not self.o.yes:
-            if not self.o.interactive:
-                raise Refused("not on a terminal and --yes not given: refusing to suspend "
-                              f"cronjob {self.ns}/{self.name} without confirmation; nothing was changed")
-            if not self.r.confirm(f"Suspend {self.ns}/{self.name} and run {len(self.todo)} slot(s), oldest first "
-                                  f"({rfc3339_z(self.todo[0])} .. {rfc3339_z(self.todo[-1])})?"):
-                raise Refused("not confirmed; nothing was changed")
-        self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
-        self.record["run_dir"] = str(self.dir.path)
-        self._check_run_dir()
-        deadline = self.clock.monotonic() + self.o.timeout
-        self.suspend()
-        self._hook("suspended")
-        nxt = next_commands(self.name, self.ns)
+        self.confirm(f"Suspend {self.ns}/{self.name} and run {len(self.todo)} slot(s), oldest first "
+                     f"({rfc3339_z(self.todo[0])} .. {rfc3339_z(self.todo[-1])})?")
+        deadline, nxt = self.open_run()
         try:
             self.verify(deadline)
             self._hook("verified")

@@ -23,7 +23,7 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, Conflict, Refused
 from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import predict
-from cronctl.procedure.restore import give_up_catch_up
+from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
 from cronctl.timeutil import rfc3339_z
 
 
@@ -127,8 +127,7 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
             reporter.warn(f"cronjob {ns}/{name} was suspended without cronctl pause (no pause record)")
         else:
             reporter.step(f"{ns}/{name} is {p.words()}" + (" (past its until)" if p.overdue(now) else ""))
-        none = opts.catch_up == "none" and pred.catch_up_for is not None \
-            and pred.decision in ("create", "forbid-active")
+        none = opts.catch_up == "none" and starts_catch_up(pred)
         what = (f"nothing: --catch-up none marks {rfc3339_z(pred.catch_up_for)} processed first (instead of: "
                 f"{pred.text})" if none and pred.catch_up_for else pred.text)
         reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")

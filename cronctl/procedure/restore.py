@@ -46,6 +46,11 @@ class RestoreOptions:
 CATCH_UP_MODES = ("latest", "none")
 
 
+def starts_catch_up(pred: Prediction) -> bool:
+    """Whether un-suspending starts (or leaves waiting) a slot that ``--catch-up none`` gives up."""
+    return pred.catch_up_for is not None and pred.decision in ("create", "forbid-active")
+
+
 def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Reporter) -> tuple[Obj, list[str]]:
     """``--catch-up none``: mark the slot the controller would start on un-suspend as processed
     (``status.lastScheduleTime``), so it starts nothing. Returns the CronJob after the patch and the
@@ -54,7 +59,7 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     from cronctl.errors import PermissionMissing, ApiError
     from cronctl.timeutil import rfc3339_z
 
-    if pred.catch_up_for is None or pred.decision not in ("create", "forbid-active"):
+    if not starts_catch_up(pred) or pred.catch_up_for is None:
         return cj, [rfc3339_z(t) for t in pred.never_times]
     name = model.name_of(cj)
     at = rfc3339_z(pred.catch_up_for)
@@ -122,8 +127,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         pred = predict(cj, clock.now(), suspended=target, jobs=jobs,
                        server_version=server_version_if_needed(cluster, jobs))
         verb = "set suspend back to false" if not target else "keep suspend=true"
-        none = opts.catch_up == "none" and not target and pred.catch_up_for is not None \
-            and pred.decision in ("create", "forbid-active")
+        none = opts.catch_up == "none" and not target and starts_catch_up(pred)
         reporter.step(f"restore: {verb}; what the controller will do next: "
                       + (f"nothing: --catch-up none marks {pred.catch_up_for:%Y-%m-%dT%H:%M:%SZ} processed first "
                          f"(instead of: {pred.text})" if none else pred.text))

@@ -34,7 +34,7 @@ from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrup
                             Refused, Timeout)
 from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
 from cronctl.procedure.predict import next_runs, predict, schedule_words
-from cronctl.procedure.restore import RestoreOptions, restore
+from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, resolve, schedule_of, show,
                                     standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
@@ -348,7 +348,7 @@ class _Run:
                      f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
                      f"set suspend back to {str(suspended).lower()}"),
             ("after the run", f"if restored now: {after.text}" if self.o.catch_up == "latest" or
-             after.catch_up_for is None or after.decision not in ("create", "forbid-active") else
+             not starts_catch_up(after) or after.catch_up_for is None else
              f"if restored now: nothing starts (--catch-up none marks {rfc3339_z(after.catch_up_for)} processed; "
              f"{after.never_made_up + 1} slot(s) given up); the restore says which"),
         ]
@@ -409,17 +409,30 @@ class _Run:
         return model.build_manual_job(self.cj, self.job_name, extra_annotations=extra,
                                       occurrence_at=self.occurrence)
 
-    def confirm(self) -> None:
+    def confirm(self, question: str | None = None) -> None:
         if self.o.yes:
             return
         if not self.o.interactive:
             raise Refused("not on a terminal and --yes not given: refusing to suspend "
                           f"cronjob {self.ns}/{self.name} without confirmation; nothing was changed")
-        if not self.r.confirm(f"Suspend {self.ns}/{self.name} and run Job {self.job_name}"
-                              + (f" for slot {self.slot.shown}" if self.slot else "")
-                              + (" without setting lastScheduleTime" if self.slot and not self.can_patch_status
-                                 else "") + "?"):
+        if question is None:
+            question = (f"Suspend {self.ns}/{self.name} and run Job {self.job_name}"
+                        + (f" for slot {self.slot.shown}" if self.slot else "")
+                        + (" without setting lastScheduleTime" if self.slot and not self.can_patch_status
+                           else "") + "?")
+        if not self.r.confirm(question):
             raise Refused("not confirmed; nothing was changed")
+
+    def open_run(self) -> tuple[float, list[str]]:
+        """The run directory, then the suspend: returns (the deadline, the next commands)."""
+        self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
+        self.record["run_dir"] = str(self.dir.path)
+        self._check_run_dir()
+        # One deadline for everything that waits, counted from the suspend (not from the prompt).
+        deadline = self.clock.monotonic() + self.o.timeout
+        self.suspend()
+        self._hook("suspended")
+        return deadline, next_commands(self.name, self.ns)
 
     # -- 3. suspend -------------------------------------------------------------------------------
     def suspend(self) -> None:
@@ -641,14 +654,7 @@ class _Run:
             self.record["api_requests"] = self.c.request_count - self.requests_at_start
             return RunResult(ExitCode.OK, "dry run: nothing was changed", self.record, job)
         self.confirm()
-        self.dir = RunDir.create(self.o.run_dir, self.name, self.run_id)
-        self.record["run_dir"] = str(self.dir.path)
-        self._check_run_dir()
-        # One deadline for everything that waits, counted from the suspend (not from the prompt).
-        deadline = self.clock.monotonic() + self.o.timeout
-        self.suspend()
-        self._hook("suspended")
-        nxt = next_commands(self.name, self.ns)
+        deadline, nxt = self.open_run()
         try:
             self.verify(deadline)
             self._hook("verified")
