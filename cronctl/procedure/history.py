@@ -1,12 +1,14 @@
 """``cronctl history``: read the CronJobs, Jobs and Events (live or from a dump) and judge every slot.
 
-Reads only: one paginated list per kind (CronJobs, Jobs, Events) for the namespace, or for the
-whole cluster with ``all_namespaces``; no per-object request. The judging is
+Reads only: one paginated list of CronJobs (for the namespace, or for the whole cluster with
+``all_namespaces``), then one paginated list of Jobs and one of Events per namespace that has
+CronJobs; no per-object request. The judging is
 :func:`cronctl.history.slot_history` (pure).
 """
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from typing import Any, Callable, TypeVar
 
@@ -41,7 +43,11 @@ def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
 
 def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, now: datetime,
                  opts: Options) -> tuple[list[Obj], list[str]]:
-    """(histories, what could not be read). NotFound for a named CronJob that does not exist."""
+    """(histories, what could not be read). NotFound for a named CronJob that does not exist.
+
+    With ``all_namespaces`` the CronJobs are listed once for the cluster, then the Jobs and Events
+    one namespace at a time (only namespaces that have CronJobs), judged and let go: memory is
+    bounded by the largest namespace, not by the cluster."""
     missing: list[str] = []
     if name is not None:
         cronjobs = [cluster.get_cronjob(name)]
@@ -61,7 +67,14 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
             missing.append(f"{what}: {e.message}")
             return default
 
-    none: list[Obj] = []
-    jobs = read("jobs", lambda: cluster.list_jobs(all_namespaces=all_namespaces)[0], none)
-    events = read("events", lambda: cluster.list_events(all_namespaces=all_namespaces), none)
-    return judge_all(cronjobs, jobs, events, opts, default_namespace=cluster.namespace), missing
+    out: list[Obj] = []
+    for ns, cjs in sorted(_by_namespace(cronjobs, cluster.namespace).items()):
+        c = cluster
+        if ns != cluster.namespace:
+            c = copy.copy(cluster)  # the same connection, another namespace
+            c.namespace = ns
+        none: list[Obj] = []
+        jobs = read(f"jobs in {ns}", lambda: c.list_jobs()[0], none)
+        events = read(f"events in {ns}", lambda: c.list_events(), none)
+        out += judge_all(cjs, jobs, events, opts, default_namespace=ns)
+    return out, missing
