@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (CatchUpAll, CatchUpAllOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 
 
@@ -38,7 +38,7 @@ def backfill(
                                          "together.")] = "6h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
-    catch_up: CatchUpAllOpt = CatchUpAll.latest,
+    catch_up: CatchUpOpt = CatchUp.latest,
     parallel: Annotated[int, typer.Option("--parallel", help="Run up to N slots' Jobs at a time (only with "
                                           "concurrencyPolicy Allow).", metavar="N")] = 1,
     yes: YesOpt = False,

@@ -57,27 +57,15 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 class CatchUp(str, Enum):
     latest = "latest"
     none = "none"
+    all = "all"
 
 
 CatchUpOpt = Annotated[
     CatchUp,
-    typer.Option("--catch-up", help="What un-suspending starts: latest (the controller's own behaviour: the "
-                 "latest missed slot at once) or none (mark it processed first, so nothing starts; the slots "
-                 "given up are listed). none needs patch on cronjobs/status."),
-]
-
-
-class CatchUpAll(str, Enum):
-    latest = "latest"
-    none = "none"
-    all = "all"
-
-
-CatchUpAllOpt = Annotated[
-    CatchUpAll,
     typer.Option("--catch-up", help="What un-suspending starts: latest (the controller's own: the latest missed "
                  "slot), none (mark it processed first: nothing starts, the slots given up are listed), or all "
-                 "(first run every lost slot as its own Job, oldest first, as cronctl backfill does)."),
+                 "(first run every slot lost while suspended as its own Job, oldest first, as cronctl backfill "
+                 "does; then nothing is left to catch up). none and all need patch on cronjobs/status."),
 ]
 
 

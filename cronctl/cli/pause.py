@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (CatchUpAll, CatchUpAllOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 
 
@@ -61,7 +61,7 @@ def pause_cmd(
 @app.command("resume")
 def resume_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
-    catch_up: CatchUpAllOpt = CatchUpAll.latest,
+    catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,

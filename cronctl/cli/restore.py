@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -17,6 +17,9 @@ def restore_cmd(
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
                                         "its holder still alive on this host) after confirmation.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,
+    run_dir: Annotated[Optional[str], typer.Option(
+        "--run-dir", help="With --catch-up all: where the run directory goes (default $CRONCTL_RUN_DIR or "
+                          "./runs).")] = None,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -28,6 +31,10 @@ def restore_cmd(
     Refuses (exit 3) while a child Job is unfinished and un-suspending would let a scheduled Job
     start beside it, and when the CronJob is suspended without a cronctl record. With no record
     and not suspended there is nothing to restore (exit 0).
+
+    --catch-up all takes the interrupted run's record over and first runs every slot that passed
+    since it suspended the CronJob as its own Job, oldest first (as backfill does; exit 1 if one
+    fails), then un-suspends with nothing left to catch up.
     """
     from cronctl.cli.runtime import RichReporter, holder_alive, print_data
     from cronctl.kube import connect
@@ -37,7 +44,26 @@ def restore_cmd(
     cluster = connect(kubeconfig, context, namespace)
     opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
                           holder_alive=holder_alive, catch_up=catch_up.value)
-    res = restore(cluster, opts, SystemClock(), RichReporter())
+    if catch_up == CatchUp.all:
+        from cronctl.cli.runtime import exit_with_next_steps, holder, kill_hook, sigterm_as_interrupt
+        from cronctl.procedure.backfill import restore_all
+        from cronctl.procedure.base import next_commands
+        from cronctl.procedure.run_manual import RunOptions
+
+        sigterm_as_interrupt()
+        done = restore_all(cluster, opts, RunOptions(cronjob=cronjob, holder=holder(), after_step=kill_hook(),
+                                                     run_dir=run_dir), SystemClock(), RichReporter())
+        if not isinstance(done, dict):
+            if output != Output.text:
+                print_data(done.record, output)
+            else:
+                out.print(done.message, markup=False)
+            exit_with_next_steps(int(done.exit_code), done.message,
+                                 done.next_commands or next_commands(cronjob, cluster.namespace))
+            return
+        res = done
+    else:
+        res = restore(cluster, opts, SystemClock(), RichReporter())
     if output != Output.text:
         print_data(res, output)
     else:

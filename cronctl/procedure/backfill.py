@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,12 +25,10 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, ExitCode
 from cronctl.procedure.base import Clock, Reporter
 from cronctl.procedure.restore import RestoreOptions, restore
-from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
-from cronctl.procedure.slot import resolve, standing_for
-from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.procedure.run_manual import MAX_SLOTS, RunOptions, RunResult, _Run
+from cronctl.procedure.slot import lost_while_held, resolve, standing_for
+from cronctl.procedure.wait import WaitTimeout
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
-
-MAX_SLOTS = 500  # one backfill runs at most this many slots (a larger one is several runs)
 
 
 @dataclass
@@ -133,14 +131,7 @@ class _Backfill(_Run):
         ro.cronjob = opts.cronjob
         super().__init__(cluster, ro, clock, reporter)
         self.b = opts
-        self.todo: list[datetime] = []
         self.skipped: list[tuple[datetime, str]] = []
-        self.done: list[str] = []
-
-    def _use_slot(self, t: datetime) -> None:
-        self.slot = resolve(self.cj, t, latest=False, now=self.clock.now())
-        self.occurrence = self.slot.at
-        self.job_name = self.slot.job_name
 
     def run(self) -> RunResult:  # noqa: C901 - the steps in order, as run-manual's
         self.record = {"schema": "cronctl.dev/run-record/v1", "kind": "backfill", "run_id": self.run_id,
@@ -188,8 +179,10 @@ class _Backfill(_Run):
             self.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
             return RunResult(ExitCode.OK, f"dry run: {len(self.todo)} slot(s) would run, oldest first; nothing "
                              "was changed", self.record, first)
-        self.confirm(f"Suspend {self.ns}/{self.name} and run {len(self.todo)} slot(s), oldest first "
-                     f"({rfc3339_z(self.todo[0])} .. {rfc3339_z(self.todo[-1])})?")
+        self.confirm((f"Take over run record {self.o.takeover} (it keeps {self.ns}/{self.name} suspended)"
+                      if self.o.takeover else f"Suspend {self.ns}/{self.name}")
+                     + f" and run {len(self.todo)} slot(s), oldest first ({rfc3339_z(self.todo[0])} .. "
+                       f"{rfc3339_z(self.todo[-1])})?")
         deadline, nxt = self.open_run()
         try:
             self.verify(deadline)
@@ -203,7 +196,6 @@ class _Backfill(_Run):
                 if not queue and mode == "all":
                     # --catch-up all: the slots that passed while this backfill held the CronJob
                     queue = self._lost_meanwhile()
-                    self.todo.extend(queue)
         except KeyboardInterrupt:
             return self._stopped("interrupted", ExitCode.INTERRUPTED,
                                  f"interrupted after {len(self.done)} of {len(self.todo)} slot(s): the CronJob "
@@ -221,84 +213,48 @@ class _Backfill(_Run):
         return RunResult(ExitCode.OK, f"backfilled {len(self.done)} slot(s) of {self.ns}/{self.name}, oldest first; "
                          f"{res['message']}", self.record, None, [])
 
-
-    def _run_group(self, group: list[datetime], deadline: float, nxt: list[str]) -> RunResult | None:
-        """Create the Jobs of ``group`` (one, or --parallel of them), wait for all, mark each success
-        done (oldest first). A failure stops the backfill: returns its result; None when all passed."""
-        made: list[tuple[datetime, str]] = []
-        job: Obj = {}
-        for t in group:
-            self._use_slot(t)
-            n = len(self.done) + len(made) + 1
-            self._update_step("verified", f"backfill: slot {n}/{len(self.todo)} next: {rfc3339_z(t)}")
-            job = self.create()
-            self._hook("created")
-            made.append((t, self.job_name))
-        if len(made) == 1:  # one at a time: run-manual's wait, with its progress
-            states = {made[0][1]: self.wait(job, deadline)}
-        else:
-            self.r.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
-            states = wait_for_jobs(self.c, {n for _, n in made}, deadline=deadline, clock=self.clock,
-                                   stats=self.wait_stats)
-        failures: list[str] = []
-        for t, name in made:
-            final = states.get(name)
-            self._use_slot(t)
-            outcome = model.job_outcome(final) if final is not None else "Deleted"
-            if final is not None:
-                self.save_logs(final)
-            if outcome != "Complete":
-                failures.append(f"slot {self.slot.shown if self.slot else rfc3339_z(t)}: job {name} "
-                                f"{'failed' if outcome == 'Failed' else 'was deleted'}")
-                self.record.setdefault("failed_slots", []).append(rfc3339_z(t))
-                continue
-            if failures:
-                continue  # a newer slot than a failed one: done, but lastScheduleTime stays before the failure
-            note = self._mark_slot_done()
-            self.done.append(rfc3339_z(t))
-            self.record["done"] = self.done
-            self.r.step(f"slot {len(self.done)}/{len(self.todo)} {rfc3339_z(t)} done ({name}){note}")
-            self._save()
-            self._hook("slot-done")
-        if not failures:
-            return None
-        why = "; ".join(failures)
-        self._update_step("failed", f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done")
-        self.record.update(outcome="failed", failed_slot=self.record["failed_slots"][0], done=self.done,
-                           exit_code=int(ExitCode.JOB_FAILED), next_commands=nxt)
-        self._save()
-        return RunResult(ExitCode.JOB_FAILED,
-                         f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done; the CronJob stays "
-                         f"suspended. To go on: cronctl restore {self.name} -n {self.ns}, then the "
-                         f"same backfill again (it skips the slots that have a Job, the failed one "
-                         f"too: delete its Job on purpose to run it again)", self.record, None, nxt)
-
-    def _lost_meanwhile(self) -> list[datetime]:
-        """Slots that passed while this backfill held the CronJob suspended and have no Job."""
-        start = self.record.get("suspended_at")
-        if not start:
-            return []
-        from cronctl.procedure.slot import schedule_of
-
-        now = self.clock.now()
-        sched = schedule_of(self.cj)[0]
-        jobs, _ = self.c.list_jobs()
-        out = []
-        for t in sched.runs(parse_rfc3339(start) - timedelta(seconds=1), MAX_SLOTS):
-            if t > now:
-                break
-            slot = resolve(self.cj, t, latest=False, now=now)
-            if not standing_for(self.cj, jobs, t, slot.job_name) and rfc3339_z(t) not in self.record["slots"]:
-                out.append(t)
-        if out:
-            self.r.step(f"--catch-up all: {len(out)} slot(s) passed during the backfill: "
-                        + ", ".join(rfc3339_z(t) for t in out))
-            self.record["slots"] += [rfc3339_z(t) for t in out]
-        return out
+    def _go_on_text(self) -> str:
+        return "the same backfill again"
 
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:
     return _Backfill(cluster, opts, clock, reporter).run()
 
 
-__all__ = ["BackfillOptions", "backfill", "choose_slots", "read_done", "MAX_SLOTS"]
+def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: Clock,
+                reporter: Reporter) -> RunResult | dict[str, object]:
+    """``restore --catch-up all``: an interrupted run's record is taken over (its suspension and its
+    original value, under a new run record, guarded by resourceVersion) and every slot that passed
+    since it suspended the CronJob and has no Job runs as its own slot-named Job, oldest first, as
+    backfill does; then the restore un-suspends with nothing left to catch up. Where there is nothing
+    to run (no record, a record that keeps it suspended, a stale record, no lost slot), this is the
+    plain restore (``--catch-up none``). Returns backfill's RunResult or restore's dict."""
+    from cronctl.procedure.restore import judge_record
+
+    cj = cluster.get_cronjob(opts.cronjob)
+    rec = model.read_record(cj)
+    plain = replace(opts, catch_up="none")
+    if rec is None:
+        return restore(cluster, plain, clock, reporter)
+    target, stale = judge_record(cj, rec, opts)
+    try:
+        since = parse_rfc3339(rec.started, what="started") if rec.started else None
+    except BadInput:
+        since = None
+    if since is None and not target and not stale:
+        reporter.warn(f"run record {rec.run_id} has no readable start time ({rec.started!r}): the slots it lost "
+                      f"cannot be told; restoring with --catch-up none (see cronctl history, then backfill)")
+    lost = (lost_while_held(cj, cluster.list_jobs()[0], since, clock.now(), MAX_SLOTS)
+            if since and not target and not stale else [])
+    if not lost:
+        return restore(cluster, plain, clock, reporter)
+    reporter.step(f"--catch-up all: {len(lost)} slot(s) passed since run {rec.run_id} suspended the CronJob "
+                  f"({rec.started}) and have no Job: {', '.join(rfc3339_z(t) for t in lost[:10])}"
+                  + (" ..." if len(lost) > 10 else ""))
+    run = replace(run, cronjob=opts.cronjob, takeover=rec.run_id, catch_up="all", yes=opts.yes,
+                  interactive=opts.interactive,
+                  reason=run.reason or f"restore --catch-up all of run {rec.run_id}")
+    return backfill(cluster, BackfillOptions(cronjob=opts.cronjob, slots=lost, run=run), clock, reporter)
+
+
+__all__ = ["BackfillOptions", "backfill", "choose_slots", "read_done", "restore_all", "MAX_SLOTS"]

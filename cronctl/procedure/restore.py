@@ -40,10 +40,7 @@ class RestoreOptions:
     check_children: bool = True
     #: ``holder -> True/False/None`` (alive / dead / cannot tell); given by the CLI.
     holder_alive: Callable[[str], bool | None] | None = None
-    catch_up: str = "latest"           # latest | none (see give_up_catch_up)
-
-
-CATCH_UP_MODES = ("latest", "none")
+    catch_up: str = "latest"           # latest | none (see give_up_catch_up); all: procedure.backfill.restore_all
 
 
 def starts_catch_up(pred: Prediction) -> bool:
@@ -78,6 +75,25 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     return cj, given
 
 
+def judge_record(cj: Obj, rec: model.RunRecord, opts: RestoreOptions) -> tuple[bool, list[str]]:
+    """(the suspend value the restore sets, why the record is stale). Refused for a stale record
+    without ``--force``: its original value unknown, or its holder still alive on this host."""
+    ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
+    raw = model.annotations(cj).get(model.ANN_ORIGINAL_SUSPEND, "").lower()
+    known = raw in ("true", "false")
+    stale_reasons: list[str] = []
+    if not known:
+        stale_reasons.append(f"its original suspend value is {'missing' if not raw else repr(raw)}")
+    if opts.holder_alive is not None and rec.holder and rec.step in ("suspended", "verified", "created"):
+        if opts.holder_alive(rec.holder):
+            stale_reasons.append(f"its holder {rec.holder} is still running on this host")
+    if stale_reasons and not opts.force:
+        raise Refused(f"run record {rec.run_id} on cronjob {ns}/{name}: " + "; ".join(stale_reasons)
+                      + "; nothing changed", hint="--force clears the record (suspend is left as it is "
+                                                  "when its original value is unknown)")
+    return (rec.original_suspend if known else model.is_suspended(cj)), stale_reasons
+
+
 def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
     """Restore the recorded original ``suspend`` and clear the record. Returns a result dict
     (``message``, ``changed``, ``suspend``, ``prediction``, ``record``); raises Refused."""
@@ -103,19 +119,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         if opts.expect_run_id and rec.run_id != opts.expect_run_id:
             raise Refused(f"cronjob {ns}/{name} now carries run record {rec.run_id}, not ours "
                           f"({opts.expect_run_id}); not touching it")
-        raw = model.annotations(cj).get(model.ANN_ORIGINAL_SUSPEND, "").lower()
-        known = raw in ("true", "false")
-        stale_reasons: list[str] = []
-        if not known:
-            stale_reasons.append(f"its original suspend value is {'missing' if not raw else repr(raw)}")
-        if opts.holder_alive is not None and rec.holder and rec.step in ("suspended", "verified", "created"):
-            if opts.holder_alive(rec.holder):
-                stale_reasons.append(f"its holder {rec.holder} is still running on this host")
-        if stale_reasons and not opts.force:
-            raise Refused(f"run record {rec.run_id} on cronjob {ns}/{name}: " + "; ".join(stale_reasons)
-                          + "; nothing changed", hint="--force clears the record (suspend is left as it is "
-                                                      "when its original value is unknown)")
-        target = rec.original_suspend if known else model.is_suspended(cj)
+        target, stale_reasons = judge_record(cj, rec, opts)
         jobs: list[Obj] = []
         if not target:
             jobs, _ = cluster.list_jobs()

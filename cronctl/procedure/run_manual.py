@@ -33,12 +33,12 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout)
 from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
-from cronctl.procedure.predict import next_runs, predict, schedule_words
+from cronctl.procedure.predict import Prediction, next_runs, predict, schedule_words
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
-from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, resolve, schedule_of, show,
-                                    standing_for)
+from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
+                                    schedule_of, show, standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
-from cronctl.timeutil import human_duration, rfc3339_z
+from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
 
 #: (verb, resource, group, subresource, why) — every permission a run needs, checked up front.
@@ -53,6 +53,9 @@ PERMISSIONS: tuple[tuple[str, str, str, str, str], ...] = (
     ("get", "pods", "", "log", "save the logs"),
     ("list", "events", "", "", "show why a Job failed"),
 )
+
+#: One run (backfill, --catch-up all) runs at most this many slots (a larger one is several runs).
+MAX_SLOTS = 500
 
 #: Free space the run directory's disk must have before the CronJob is touched (record + logs).
 MIN_FREE_BYTES = 1024 * 1024
@@ -78,7 +81,9 @@ class RunOptions:
     holder: str = ""                      # host/pid of this process
     after_step: Callable[[str], None] | None = None   # test hook (CRONCTL_TEST_KILL_AFTER_STEP)
     run_id: str | None = None
-    catch_up: str = "latest"              # --catch-up latest|none at the restore (see procedure.restore)
+    catch_up: str = "latest"              # --catch-up latest|none|all at the restore (see procedure.restore)
+    takeover: str | None = None           # the run id of an interrupted run's record to take over (its
+                                          # suspension and original value): restore --catch-up all
 
 
 @dataclass
@@ -137,6 +142,8 @@ class _Run:
         self.slot: Slot | None = None                         # set when it is a slot of the schedule
         self.can_patch_status = True
         self.without_patch = ""                               # what the controller does if not patched
+        self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
+        self.done: list[str] = []                             # slots run and done (UTC), oldest first
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -240,15 +247,17 @@ class _Run:
         self.r.step("preflight: every permission the run needs is granted")
         if self.slot is not None:
             self._check_status_permission()
-        if self.o.catch_up == "none":
+        if self.o.catch_up in ("none", "all"):
             ok, why = self.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=self.name)
             if not ok:
-                raise PermissionMissing(f"--catch-up none needs patch on cronjobs/status (to mark the latest due "
-                                        f"slot processed before the restore){': ' + why if why else ''}; nothing "
-                                        "was changed", hint="use --catch-up latest, or see cronctl runbook rbac")
-            self.r.step("preflight: may patch cronjobs/status (--catch-up none)")
+                what = ("mark the latest due slot processed before the restore" if self.o.catch_up == "none" else
+                        "mark each slot run processed")
+                raise PermissionMissing(f"--catch-up {self.o.catch_up} needs patch on cronjobs/status (to {what})"
+                                        f"{': ' + why if why else ''}; nothing was changed",
+                                        hint="use --catch-up latest, or see cronctl runbook rbac")
+            self.r.step(f"preflight: may patch cronjobs/status (--catch-up {self.o.catch_up})")
         rec = model.read_record(self.cj)
-        if rec is not None:
+        if rec is not None and not self._taking_over(rec):
             raise Refused(locked_message(self.cj, rec) + "; nothing was changed",
                           hint=f"see cronctl status {self.name} -n {self.ns}; if that run is dead, "
                                f"cronctl restore {self.name} -n {self.ns}")
@@ -256,6 +265,10 @@ class _Run:
         if self.occurrence is not None:
             self._check_occurrence_free(self.c.list_jobs()[0])
         self.operator = self.c.whoami()
+
+    def _taking_over(self, rec: model.RunRecord | None) -> bool:
+        """Whether ``rec`` is the interrupted run's record this run was asked to take over."""
+        return rec is not None and self.o.takeover is not None and rec.run_id == self.o.takeover
 
     def _warn_ad_hoc(self, at: datetime) -> None:
         tz: str | None = None
@@ -347,10 +360,7 @@ class _Run:
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
                      f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
                      f"set suspend back to {str(suspended).lower()}"),
-            ("after the run", f"if restored now: {after.text}" if self.o.catch_up == "latest" or
-             not starts_catch_up(after) or after.catch_up_for is None else
-             f"if restored now: nothing starts (--catch-up none marks {rfc3339_z(after.catch_up_for)} processed; "
-             f"{after.never_made_up + 1} slot(s) given up); the restore says which"),
+            ("after the run", self._after_text(after, suspended)),
         ]
         if self.slot is not None:
             rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
@@ -389,6 +399,17 @@ class _Run:
             return f"not patched: {info['why']}", info
         info.update(why="no permission to patch cronjobs/status", without_patch=self.without_patch)
         return f"NOT patched (no permission to patch cronjobs/status): {self.without_patch}", info
+
+    def _after_text(self, after: Prediction, suspended: bool) -> str:
+        """The plan's "after the run" row: what the restore will do under --catch-up."""
+        if self.o.catch_up == "all" and not suspended:
+            return ("every slot that passes while suspended runs first as its own Job (the controller's name for "
+                    "it), oldest first, one at a time; then nothing is left to catch up"
+                    + (f" (if restored now instead: {after.text})" if starts_catch_up(after) else ""))
+        if self.o.catch_up == "latest" or not starts_catch_up(after) or after.catch_up_for is None:
+            return f"if restored now: {after.text}"
+        return (f"if restored now: nothing starts (--catch-up none marks {rfc3339_z(after.catch_up_for)} "
+                f"processed; {after.never_made_up + 1} slot(s) given up); the restore says which")
 
     def _after_patch(self, cj: Obj) -> Obj:
         """The CronJob as it will be after lastScheduleTime = the slot (for the plan's prediction)."""
@@ -440,13 +461,17 @@ class _Run:
         cj = self.cj
         for _ in range(5):
             rec = model.read_record(cj)
-            if rec is not None:
+            if rec is not None and not self._taking_over(rec):
                 raise Refused(locked_message(cj, rec) + "; nothing was changed")
+            if rec is None and self.o.takeover:
+                raise Refused(f"the run record {self.o.takeover} on cronjob {self.ns}/{self.name} was removed "
+                              f"meanwhile; nothing was changed")
             if model.meta(cj).get("generation") != plan_generation:
                 raise Refused(f"cronjob {self.ns}/{self.name} was changed (spec generation "
                               f"{plan_generation} -> {model.meta(cj).get('generation')}) since the plan was "
                               f"shown; nothing was changed, run again")
-            self.original_suspend = model.is_suspended(cj)
+            # taking over: the suspension is the interrupted run's, and so is the value before it
+            self.original_suspend = rec.original_suspend if rec is not None else model.is_suspended(cj)
             patch = {"spec": {"suspend": True},
                      "metadata": {"annotations": self._record("suspended").to_annotations()}}
             try:
@@ -459,8 +484,13 @@ class _Run:
             self.suspended_mono = self.clock.monotonic()
             self.record["original_suspend"] = self.original_suspend
             self.record["suspended_at"] = self._now()
+            if rec is not None:
+                self.record.update(took_over=rec.run_id, suspended_at=rec.started or self._now())
             self._step_local("suspended")
-            self.r.step(f"suspended {self.ns}/{self.name} (it was suspend={str(self.original_suspend).lower()}); "
+            self.r.step(f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspended since "
+                        f"{rec.started}, suspend={str(self.original_suspend).lower()} before it): run record "
+                        f"{self.run_id} written on it" if rec is not None else
+                        f"suspended {self.ns}/{self.name} (it was suspend={str(self.original_suspend).lower()}); "
                         f"run record {self.run_id} written on it")
             return
         raise Conflict(f"cronjob {self.ns}/{self.name} kept changing while suspending; nothing was changed")
@@ -701,9 +731,26 @@ class _Run:
                                           self.record, final, nxt), "failed", tail, events)
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
         slot_note = self._mark_slot_done() if self.slot is not None else ""
+        manual = self.job_name
+        if self.o.catch_up == "all":
+            try:
+                failed = self._catch_up_all(deadline, nxt)
+            except KeyboardInterrupt:
+                return self._stopped("interrupted", ExitCode.INTERRUPTED,
+                                     f"interrupted while running the slots that passed (job {manual} had succeeded; "
+                                     f"{len(self.done)} slot(s) done): the CronJob stays suspended", nxt)
+            except WaitTimeout as e:
+                return self._stopped("timeout", ExitCode.TIMEOUT,
+                                     f"{e.message} (--timeout {human_duration(self.o.timeout)}) while running the "
+                                     f"slots that passed (job {manual} had succeeded); the CronJob stays suspended",
+                                     nxt)
+            self.job_name = manual
+            if failed is not None:
+                return self._finish(failed, "failed", tail, [])
         try:
             res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
-                                                 catch_up=self.o.catch_up), self.clock, self.r)
+                                                 catch_up="none" if self.o.catch_up == "all" else self.o.catch_up),
+                          self.clock, self.r)
         except CronctlError as e:
             # The Job succeeded but the restore could not be done (record changed, API down):
             # keep the evidence and say exactly what is left.
@@ -715,7 +762,10 @@ class _Run:
         self.record["restored_at"] = self._now()
         self.record["prediction"] = res.get("prediction")
         self.record["restored_suspend"] = res.get("suspend")
-        self.record["catch_up"] = {"mode": self.o.catch_up, "given_up": res.get("given_up", [])}
+        self.record["catch_up"] = {"mode": self.o.catch_up, "given_up": res.get("given_up", []),
+                                   **({"ran": list(self.done)} if self.o.catch_up == "all" else {})}
+        if self.done:
+            slot_note += f"; {len(self.done)} slot(s) that passed meanwhile ran as their own Jobs"
         if self.suspended_mono is not None:
             held = self.clock.monotonic() - self.suspended_mono
             self.record["suspended_seconds"] = round(held, 3)
@@ -778,6 +828,97 @@ class _Run:
                     f"controller from running the slot twice, but it may try to (see cronctl status)")
         self._save()
         return f"; lastScheduleTime NOT set ({why})"
+
+    # -- --catch-up all: the slots that passed while suspended ----------------------------------
+    def _run_group(self, group: list[datetime], deadline: float, nxt: list[str]) -> RunResult | None:
+        """Create the Jobs of ``group`` (one, or --parallel of them), wait for all, mark each success
+        done (oldest first). A failure stops the backfill: returns its result; None when all passed."""
+        made: list[tuple[datetime, str]] = []
+        job: Obj = {}
+        for t in group:
+            self._use_slot(t)
+            n = len(self.done) + len(made) + 1
+            self._update_step("verified", f"slot {n}/{len(self.todo)} next: {rfc3339_z(t)}")
+            job = self.create()
+            self._hook("created")
+            made.append((t, self.job_name))
+        if len(made) == 1:  # one at a time: run-manual's wait, with its progress
+            states = {made[0][1]: self.wait(job, deadline)}
+        else:
+            self.r.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
+            states = wait_for_jobs(self.c, {n for _, n in made}, deadline=deadline, clock=self.clock,
+                                   stats=self.wait_stats)
+        failures: list[str] = []
+        for t, name in made:
+            final = states.get(name)
+            self._use_slot(t)
+            outcome = model.job_outcome(final) if final is not None else "Deleted"
+            if final is not None:
+                self.save_logs(final)
+            if outcome != "Complete":
+                failures.append(f"slot {self.slot.shown if self.slot else rfc3339_z(t)}: job {name} "
+                                f"{'failed' if outcome == 'Failed' else 'was deleted'}")
+                self.record.setdefault("failed_slots", []).append(rfc3339_z(t))
+                continue
+            if failures:
+                continue  # a newer slot than a failed one: done, but lastScheduleTime stays before the failure
+            note = self._mark_slot_done()
+            self.done.append(rfc3339_z(t))
+            self.record["done"] = self.done
+            self.r.step(f"slot {len(self.done)}/{len(self.todo)} {rfc3339_z(t)} done ({name}){note}")
+            self._save()
+            self._hook("slot-done")
+        if not failures:
+            return None
+        why = "; ".join(failures)
+        self._update_step("failed", f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done")
+        self.record.update(outcome="failed", failed_slot=self.record["failed_slots"][0], done=self.done,
+                           exit_code=int(ExitCode.JOB_FAILED), next_commands=nxt)
+        self._save()
+        return RunResult(ExitCode.JOB_FAILED,
+                         f"{why}; {len(self.done)} of {len(self.todo)} slot(s) done; the CronJob stays "
+                         f"suspended. To go on: cronctl restore {self.name} -n {self.ns}, then "
+                         f"{self._go_on_text()} (it skips the slots that have a Job, the failed one "
+                         f"too: delete its Job on purpose to run it again)", self.record, None, nxt)
+
+    def _lost_meanwhile(self) -> list[datetime]:
+        """Slots that passed while this run held the CronJob suspended, have no Job and are not queued."""
+        start = self.record.get("suspended_at")
+        if not start:
+            return []
+        queued = set(self.record.get("slots") or [])
+        out = [t for t in lost_while_held(self.cj, self.c.list_jobs()[0], parse_rfc3339(start), self.clock.now(),
+                                          MAX_SLOTS) if rfc3339_z(t) not in queued]
+        if out:
+            self.r.step(f"--catch-up all: {len(out)} slot(s) passed while suspended: "
+                        + ", ".join(rfc3339_z(t) for t in out))
+            self.record.setdefault("slots", []).extend(rfc3339_z(t) for t in out)
+            self.todo.extend(out)
+        return out
+
+    def _go_on_text(self) -> str:
+        return f"cronctl backfill {self.name} -n {self.ns} --missed"
+
+    def _use_slot(self, t: datetime) -> None:
+        self.slot = resolve(self.cj, t, latest=False, now=self.clock.now())
+        self.occurrence = self.slot.at
+        self.job_name = self.slot.job_name
+
+    def _catch_up_all(self, deadline: float, nxt: list[str]) -> RunResult | None:
+        """``--catch-up all`` before the restore: every slot that passed while the CronJob was held
+        runs as its own slot-named Job, oldest first, one at a time, until none is left (a slot that
+        passes meanwhile joins the queue; bounded by --timeout). A failure stops the run (its result
+        is returned); None when all passed. Nothing to do when the restore keeps it suspended."""
+        if self.original_suspend:
+            return None
+        queue = self._lost_meanwhile()
+        while queue:
+            failed = self._run_group(queue[:1], deadline, nxt)
+            if failed is not None:
+                return failed
+            queue = queue[1:] or self._lost_meanwhile()
+        return None
+
 
     def _stopped(self, step: str, code: ExitCode, message: str, nxt: list[str]) -> RunResult:
         try:

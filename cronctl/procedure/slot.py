@@ -133,6 +133,19 @@ def standing_for(cronjob: model.Obj, jobs: list[model.Obj], at: datetime, name: 
     return out
 
 
+def lost_while_held(cronjob: model.Obj, jobs: list[model.Obj], since: datetime, now: datetime,
+                    limit: int = 500) -> list[datetime]:
+    """Slots from ``since`` to ``now`` (oldest first, at most ``limit``) that no Job stands for:
+    the slots a suspension lost (run-manual/backfill ``--catch-up all``, restore ``--catch-up all``)."""
+    out = []
+    for t in schedule_of(cronjob)[0].runs(since - timedelta(seconds=1), limit):
+        if t > now:
+            break
+        if not standing_for(cronjob, jobs, t, resolve(cronjob, t, latest=False, now=now).job_name):
+            out.append(t)
+    return out
+
+
 def describe_job(j: model.Obj) -> str:
     """``job ns/name (scheduled|manual, created ..., Complete|Failed|still running)``."""
     m = model.meta(j)

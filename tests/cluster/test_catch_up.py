@@ -90,3 +90,90 @@ def test_run_manual_with_catch_up_none_restores_without_a_catch_up_and_records_w
     time.sleep(12)
     assert lost not in scheduled(k8s, namespace), "the controller ran the slot given up"
     assert "nothing starts (--catch-up none)" in r.stdout + r.stderr
+
+
+def by_slot(k8s: Any, ns: str) -> dict[str, list[dict[str, Any]]]:
+    """Every Job that stands for a slot (scheduled, or a cronctl slot run), by the slot (UTC)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for j in list_jobs(k8s, ns):
+        ann = j["metadata"].get("annotations") or {}
+        at = ann.get(TS) or ann.get("cronctl.dev/occurrence")
+        if at:
+            t = datetime.strptime(at, "%Y-%m-%dT%H:%M:%S%z").astimezone(UTC) if "+" in at else \
+                datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            out.setdefault(z(t), []).append(j)
+    return out
+
+
+def slot_job_name(cronjob: str, slot: str) -> str:
+    return f"{cronjob}-{int(datetime.strptime(slot, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=UTC).timestamp()) // 60}"
+
+
+def assert_each_slot_ran_once_as_its_own_job(k8s: Any, ns: str, cronjob: str, slots: list[str]) -> None:
+    jobs = by_slot(k8s, ns)
+    for s in slots:
+        names = [j["metadata"]["name"] for j in jobs.get(s, [])]
+        assert names == [slot_job_name(cronjob, s)], (s, names)
+        job = jobs[s][0]
+        assert job["metadata"]["annotations"].get("cronjob.kubernetes.io/instantiate") == "manual", s
+        assert any(c["type"] == "Complete" and c["status"] == "True"
+                   for c in (job.get("status") or {}).get("conditions") or []), (s, job.get("status"))
+    assert all(len(v) == 1 for v in jobs.values()), {k: [j["metadata"]["name"] for j in v] for k, v in jobs.items()}
+
+
+def test_run_manual_with_catch_up_all_runs_the_slot_that_passed_as_its_own_job_and_starts_nothing_after(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    # every minute, Jobs of 25 s; the manual run starts at second ~40, so the next slot passes while the
+    # CronJob is suspended, and its own Job (25 s) ends well before the slot after it
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("all", schedule="*/1 * * * *", policy="Forbid",
+                                                                duration=25))
+    wait_for("a first scheduled Job", lambda: scheduled(k8s, namespace), 90)
+    now = datetime.now(UTC)
+    start = minute_floor(now) + timedelta(seconds=38)
+    if start < now:
+        start += timedelta(minutes=1)
+    time.sleep((start - datetime.now(UTC)).total_seconds())
+    r = cronctl(["run-manual", "all", "-n", namespace, "--yes", "--settle", "2s", "--catch-up", "all",
+                 "--timeout", "5m"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = run_record(tmp_path)
+    lost = z(minute_floor(start) + timedelta(minutes=1))
+    assert rec["catch_up"]["mode"] == "all" and rec["catch_up"]["ran"] == [lost], rec.get("catch_up")
+    assert rec["catch_up"]["given_up"] == [], rec["catch_up"]
+    assert_each_slot_ran_once_as_its_own_job(k8s, namespace, "all", [lost])
+    cj = read_cronjob(k8s, namespace, "all")
+    assert cj["spec"]["suspend"] is False and cj["status"]["lastScheduleTime"] >= lost
+    assert "ran as their own Jobs" in r.stdout, r.stdout
+    before = {k: len(v) for k, v in by_slot(k8s, namespace).items()}
+    time.sleep(12)  # the controller syncs at once on un-suspend: nothing may start for a slot that ran
+    after = {k: len(v) for k, v in by_slot(k8s, namespace).items()}
+    assert {k: v for k, v in after.items() if k <= lost} == {k: v for k, v in before.items() if k <= lost}
+
+
+def test_restore_with_catch_up_all_takes_over_a_killed_run_and_runs_each_slot_it_lost_once(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("taken", schedule="*/1 * * * *", policy="Allow",
+                                                                duration=2))
+    r = cronctl(["run-manual", "taken", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig,
+                run_dir=tmp_path / "killed", CRONCTL_TEST_KILL_AFTER_STEP="suspended")
+    assert r.returncode == -9, (r.returncode, r.stderr)
+    held = read_cronjob(k8s, namespace, "taken")
+    old_run = held["metadata"]["annotations"]["cronctl.dev/run-id"]
+    assert held["spec"]["suspend"] is True
+    killed_at = datetime.now(UTC)
+    # a slot passes while the killed run holds the CronJob
+    time.sleep(max(0.0, (minute_floor(killed_at) + timedelta(minutes=1, seconds=4) - datetime.now(UTC))
+                   .total_seconds()))
+    r = cronctl(["restore", "taken", "-n", namespace, "--catch-up", "all", "--yes", "-o", "json"], kubeconfig,
+                run_dir=tmp_path / "restore")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["took_over"] == old_run and doc["kind"] == "backfill", doc
+    lost = doc["done"]
+    assert lost and lost[0] == z(minute_floor(killed_at) + timedelta(minutes=1)), lost
+    assert_each_slot_ran_once_as_its_own_job(k8s, namespace, "taken", lost)
+    cj = read_cronjob(k8s, namespace, "taken")
+    assert cj["spec"]["suspend"] is False
+    assert not any(k.startswith("cronctl.dev/run") for k in cj["metadata"].get("annotations") or {})
+    time.sleep(12)
+    assert_each_slot_ran_once_as_its_own_job(k8s, namespace, "taken", lost)
