@@ -234,8 +234,25 @@ def load_location(name: str, *, local_zone: str = "UTC") -> str:
     try:
         get_zone(name)
     except LookupError:
-        raise ScheduleError(f"unknown time zone '{name}'") from None
+        raise ScheduleError(f"unknown time zone '{name}'", hint=zone_suggestion(name)) from None
     return name
+
+
+def zone_suggestion(name: str) -> str | None:
+    """"did you mean ...?" for an unknown zone: the same name in other case, else the closest IANA
+    names (difflib, as close as a typo: ``Europe/Berln`` -> ``Europe/Berlin``); None when nothing is."""
+    import difflib
+    import zoneinfo
+
+    try:
+        known = sorted(zoneinfo.available_timezones())
+    except OSError:
+        return None
+    same = [z for z in known if z.lower() == name.lower()]
+    close = same or difflib.get_close_matches(name, known, n=3, cutoff=0.8)
+    if not close:
+        return None
+    return f"did you mean {' or '.join(close)}?" + (" (zone names are case-sensitive)" if same else "")
 
 
 def format_schedule(expr: str, tz: str | None) -> str:
@@ -385,11 +402,11 @@ def parse_standard(spec: str, *, expr: str | None = None, local_zone: str = "UTC
         name = spec[eq + 1:i]
         try:
             zone = load_location(name, local_zone=zone)
-        except ScheduleError:
+        except ScheduleError as e:
             up = f"provided bad location {name}: unknown time zone {name}"
             if prefixed_by_us:
-                raise CronParseError(f"unknown time zone '{name}'", upstream=up) from None
-            raise CronParseError(f"unknown time zone '{name}' in '{shown}'", upstream=up) from None
+                raise CronParseError(f"unknown time zone '{name}'", upstream=up, hint=e.hint) from None
+            raise CronParseError(f"unknown time zone '{name}' in '{shown}'", upstream=up, hint=e.hint) from None
         from_prefix = not prefixed_by_us
         spec = go_trim_space(spec[i:])
     if spec.startswith("@"):

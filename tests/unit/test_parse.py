@@ -235,3 +235,24 @@ def test_huge_numbers_are_go_atoi_errors_not_python_limits() -> None:
     assert len(str(info.value)) < 300
     with pytest.raises(CronParseError):
         parse("@every " + "9" * 6000 + "h")
+
+
+@pytest.mark.parametrize(("zone", "suggested"), [
+    ("Europe/Berln", "Europe/Berlin"),       # a typo
+    ("europe/berlin", "Europe/Berlin"),      # the case (Go's LoadLocation is case-sensitive)
+    ("America/New_Yrok", "America/New_York"),
+])
+def test_an_unknown_zone_close_to_a_real_one_gets_a_did_you_mean_hint(zone: str, suggested: str) -> None:
+    from cronctl.schedule.parse import load_location
+
+    with pytest.raises(ScheduleError) as e:
+        load_location(zone)
+    assert e.value.hint is not None and suggested in e.value.hint
+
+
+def test_an_unknown_zone_far_from_any_real_one_gets_no_hint() -> None:
+    from cronctl.schedule.parse import load_location
+
+    with pytest.raises(ScheduleError) as e:
+        load_location("Mars/Olympus_Mons")
+    assert e.value.hint is None
