@@ -164,6 +164,12 @@ def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, at
     if sched.every is not None:
         out.append("@every: the runs listed are counted from --from; the controller counts from "
                    "lastScheduleTime (or the creation time, or now - startingDeadlineSeconds)")
+    from cronctl.schedule.parse import zone_link_target
+
+    canonical = zone_link_target(sched.zone) if sched.zone else None
+    if canonical:
+        out.append(f"time zone {sched.zone} is an old name (a link in the IANA database) for {canonical}: it "
+                   f"works, but the link may change meaning or go; use {canonical}")
     if time_zone is None and not sched.zone_from_prefix and sched.every is None:
         out.append("no timeZone: the schedule follows the kube-controller-manager's local zone (usually UTC); "
                    "set spec.timeZone")

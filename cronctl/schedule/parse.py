@@ -255,6 +255,39 @@ def zone_suggestion(name: str) -> str | None:
     return f"did you mean {' or '.join(close)}?" + (" (zone names are case-sensitive)" if same else "")
 
 
+_LINKS: dict[str, str] | None = None
+
+
+def zone_link_target(name: str) -> str | None:
+    """The canonical zone an IANA *link* points to (``Europe/Kiev`` -> ``Europe/Kyiv``, ``EST`` ->
+    ``America/Panama`` in tzdata 2024b+), or None for a canonical zone or an unknown one. The links
+    (the database's ``backward`` names, kept for old configurations) are read from the ``L`` lines
+    of the ``tzdata.zi`` files present: the system's and the tzdata package's. ``UTC`` and the
+    ``Etc/`` names are not reported."""
+    global _LINKS
+    if _LINKS is None:
+        import glob
+        import sysconfig
+
+        links: dict[str, str] = {}
+        paths = ["/usr/share/zoneinfo/tzdata.zi",
+                 *glob.glob(sysconfig.get_paths()["purelib"] + "/tzdata/zoneinfo/tzdata.zi")]
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("L "):
+                            parts = line.split()
+                            if len(parts) == 3:
+                                links[parts[2]] = parts[1]
+            except OSError:
+                continue
+        _LINKS = links
+    if name in ("UTC", "Etc/UTC") or name.startswith("Etc/"):
+        return None
+    return _LINKS.get(name)
+
+
 def format_schedule(expr: str, tz: str | None) -> str:
     """The controller's ``formatSchedule``: a schedule containing ``TZ`` is used as is (its
     prefix wins over ``timeZone``); otherwise ``timeZone`` becomes a ``TZ=`` prefix."""

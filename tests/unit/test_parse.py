@@ -256,3 +256,27 @@ def test_an_unknown_zone_far_from_any_real_one_gets_no_hint() -> None:
     with pytest.raises(ScheduleError) as e:
         load_location("Mars/Olympus_Mons")
     assert e.value.hint is None
+
+
+@pytest.mark.parametrize(("zone", "canonical"), [
+    ("Europe/Kiev", "Europe/Kyiv"),          # renamed in tzdata 2022b
+    ("US/Eastern", "America/New_York"),
+    ("Asia/Calcutta", "Asia/Kolkata"),
+])
+def test_a_deprecated_zone_link_is_named_with_its_canonical_zone(zone: str, canonical: str) -> None:
+    from datetime import datetime, timezone
+
+    from cronctl.explain import explain_schedule
+    from cronctl.schedule.parse import zone_link_target
+
+    assert zone_link_target(zone) == canonical
+    after = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    warnings = explain_schedule("0 9 * * *", time_zone=zone, after=after, count=1)["warnings"]
+    assert any(zone in w and canonical in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("zone", ["Europe/Kyiv", "Europe/Berlin", "UTC", "Etc/UTC", "America/New_York"])
+def test_a_canonical_zone_is_not_called_a_link(zone: str) -> None:
+    from cronctl.schedule.parse import zone_link_target
+
+    assert zone_link_target(zone) is None
