@@ -241,6 +241,9 @@ def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: 
         since = parse_rfc3339(rec.started, what="started") if rec.started else None
     except BadInput:
         since = None
+    if stale:
+        reporter.warn(f"--catch-up all: the stale record {rec.run_id} is cleared as it is (--force), nothing is "
+                      f"run; the slots it lost stay lost: see cronctl history, then cronctl backfill --missed")
     if since is None and not target and not stale:
         reporter.warn(f"run record {rec.run_id} has no readable start time ({rec.started!r}): the slots it lost "
                       f"cannot be told; restoring with --catch-up none (see cronctl history, then backfill)")

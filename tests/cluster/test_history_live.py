@@ -132,3 +132,33 @@ def test_jobs_the_history_limit_deleted_still_count_as_run_from_their_events(kub
         s = by_job[name]
         assert s["verdict"] == "ran", s
         assert s["job_details"][0]["exists"] is False and s["job_details"][0]["stands_by"] == "event"
+
+
+def test_a_job_created_by_hand_beside_a_slot_named_run_is_a_duplicate_and_no_third_run_is_let_through(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Any) -> None:
+    from cronctl import model
+
+    # suspended: the controller makes no Job, so the slot-named manual run is the slot's only Job ...
+    cj = make(k8s, namespace, "handrun", suspend=True)
+    sleep_until(datetime.strptime(cj["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+                .replace(tzinfo=UTC, second=0) + timedelta(minutes=1, seconds=2))
+    r = cronctl(["run-manual", "handrun", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "1s",
+                 "-o", "json"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    t, slot_job = doc["occurrence"], doc["job_name"]
+    assert slot_job == f"handrun-{int(datetime.strptime(t, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=UTC).timestamp()) // 60}"
+    assert history(kubeconfig, namespace, "handrun")[t]["verdict"] == "ran"
+    # ... until someone runs `kubectl create job --from=cronjob/handrun` for the same occurrence
+    body = model.build_manual_job(read_cronjob(k8s, namespace, "handrun"), "handrun-by-hand",
+                                  extra_annotations={model.ANN_OCCURRENCE: t})
+    k8s.batch.create_namespaced_job(namespace, body)
+    h = history(kubeconfig, namespace, "handrun")
+    assert h[t]["verdict"] == "duplicate" and set(h[t]["jobs"]) == {slot_job, "handrun-by-hand"}, h[t]
+    assert cronctl(["history", "handrun", "-n", namespace, "--fail-on", "duplicate"], kubeconfig).returncode == 8
+    # cronctl lets no third run through: neither a slot run nor a backfill of that slot
+    r = cronctl(["run-manual", "handrun", "-n", namespace, "--occurrence", t, "--yes"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 3 and "already" in r.stderr, r.stderr
+    r = cronctl(["backfill", "handrun", "-n", namespace, "--slot", t, "--yes"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0 and "already stands for it" in r.stderr, r.stderr
+    assert sorted(j["metadata"]["name"] for j in list_jobs(k8s, namespace)) == sorted([slot_job, "handrun-by-hand"])

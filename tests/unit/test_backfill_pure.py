@@ -90,3 +90,16 @@ def test_a_ledger_without_scheduled_for_is_bad_input(tmp_path: Path) -> None:
     p.write_text("{not json\n")
     with pytest.raises(BadInput, match="not a JSON object"):
         read_done(str(p))
+
+
+def test_the_slots_lost_while_held_are_those_since_the_suspend_up_to_now_without_a_job() -> None:
+    from cronctl.procedure.slot import lost_while_held
+
+    # held from 10:05; 10:10 ran (a slot run), 10:20 and 10:30 have no Job; 10:40 is after now
+    got = lost_while_held(cj(), [job(T(10, 10))], T(10, 5), T(10, 35))
+    assert got == [T(10, 20), T(10, 30)]
+    # a suspend exactly at a slot includes that slot; the limit keeps the oldest
+    assert lost_while_held(cj(), [], T(10, 10), T(10, 35), limit=2) == [T(10, 10), T(10, 20)]
+    # a Job named for the slot by someone else (no annotation) stands for it too
+    by_name = {"metadata": {"name": f"cj-{int(T(10, 20).timestamp()) // 60}", "namespace": "ns"}, "status": {}}
+    assert lost_while_held(cj(), [by_name], T(10, 15), T(10, 35)) == [T(10, 30)]
