@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -12,21 +12,36 @@ from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, 
 
 @app.command("status")
 def status_cmd(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
+        show_default=False)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
     """Schedule in words, zone, suspend and run record, child Jobs (manual/scheduled) with overlaps,
-    next runs, and what the controller will do next."""
+    next runs, and what the controller will do next.
+
+    Without a CronJob: one line per CronJob of the namespace (-A: every namespace): schedule in
+    words, zone, suspended and by whom (a run record, a pause, or unknown), a run in progress or a
+    stale record, the last Job's outcome, lost and duplicate slots (as cronctl history judges
+    them), the next run. Exit 6 when there is no CronJob.
+    """
     from rich.table import Table
 
     from cronctl.cli.runtime import print_data
+    from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
+    if cronjob is None:
+        return _overview(kubeconfig, context, namespace, all_namespaces, output)
+    if all_namespaces:
+        raise BadInput("a CronJob name cannot be combined with --all-namespaces")
     cluster = connect(kubeconfig, context, namespace)
     s = collect_status(cluster, cronjob, SystemClock().now())
     if output != Output.text:
@@ -86,3 +101,39 @@ def status_cmd(
             jobs = ", ".join(r["jobs"])
             why = "; ".join(x for x in (jobs, r["reason"]) if x)
             out.print(f"  {r['slot']}  {r['verdict']:<16} {why}".rstrip(), markup=False)
+
+
+def _overview(kubeconfig: str | None, context: str | None, namespace: str | None, all_namespaces: bool,
+              output: Output) -> None:
+    from cronctl.cli.common import err
+    from cronctl.cli.runtime import holder_alive, print_data
+    from cronctl.kube import connect
+    from cronctl.procedure.base import SystemClock
+    from cronctl.procedure.status import collect_overview
+
+    cluster = connect(kubeconfig, context, namespace)
+    doc = collect_overview(cluster, all_namespaces=all_namespaces, now=SystemClock().now(),
+                           holder_alive=holder_alive)
+    for m in doc["missing"]:
+        err.print(f"warning: could not read {m}; lost/duplicate counts are judged without it", markup=False)
+    if output != Output.text:
+        print_data(doc, output)
+        return
+    head = (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
+                                                       "LOST", "DUP", "NEXT"]
+    rows: list[list[str]] = [head]
+    for r in doc["cronjobs"]:
+        last: Any = r["last_job"]
+        run: Any = r["run"]
+        rows.append(([r["namespace"]] if all_namespaces else []) + [
+            r["cronjob"], r["schedule_words"], r["time_zone"] or "-",
+            r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
+                                                                                     if run else "-"),
+            f"{last['outcome']} {last['name']}" if last else "-",
+            str(r["lost"]), str(r["duplicate"]), r["next_run"] or "-"])
+    widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
+    for x in rows:
+        out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
+    stale = [r for r in doc["cronjobs"] if r["run"] and r["run"]["stale"]]
+    for r in stale:
+        out.print(f"(!) {r['namespace']}/{r['cronjob']}: {r['run']['words']}", markup=False)

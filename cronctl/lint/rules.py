@@ -414,6 +414,31 @@ def check_pause_overdue(cj: Obj, now: datetime) -> list[Hit]:
                 "; every slot since is lost", f"metadata.annotations[{ANN_PAUSED_UNTIL}]")]
 
 
+#: run-record steps after which the run is over but its record still holds the CronJob suspended
+_LEFT_STEPS = frozenset({"failed", "timeout", "interrupted", "error", "restore-failed"})
+#: a record not updated for this long belongs to a run that is no longer making progress
+_RECORD_QUIET = timedelta(hours=6)
+
+
+def check_run_left_suspended(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.model import ANN_STEP, read_record
+    from cronctl.timeutil import parse_rfc3339
+
+    rec = read_record(cj)
+    if rec is None or not (cj.get("spec") or {}).get("suspend"):
+        return []
+    try:
+        quiet = now - parse_rfc3339(rec.updated or rec.started)
+    except Exception:  # a garbled time: judged by its step alone
+        quiet = None
+    if rec.step not in _LEFT_STEPS and (quiet is None or quiet < _RECORD_QUIET):
+        return []
+    since = f", last update {human_duration(quiet)} ago" if quiet is not None else ""
+    return [Hit(f"held by run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step or '?'}{since}): "
+                "a failed or interrupted run left it suspended; every slot since is lost",
+                f"metadata.annotations[{ANN_STEP}]")]
+
+
 # --------------------------------------------------------------------------- DST
 
 
@@ -625,6 +650,12 @@ RULES: tuple[Rule, ...] = (
          "A pause nobody ended keeps the CronJob suspended: every slot after the intended end is lost.",
          "Resume it (cronctl resume), or pause again with a new --until and reason.",
          check_pause_overdue),
+    Rule("CJ026", "run-left-suspended", "warning", "a failed or interrupted cronctl run left it suspended",
+         "The run is over (failed, timed out, interrupted) or silent for hours, but its record still holds the "
+         "CronJob suspended: every slot since is lost.",
+         "cronctl status NAME says what is left; cronctl restore NAME finishes it (--catch-up all runs the "
+         "lost slots first).",
+         check_run_left_suspended),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

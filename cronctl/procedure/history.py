@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from cronctl import model
 from cronctl.cluster import Cluster
@@ -41,24 +42,22 @@ def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
     return out
 
 
-def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, now: datetime,
-                 opts: Options) -> tuple[list[Obj], list[str]]:
-    """(histories, what could not be read). NotFound for a named CronJob that does not exist.
+def list_cronjobs(cluster: Cluster, *, all_namespaces: bool) -> list[Obj]:
+    """The CronJobs of the namespace (or of all); NotFound when there is none."""
+    cronjobs = cluster.list_cronjobs(all_namespaces=all_namespaces)
+    if not cronjobs:
+        where = "the cluster" if all_namespaces else f"namespace {cluster.namespace}"
+        raise NotFound(f"no CronJob in {where}")
+    return cronjobs
 
-    With ``all_namespaces`` the CronJobs are listed once for the cluster, then the Jobs and Events
-    one namespace at a time (only namespaces that have CronJobs), judged and let go: memory is
-    bounded by the largest namespace, not by the cluster."""
-    missing: list[str] = []
-    if name is not None:
-        cronjobs = [cluster.get_cronjob(name)]
-    else:
-        cronjobs = cluster.list_cronjobs(all_namespaces=all_namespaces)
-        if not cronjobs:
-            where = "the cluster" if all_namespaces else f"namespace {cluster.namespace}"
-            raise NotFound(f"no CronJob in {where}")
+
+def by_namespace(cluster: Cluster, cronjobs: list[Obj],
+                 missing: list[str]) -> Iterator[tuple[str, list[Obj], list[Obj], list[Obj]]]:
+    """``(namespace, its CronJobs, its Jobs, its Events)``, one namespace at a time (only those with
+    CronJobs), each list read when its namespace comes: memory is bounded by the largest namespace,
+    not by the cluster. A list the caller may not read (403) is added to ``missing`` and given empty."""
 
     def read(what: str, fn: Callable[[], T], default: T) -> T:
-        # a list the caller may not read is told, and the history goes on without it
         try:
             return fn()
         except (PermissionMissing, ApiError) as e:
@@ -67,7 +66,6 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
             missing.append(f"{what}: {e.message}")
             return default
 
-    out: list[Obj] = []
     for ns, cjs in sorted(_by_namespace(cronjobs, cluster.namespace).items()):
         c = cluster
         if ns != cluster.namespace:
@@ -76,5 +74,17 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
         none: list[Obj] = []
         jobs = read(f"jobs in {ns}", lambda: c.list_jobs()[0], none)
         events = read(f"events in {ns}", lambda: c.list_events(), none)
+        yield ns, cjs, jobs, events
+
+
+def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, now: datetime,
+                 opts: Options) -> tuple[list[Obj], list[str]]:
+    """(histories, what could not be read). NotFound for a named CronJob that does not exist, or
+    for a namespace (cluster) without CronJobs. Reads namespace by namespace (:func:`by_namespace`)."""
+    missing: list[str] = []
+    cronjobs = [cluster.get_cronjob(name)] if name is not None else list_cronjobs(cluster,
+                                                                                 all_namespaces=all_namespaces)
+    out: list[Obj] = []
+    for ns, cjs, jobs, events in by_namespace(cluster, cronjobs, missing):
         out += judge_all(cjs, jobs, events, opts, default_namespace=ns)
     return out, missing

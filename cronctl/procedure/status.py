@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -131,3 +132,62 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime) -> 
     h = slot_history(cj, jobs, events, Options(now=now))
     return [{k: r[k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
             for r in h["slots"][-RECENT_SLOTS:]]
+
+
+def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
+                 holder_alive: Callable[[str], bool | None] | None = None) -> dict[str, Any]:
+    """One CronJob of ``cronctl status`` without a name: its schedule in words, zone, who
+    suspended it (a run record, a pause, or unknown), a run in progress or a stale record, the
+    last outcome, lost and duplicate slots in the evidence window, the next run. Pure."""
+    from cronctl.history import DUPLICATE, LOST, Options, slot_history
+
+    spec = cj.get("spec") or {}
+    rec = model.read_record(cj)
+    pause = model.read_pause(cj)
+    suspended = model.is_suspended(cj)
+    by = None
+    if suspended:
+        by = (f"run {rec.run_id} of {rec.operator or 'unknown'}" if rec else
+              f"pause by {pause.by}" + (" (PAST ITS UNTIL)" if pause.overdue(now) else "") if pause else
+              "unknown (not cronctl)")
+    run = None
+    if rec is not None:
+        alive = holder_alive(rec.holder) if holder_alive and rec.holder else None
+        stale = alive is False and rec.step in ("suspended", "verified", "created")
+        run = {"run_id": rec.run_id, "step": rec.step, "operator": rec.operator, "started": rec.started,
+               "holder": rec.holder, "stale": stale,
+               "words": (f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
+                         f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
+                        f"run {rec.run_id} at step {rec.step} since {rec.started}"}
+    children = sorted((j for j in jobs if model.owned_by(j, cj)),
+                      key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
+    last = children[-1] if children else None
+    h = slot_history(cj, children, events, Options(now=now))
+    lost = sum(h["counts"].get(v, 0) for v in LOST)
+    dup = sum(h["counts"].get(v, 0) for v in DUPLICATE)
+    runs = next_runs(cj, now, 1)
+    return {
+        "namespace": model.meta(cj).get("namespace"), "cronjob": model.name_of(cj),
+        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj), "time_zone": spec.get("timeZone"),
+        "suspend": suspended, "suspended_by": by, "run": run,
+        "last_job": ({"name": model.name_of(last), "outcome": model.job_outcome(last) or "Running",
+                      "created": model.meta(last).get("creationTimestamp")} if last else None),
+        "lost": lost, "duplicate": dup, "window": h.get("window"), "history_error": h.get("error"),
+        "next_run": rfc3339_z(runs[0]) if runs and not suspended else None,
+    }
+
+
+def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
+                     holder_alive: Callable[[str], bool | None] | None = None) -> dict[str, Any]:
+    """``cronctl status`` without a name: one :func:`overview_row` per CronJob of the namespace (or
+    of all), read namespace by namespace; ``missing`` names the lists the caller may not read."""
+    from cronctl.procedure.history import by_namespace, list_cronjobs
+
+    missing: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for _ns, cjs, jobs, events in by_namespace(cluster, list_cronjobs(cluster, all_namespaces=all_namespaces),
+                                                missing):
+        rows += [overview_row(cj, jobs, events, now, holder_alive)
+                 for cj in sorted(cjs, key=model.name_of)]
+    return {"now": rfc3339_z(now), "namespace": None if all_namespaces else cluster.namespace,
+            "cronjobs": rows, "missing": missing}

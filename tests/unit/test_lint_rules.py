@@ -66,7 +66,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 26)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 27)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -190,6 +190,21 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ025", {"spec.suspend": False, "metadata.annotations": {
         "cronctl.dev/paused-by": "alice", "cronctl.dev/paused-until": "2026-12-02T09:00:00Z"}}, 0, (), None),
     ("CJ025", {"spec.suspend": True}, 0, (), None),  # suspended without a pause: no until to be past
+    # CJ026 a cronctl run record left on a suspended CronJob by a failed/interrupted/silent run
+    ("CJ026", {"spec.suspend": True, "metadata.annotations": {
+        "cronctl.dev/run-id": "ab12", "cronctl.dev/operator": "bob", "cronctl.dev/step": "failed",
+        "cronctl.dev/started": "2026-12-02T11:00:00Z", "cronctl.dev/updated": "2026-12-02T11:30:00Z"}},
+     1, ("run ab12 of bob", "step failed", "last update 30m ago"), "warning"),
+    ("CJ026", {"spec.suspend": True, "metadata.annotations": {
+        "cronctl.dev/run-id": "ab12", "cronctl.dev/step": "created",
+        "cronctl.dev/started": "2026-12-02T01:00:00Z", "cronctl.dev/updated": "2026-12-02T02:00:00Z"}},
+     1, ("step created", "10h ago"), "warning"),  # silent for hours
+    ("CJ026", {"spec.suspend": True, "metadata.annotations": {
+        "cronctl.dev/run-id": "ab12", "cronctl.dev/step": "created",
+        "cronctl.dev/started": "2026-12-02T11:50:00Z", "cronctl.dev/updated": "2026-12-02T11:55:00Z"}},
+     0, (), None),  # a run in progress
+    ("CJ026", {"spec.suspend": False, "metadata.annotations": {
+        "cronctl.dev/run-id": "ab12", "cronctl.dev/step": "failed"}}, 0, (), None),
 ]
 
 
