@@ -53,3 +53,4 @@ from cronctl.cli import restore as _restore  # noqa: E402,F401
 from cronctl.cli import run_manual as _run_manual  # noqa: E402,F401
 from cronctl.cli import runbook as _runbook  # noqa: E402,F401
 from cronctl.cli import status as _status  # noqa: E402,F401
+from cronctl.cli import wait as _wait  # noqa: E402,F401

@@ -692,9 +692,15 @@ class _Run:
             self._hook("created")
             final = self.wait(job, deadline)
         except KeyboardInterrupt:
+            if "job" not in self.record:
+                return self._stopped("interrupted", ExitCode.INTERRUPTED, "interrupted before the Job was created: "
+                                     "the CronJob stays suspended and nothing else changed", nxt)
+            self._save_logs_so_far()
+            wait_cmd = f"cronctl wait {self.name} -n {self.ns}"
             return self._stopped("interrupted", ExitCode.INTERRUPTED,
-                                 "interrupted: stopped waiting; the CronJob stays suspended and nothing else changed",
-                                 nxt)
+                                 f"interrupted: stopped waiting; job {self.job_name} is still running and the CronJob "
+                                 f"stays suspended; the logs so far are saved; `{wait_cmd}` follows it to its end "
+                                 "and restores", [wait_cmd, *nxt])
         except WaitTimeout as e:
             j = e.state.get(self.job_name)
             if j is not None:
@@ -710,7 +716,12 @@ class _Run:
             self._step_local("error", e.message)
             e.hint = ((e.hint + "; ") if e.hint else "") + "the CronJob stays suspended; next: " + "; ".join(nxt)
             raise
-        self.record["job"].update(self._job_times(final))
+        return self._conclude(final, deadline, nxt)
+
+    def _conclude(self, final: Obj | None, deadline: float, nxt: list[str]) -> RunResult:
+        """After the wait: logs, then on failure stay suspended; on success the slot is marked done,
+        --catch-up all runs the slots that passed, and the restore follows."""
+        self.record.setdefault("job", {"name": self.job_name}).update(self._job_times(final))
         outcome = model.job_outcome(final) if final is not None else "Deleted"
         tail = self.save_logs(final) if final is not None else []
         self._hook("finished")
@@ -776,6 +787,15 @@ class _Run:
         self._hook("restored")
         return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded{slot_note}; {res['message']}",
                                       self.record, final, []), "succeeded", tail, [])
+
+    def _save_logs_so_far(self) -> None:
+        """After Ctrl-C: the logs the Job's pods have written so far (a second Ctrl-C skips them)."""
+        try:
+            job = self.c.get_job(self.job_name)
+            if job is not None and self.dir is not None:
+                self.save_logs(job)
+        except (CronctlError, OSError, KeyboardInterrupt):
+            pass
 
     def _mark_slot_done(self) -> str:
         """After success, before the restore: ``status.lastScheduleTime = T`` when T is later (guarded by
