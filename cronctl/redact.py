@@ -130,6 +130,10 @@ _KEYWORD = "(?:" + "|".join(_KEYWORDS) + ")"
 # bounded: names are short, and an unbounded run would make a long log line quadratic
 _NAME = rf"[A-Za-z0-9_.\-]{{0,64}}{_KEYWORD}[A-Za-z0-9_.\-]{{0,64}}"
 _HOST_START = r"(?=[A-Za-z0-9\[])"
+#: user:password of a URL, the password holding / # @ : too: up to the last @ before any ?, else any
+#: (a port, ``host:8443/``, is not a password)
+_USER_PASSWORD = (r"[^\s/?#@:'\"<>]{0,128}:(?!\d{1,5}(?:[/?#'\"<>\s]|$))"
+                  r"(?:[^\s'\"<>?]{0,256}|[^\s'\"<>]{0,256}?)")
 
 
 def _value_group(m: re.Match[str]) -> str:
@@ -157,8 +161,7 @@ _RULES: tuple[_Rule, ...] = (
     (re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----(?P<s>[\s\S]{1,20000}?)"
                 r"(?=-----END \1PRIVATE KEY\2-----|\Z)"), None, ("private key",)),
     # scheme://user:password@host; the password may hold / # @ : (the last @ before any ?, else any)
-    (re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?P<s>[^\s/?#@:'\"<>]{0,128}:(?!\d{1,5}(?:[/?#'\"<>\s]|$))"
-                r"(?:[^\s'\"<>?]{0,256}|[^\s'\"<>]{0,256}?))@" + _HOST_START), None, ("://",)),
+    (re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?P<s>" + _USER_PASSWORD + ")@" + _HOST_START), None, ("://",)),
     # scheme://TOKEN@host: a user-only token (long, with a digit; not git@ or first.last@)
     (re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?P<s>(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{16,})@" + _HOST_START),
      None, ("://",)),
@@ -422,17 +425,21 @@ class Redactor:
                 c["args"] = masked[len(cmd or []):]
 
 
+_URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)(?:" + _USER_PASSWORD + r"|[^\s/?#@]*)@" + _HOST_START)
+
+
 def safe_url(url: str) -> str:
     """``url`` without userinfo (``https://user:pass@host`` -> ``https://host``) and with the
     values of secret-looking query parameters (``?token=``, ``?access_token=``, ``?sig=``) replaced
     by ``<redacted>``: the form in which an API server's URL is printed or stored."""
+    url = _URL_USERINFO.sub(r"\1", url, count=1)
     try:
         parts = urlsplit(url)
     except ValueError:
         return Redactor().text(url)
     if not parts.netloc:
         return Redactor().text(url)
-    netloc = parts.netloc.rpartition("@")[2]
+    netloc = parts.netloc
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)

@@ -38,6 +38,7 @@ from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
                                     schedule_of, show, standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.redact import Redactor
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
 
@@ -144,6 +145,7 @@ class _Run:
         self.without_patch = ""                               # what the controller does if not patched
         self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
         self.done: list[str] = []                             # slots run and done (UTC), oldest first
+        self.red = Redactor()       # one for the whole run: run directory, record, log tail, -o json
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -160,7 +162,7 @@ class _Run:
             self.record["watch"] = dict(self.wait_stats)
         if self.dir is not None:
             try:
-                self.dir.write_json("record.json", self.record)
+                self.dir.write_json("record.json", self.red.data(self.record))
             except OSError as e:
                 # Once the CronJob is suspended, a full or broken disk must not stop the run from
                 # finishing and restoring: say it once; the record on the CronJob still holds the state.
@@ -234,6 +236,7 @@ class _Run:
             raise BadInput(f"bad --job-name {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
                            f"at most 63 characters)")
         self.cj = self.c.get_cronjob(self.name)
+        self.red.learn(self.cj)  # its secret env values, masked wherever the run echoes them
         self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
         if self._slot_mode():
             self.slot = resolve(self.cj, self.o.occurrence, latest=self.o.occurrence_latest, now=self.clock.now())
@@ -590,7 +593,7 @@ class _Run:
                             f"({human_duration(self.clock.monotonic() - t0)})")
             last.append(key)
 
-        sampler = _ProgressSampler(self.c, job, self.clock, self.r, t0) if self.r.live else None
+        sampler = _ProgressSampler(self.c, job, self.clock, self.r, t0, mask=self.red.text) if self.r.live else None
         if sampler:
             sampler.start()
         try:
@@ -616,7 +619,10 @@ class _Run:
             self.record["log_errors"] = [f"cannot list pods: {e.message}"]
             return []
         pods.sort(key=lambda p: (str(model.meta(p).get("creationTimestamp", "")), model.name_of(p)))
-        for rel, data in (("job.json", job), ("pods.json", pods)):
+        self.red.learn([job, *pods])
+        masked: list[tuple[str, Any]] = [("job.json", self.red.kube_object(job)),
+                                         ("pods.json", [self.red.kube_object(p) for p in pods])]
+        for rel, data in masked:
             try:
                 self.dir.write_json(rel, data)
             except OSError as e:
@@ -632,7 +638,7 @@ class _Run:
                 for previous in ([True] if restarts else []) + [False]:
                     rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
                     try:
-                        text = self.c.read_pod_log(pname, cname, previous=previous)
+                        text = self.red.text(self.c.read_pod_log(pname, cname, previous=previous))
                     except CronctlError as e:
                         errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: {e.message}")
                         continue
@@ -938,6 +944,12 @@ class _Run:
         self._save()
         return res
 
+    def masked(self, res: RunResult) -> RunResult:
+        """``res`` as it may be shown and printed: record (``-o json``, log tail, events), message and
+        Job (``--dry-run``) with every secret masked, as in the run directory."""
+        return RunResult(res.exit_code, self.red.text(res.message), self.red.data(res.record),
+                         self.red.kube_object(res.job) if res.job is not None else None, res.next_commands)
+
     @staticmethod
     def _job_times(job: Obj | None) -> dict[str, Any]:
         if job is None:
@@ -963,8 +975,9 @@ class _ProgressSampler:
     """
 
     def __init__(self, cluster: Cluster, job: Obj, clock: Clock, reporter: Reporter, t0: float,
-                 every: float = 3.0) -> None:
+                 every: float = 3.0, mask: Callable[[str], str] = str) -> None:
         self.c, self.job, self.clock, self.r, self.t0, self.every = cluster, job, clock, reporter, t0, every
+        self.mask = mask
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cronctl-progress", daemon=True)
 
@@ -987,7 +1000,7 @@ class _ProgressSampler:
                     p = max(running, key=lambda p: str(model.meta(p).get("creationTimestamp", "")))
                     cs = ((p.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
                     text = self.c.read_pod_log(model.name_of(p), str(cs), tail_lines=1)
-                    last = text.strip().splitlines()[-1] if text.strip() else ""
+                    last = self.mask(text.strip().splitlines()[-1]) if text.strip() else ""
             except CronctlError:
                 pass
             self.r.progress(Progress(elapsed=self.clock.monotonic() - self.t0, pods=model.pods_by_phase(pods),
@@ -998,7 +1011,8 @@ class _ProgressSampler:
 def run_manual(cluster: Cluster, opts: RunOptions, clock: Clock, reporter: Reporter) -> RunResult:
     """Run the whole procedure. Refusals before the suspend raise (nothing changed); outcomes after
     it (success, Job failed, timeout, Ctrl-C) are returned with their exit code and the record."""
-    return _Run(cluster, opts, clock, reporter).run()
+    run = _Run(cluster, opts, clock, reporter)
+    return run.masked(run.run())
 
 
 __all__ = ["PERMISSIONS", "RunOptions", "RunResult", "run_manual", "check_permissions", "Interrupted"]
