@@ -24,7 +24,7 @@ import secrets
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -125,7 +125,8 @@ class _Run:
         self.c = cluster
         self.o = opts
         self.clock = clock
-        self.r = reporter
+        self.red = Redactor()       # one for the whole run: run directory, record, log tail, -o json
+        self.r: Reporter = _MaskingReporter(reporter, self.red)
         self.name = opts.cronjob
         self.ns = cluster.namespace
         self.job_name = opts.job_name or f"{opts.cronjob}-manual"
@@ -145,7 +146,6 @@ class _Run:
         self.without_patch = ""                               # what the controller does if not patched
         self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
         self.done: list[str] = []                             # slots run and done (UTC), oldest first
-        self.red = Redactor()       # one for the whole run: run directory, record, log tail, -o json
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -593,7 +593,7 @@ class _Run:
                             f"({human_duration(self.clock.monotonic() - t0)})")
             last.append(key)
 
-        sampler = _ProgressSampler(self.c, job, self.clock, self.r, t0, mask=self.red.text) if self.r.live else None
+        sampler = _ProgressSampler(self.c, job, self.clock, self.r, t0) if self.r.live else None
         if sampler:
             sampler.start()
         try:
@@ -967,6 +967,32 @@ class _Run:
         return (e - s).total_seconds() if s and e else None
 
 
+class _MaskingReporter:
+    """The user's reporter, with every line (steps, warnings, the plan, the live log line) masked."""
+
+    def __init__(self, inner: Reporter, red: Redactor) -> None:
+        self.inner, self.red = inner, red
+        self.live = inner.live
+
+    def step(self, message: str) -> None:
+        self.inner.step(self.red.text(message))
+
+    def warn(self, message: str) -> None:
+        self.inner.warn(self.red.text(message))
+
+    def show(self, title: str, rows: list[tuple[str, str]]) -> None:
+        self.inner.show(self.red.text(title), [(k, self.red.text(v)) for k, v in rows])
+
+    def confirm(self, question: str) -> bool:
+        return self.inner.confirm(self.red.text(question))
+
+    def progress(self, p: Progress) -> None:
+        self.inner.progress(replace(p, last_log=self.red.text(p.last_log)))
+
+    def progress_done(self) -> None:
+        self.inner.progress_done()
+
+
 class _ProgressSampler:
     """Live progress on a terminal: pods by phase and the last log line every few seconds.
 
@@ -975,9 +1001,8 @@ class _ProgressSampler:
     """
 
     def __init__(self, cluster: Cluster, job: Obj, clock: Clock, reporter: Reporter, t0: float,
-                 every: float = 3.0, mask: Callable[[str], str] = str) -> None:
+                 every: float = 3.0) -> None:
         self.c, self.job, self.clock, self.r, self.t0, self.every = cluster, job, clock, reporter, t0, every
-        self.mask = mask
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cronctl-progress", daemon=True)
 
@@ -1000,7 +1025,7 @@ class _ProgressSampler:
                     p = max(running, key=lambda p: str(model.meta(p).get("creationTimestamp", "")))
                     cs = ((p.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
                     text = self.c.read_pod_log(model.name_of(p), str(cs), tail_lines=1)
-                    last = self.mask(text.strip().splitlines()[-1]) if text.strip() else ""
+                    last = text.strip().splitlines()[-1] if text.strip() else ""
             except CronctlError:
                 pass
             self.r.progress(Progress(elapsed=self.clock.monotonic() - self.t0, pods=model.pods_by_phase(pods),

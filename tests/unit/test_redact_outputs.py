@@ -17,7 +17,7 @@ from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import add_reports
 from cronctl.cli import main
 from cronctl.errors import ExitCode
-from cronctl.procedure.base import QuietReporter, RunDir, SystemClock
+from cronctl.procedure.base import Progress, QuietReporter, RunDir, SystemClock
 from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
 from cronctl.redact import Redactor, safe_url
 
@@ -137,6 +137,20 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
     for secret in secrets:
         assert secret not in printed, secret
     assert shown.record["log_tail"] == tail
+
+
+def test_what_a_run_reports_while_it_goes_on_is_masked_too() -> None:
+    rep = QuietReporter()
+    run = _Run(_LogCluster(""), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
+    run.red.learn(_pod())
+    run.r.step(f"job started with {PASSWORD}")
+    run.r.warn("cannot read https://bot:hunter22@ci.example/x: refused")
+    run.r.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])
+    run.r.progress(Progress(elapsed=1.0, last_log=f"GITHUB_TOKEN=ghp_{'a1' * 18}"))
+    shown = "\n".join(rep.lines)
+    for secret in (PASSWORD, "hunter22", "AKIAIOSFODNN7EXAMPLE", "a1a1a1a1"):
+        assert secret not in shown, secret
+    assert "job started with <redacted:" in shown and "cannot read https://<redacted:" in shown
 
 
 def test_safe_url_drops_userinfo_and_token_query_values_and_keeps_the_rest() -> None:
