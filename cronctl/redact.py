@@ -113,6 +113,10 @@ def looks_secret(name: str) -> bool:
 _PLACEHOLDER = re.compile(r"<redacted(?::\d+)?>")
 _NOT_A_VALUE = re.compile(
     r"(?i)^(?:|true|false|yes|no|on|off|null|none|nil|undefined|\*+|x{3,}|redacted|masked|hidden|"
+    # a status word in a message ("auth: failed", "token: expired", "secret: not found")
+    r"failed|failure|expired|invalid|missing|required|denied|refused|rejected|unauthori[sz]ed|forbidden|ok|"
+    r"error|unknown|empty|set|unset|present|absent|provided|found|not|rotated|valid|accepted|changed|"
+    r"updated|n/a|"
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|"
     r"<[a-z_\- ]+>)$")
 
@@ -142,6 +146,8 @@ def _value_group(m: re.Match[str]) -> str:
 
 
 def _kv_check(m: re.Match[str]) -> bool:
+    if "oq" in m.re.groupindex and m.group("oq") and m.group("s") is not None and not m.group("s").isdigit():
+        return False  # a quoted key takes a quoted value (JSON); `volume "creds" : secret "db"` is prose
     return looks_secret(m.group("k"))
 
 
@@ -193,7 +199,7 @@ _RULES: tuple[_Rule, ...] = (
 # only to the lines that hold one.
 _LINE_RULES: tuple[tuple[re.Pattern[str], _Check | None], ...] = (
     # name=value, name: value, "name": "value with spaces", name := value (JSON, YAML, env, query)
-    (re.compile(rf"(?<![A-Za-z0-9_.\-])(?P<k>{_NAME})(?:\\?[\"'])?[ \t]*(?::=|=|:)[ \t]*"
+    (re.compile(rf"(?<![A-Za-z0-9_.\-])(?P<oq>\\?[\"'])?(?P<k>{_NAME})(?(oq)\\?[\"'])[ \t]*(?::=|=|:)[ \t]*"
                 r"(?:(?i:bearer|basic|token)[ \t]+)?"
                 r"(?:\\\"(?P<s_e>(?:[^\"\\\n]|\\[^\"])*)\\\"|\"(?P<s_d>(?:[^\"\\\n]|\\.)*)\"|'(?P<s_q>[^'\n]*)'"
                 r"|(?P<s><redacted:\d+>|\$[{(][A-Za-z_][A-Za-z0-9_]*[})]|[^\s\"',;&<>(){}\[\]]+))", re.I), _kv_check),

@@ -73,6 +73,10 @@ SECRETS: list[tuple[str, str, str]] = [
      "Zm9vYmFyYmF6cXV4"),
     ("dsn-env", "SENTRY_DSN=https://abc123def456@o1.ingest.sentry.io/7", "abc123def456"),
     ("redis-password-flag", "redis-cli -a s3cr3tRedis --auth-token zz99yy88xx77", "zz99yy88xx77"),
+    ("s3-presigned-signature", "GET /b/o?X-Amz-Credential=x%2F20261202&X-Amz-Signature=9f86d081884c7d65",
+     "9f86d081884c7d65"),
+    ("secret-key-base", "SECRET_KEY_BASE=deadbeefcafe1234", "deadbeefcafe1234"),
+    ("yaml-password-word", "  password: hunter", "hunter"),
 ]
 
 #: (id, line): must come out unchanged
@@ -125,6 +129,16 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("hash-sum", "sha256sum 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"),
     ("sig-verified", "signature verified: true"),
     ("passenger", "PASSENGER_COUNT=4"),
+    ("auth-failed", "auth: failed for user bob"),
+    ("token-expired-kv", "token: expired, refreshing"),
+    ("secret-not-found", "secret: not found"),
+    ("k8s-volume-event", 'MountVolume.SetUp failed for volume "creds" : secret "db-creds" not found'),
+    ("k8s-key-event", "Error: couldn't find key password in Secret orders/db"),
+    ("token-type", "token_type=bearer"),
+    ("grant-type", "grant_type=password&username=bob"),
+    ("cacert", "curl --cacert=/etc/ssl/ca.pem https://api.example.com"),
+    ("pin-memory", "pin_memory: True"),
+    ("keyboard", "keyboard: us"),
 ]
 
 
