@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -93,6 +93,7 @@ def _words(name: str) -> list[str]:
     return [w.upper() for w in _WORDS.findall(name)]
 
 
+@lru_cache(maxsize=4096)
 def looks_secret(name: str) -> bool:
     """True when a value called ``name`` (env var, flag, JSON key, query parameter) is a secret."""
     words = _words(name)
@@ -151,6 +152,15 @@ def _kv_check(m: re.Match[str]) -> bool:
     return looks_secret(m.group("k"))
 
 
+_MYSQL_WORD = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-dump|-admin)?)"
+                         r"\b[^;|&\n]*$")
+
+
+def _after_mysql(m: re.Match[str]) -> bool:
+    # the same command: a mysql-family program before it on the line, no ; | & between
+    return bool(_MYSQL_WORD.search(m.string, max(0, m.start() - 512), m.start()))
+
+
 def _basic_check(m: re.Match[str]) -> bool:
     v = m.group("s")
     # base64 of user:pass, not "basic information"
@@ -164,8 +174,9 @@ _Rule = tuple[re.Pattern[str], "_Check | None", tuple[str, ...]]
 
 _RULES: tuple[_Rule, ...] = (
     # PEM private key blocks (also cut ones): the body between the armour lines
-    (re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----(?P<s>[\s\S]{1,20000}?)"
-                r"(?=-----END \1PRIVATE KEY\2-----|\Z)"), None, ("private key",)),
+    # (up to the next armour line, or the end of a cut one; bounded so that many BEGINs stay linear)
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?P<s>(?:[^-]|-(?!----)){1,20000})"),
+     None, ("private key",)),
     # scheme://user:password@host; the password may hold / # @ : (the last @ before any ?, else any)
     (re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?P<s>" + _USER_PASSWORD + ")@" + _HOST_START), None, ("://",)),
     # scheme://TOKEN@host: a user-only token (long, with a digit; not git@ or first.last@)
@@ -206,9 +217,8 @@ _LINE_RULES: tuple[tuple[re.Pattern[str], _Check | None], ...] = (
     # --password X, -password X (the value as the next word)
     (re.compile(rf"(?<![A-Za-z0-9_\-])--?(?P<k>{_NAME})[ \t]+(?!-)(?:\"(?P<s_d>[^\"\n]*)\"|'(?P<s_q>[^'\n]*)'"
                 r"|(?P<s>[^\s\"']+))", re.I), _kv_check),
-    # mysql -pX (the password glued to -p, after a mysql-family program on the same line)
-    (re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-dump|-admin)?)\b"
-                r"[^\n;|&]{0,512}?[ \t]-p(?P<s>[^\s'\";|&]+)"), None),
+    # mysql -pX (the password glued to -p, after a mysql-family program earlier on the line)
+    (re.compile(r"(?<=[ \t])-p(?P<s>[^\s'\";|&]+)"), _after_mysql),
 )
 _LINE_KEYWORDS = _KEYWORDS + ("mysql", "mariadb")
 
