@@ -27,9 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, prog_name=prog, standalone_mode=False)
     except CronctlError as e:
-        err.print(f"error: {e.message}", markup=False)
+        from cronctl.redact import Redactor
+
+        red = Redactor()  # an error can quote a URL, a log line or an API message: no secret in it
+        err.print(f"error: {red.text(e.message)}", markup=False)
         if e.hint:
-            err.print(f"hint: {e.hint}", markup=False)
+            err.print(f"hint: {red.text(e.hint)}", markup=False)
         code = int(e.exit_code)
     except aborts:
         err.print("interrupted", markup=False)
