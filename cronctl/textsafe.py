@@ -71,3 +71,10 @@ def md_code(value: object, *, table: bool = True) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def json_visible(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the characters :func:`visible`
+    escapes written as ``\\uXXXX``: the same data, but nothing in it acts on a terminal."""
+    # outside strings JSON has only structural whitespace, which this keeps
+    return _MULTI_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _MULTI_LINE.search(text) else text

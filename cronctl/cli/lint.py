@@ -12,6 +12,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out
+from cronctl.textsafe import visible
 
 
 class LintOutput(str, Enum):
@@ -132,7 +133,7 @@ def _print_table(findings: list[Any], checked: int) -> None:
         table.add_column("CRONJOB", overflow="fold")
         table.add_column("FINDING", overflow="fold")  # fold, never cut: the field path must stay whole
         for f in findings:
-            body = Text(f.message)
+            body = Text(visible(f.message, multiline=True))  # the message quotes the manifest
             body.append(f"\nwhy: {f.why}\nfix: {f.fix}", style="dim")
             table.add_row(Text(f.severity, style=_STYLE[f.severity]), f.rule, f.ref, body)
         out.print(table)

@@ -11,6 +11,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.textsafe import visible
 
 
 @app.command()
@@ -59,7 +60,7 @@ def runbook(
     ctx = runbook_context(obj, now, namespace=namespace)
     text = render(name, ctx)
     if output is Output.text:
-        typer.echo(text, nl=not text.endswith("\n"))
+        typer.echo(visible(text, multiline=True), nl=not text.endswith("\n"))  # the CronJob's text filled in
     elif output is Output.json:
         typer.echo(json.dumps({"name": name, "markdown": text, "context": ctx}, indent=2, default=str))
     else:
