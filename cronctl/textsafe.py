@@ -25,9 +25,14 @@ _ONE_LINE = re.compile(f"[\t{_UNSAFE}]")
 _MULTI_LINE = re.compile(f"[{_UNSAFE.replace(chr(10) + '-', chr(11) + '-')}]")  # keeps \t and \n
 
 
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(m: re.Match[str]) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    c = m.group()
+    if c in _SHORT:
+        return _SHORT[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
 
 
 def visible(text: str, *, multiline: bool = False) -> str:

@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     from cronctl.textsafe import visible
 
     common.DEBUG = os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug, in the root callback
-    threading.excepthook = _thread_boundary
+    if argv is None:  # the process is ours (an in-process caller keeps its own hook)
+        threading.excepthook = _thread_boundary
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
         rv = app(args=argv, prog_name=prog, standalone_mode=False)
