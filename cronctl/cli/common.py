@@ -16,7 +16,7 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from cronctl.textsafe import is_visible, visible
+from cronctl.textsafe import is_visible, json_visible, visible
 
 # typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
 # older typer runs on the click package. Use whichever typer really runs on, so that usage
@@ -54,6 +54,23 @@ class SafeConsole(Console):
                 yield seg
             else:
                 yield Segment(visible(seg.text, multiline=True), seg.style)
+
+
+def yaml_text(data: Any, **kwargs: Any) -> str:
+    """``yaml.safe_dump(data, allow_unicode=True, ...)`` for the screen: a string holding a control,
+    bidi or separator character is written double-quoted with it as ``\\uXXXX`` (same data)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def represent_str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", s,
+                                       style=None if is_visible(s, multiline=True) else '"')
+
+    Dumper.add_representer(str, represent_str)
+    # only double-quoted scalars can hold such characters now, and there \uXXXX is an escape
+    return json_visible(yaml.dump(data, Dumper=Dumper, allow_unicode=True, **kwargs))
 
 
 def safe_text(value: object, style: str = "") -> Text:

@@ -15,7 +15,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out,
+                                yaml_text)
 from cronctl.textsafe import json_visible, visible
 
 _LIVE_PREFIXES = ("cronjob/", "cronjobs/", "cj/", "cronjob.batch/", "cronjobs.batch/")
@@ -160,9 +161,7 @@ def _render(result: Any, output: Output) -> None:
     if output == Output.json:
         sys.stdout.write(json_visible(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
     elif output == Output.yaml:
-        import yaml
-
-        sys.stdout.write(yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=1000))
+        sys.stdout.write(yaml_text(result, sort_keys=False, width=1000))
     elif isinstance(result, list):
         for i, item in enumerate(result):
             if i:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
 from cronctl.textsafe import visible
 
 
@@ -110,9 +110,7 @@ def lint(
         if output is LintOutput.json:
             typer.echo(json.dumps(doc, indent=2))
         else:
-            import yaml
-
-            typer.echo(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), nl=False)
+            typer.echo(yaml_text(doc, sort_keys=False), nl=False)
     else:
         _print_table(findings, checked)
 

@@ -127,3 +127,29 @@ def test_the_live_progress_and_the_plan_show_a_hostile_log_line_and_reason_as_te
     text = assert_nothing_acts(screen, live=True)
     assert code == 0 and "done" in text, text
     assert_shown(text)
+
+
+def test_machine_output_on_a_terminal_is_the_same_data_with_nothing_that_acts(tmp_path: Path) -> None:
+    cj = hostile_cronjob()
+    cj["metadata"]["name"] = "victim" + PAYLOAD + "\u2028\x85"
+    f = tmp_path / "cj.json"
+    f.write_text(json.dumps(cj))
+    for args, load in [(["explain", "-f", str(f), "--count", "1", "--from", NOW, "-o", "json"], json.loads),
+                       (["explain", "-f", str(f), "--count", "1", "--from", NOW, "-o", "yaml"], yaml.safe_load),
+                       (["lint", "-f", str(f), "--fail-on", "none", "-o", "yaml"], yaml.safe_load)]:
+        code, screen = cronctl_in_pty(args, tmp_path)
+        text = assert_nothing_acts(screen)
+        assert code == 0, text
+        assert "\u2028" not in text and "\x85" not in text
+        data = load(text)
+        assert any(PAYLOAD in v for v in _strings(data)), args  # the data is all there, unchanged
+
+
+def _strings(data: Any) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in _strings(k) + _strings(v)]
+    if isinstance(data, list):
+        return [s for v in data for s in _strings(v)]
+    return []
