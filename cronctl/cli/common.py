@@ -31,7 +31,6 @@ except ImportError:  # pragma: no cover - older typer on plain click
     from click.exceptions import Abort, ClickException, Exit, UsageError  # type: ignore[assignment]
 
 
-
 class SafeConsole(Console):
     """A console for untrusted text: rich markup is never interpreted, and every control, escape
     and bidi character that reaches the screen is shown as its escape (``cronctl.textsafe``).
