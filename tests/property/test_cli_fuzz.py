@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from cronctl.cli import main
@@ -31,12 +31,25 @@ SETTINGS = settings(max_examples=int(os.environ.get("CRONCTL_FUZZ_EXAMPLES", "60
                     derandomize=True, phases=[Phase.explicit, Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-# Found by this test, not in this change's scope: wrong types in a dump still end as an internal
-# error (exit 70) in bundle and history, e.g. `successfulJobsHistoryLimit: []` -> TypeError in int(),
-# an item or field that is a list or number where a mapping belongs -> AttributeError '.get'.
-# Issue 12 item 6 (one answer for typed fields) fixes them; remove these marks then (an XPASS in
-# the summary says it is time).
-TYPED_FIELDS = pytest.mark.xfail(strict=False, reason="issue 12 item 6: wrong types in a dump are an internal error")
+# Found by this test, not in this change's scope: wrong types in a file still end as an internal
+# error (exit 70): explain -f on an integer name; bundle on `startingDeadlineSeconds: "30"`, a string
+# jobTemplate, `successfulJobsHistoryLimit: []`; history on the last two and on
+# `lastScheduleTime: 0001-01-01`. Issue 12 item 6 (one answer for typed fields) fixes them; remove
+# these marks then (the summary shows XPASS). The explicit examples below replay the issue's shapes.
+TYPED_FIELDS = pytest.mark.xfail(strict=False, reason="issue 12 item 6: wrong types in a file are an internal error")
+
+
+def _cronjob_list(**spec: Any) -> dict[str, Any]:
+    meta = {"name": spec.pop("name", "a"), "namespace": "ns1", "creationTimestamp": "2026-12-01T00:00:00Z"}
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+          "spec": {"schedule": "*/10 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+              "containers": [{"name": "c", "image": "busybox"}]}}}}, **spec},
+          "status": {"lastScheduleTime": "2026-12-02T09:00:00Z"}}
+    return {"apiVersion": "v1", "kind": "List", "items": [cj]}
+
+
+ISSUE_SHAPES = [_cronjob_list(startingDeadlineSeconds="30"), _cronjob_list(jobTemplate="x"), _cronjob_list(name=5),
+                _cronjob_list(successfulJobsHistoryLimit=[]), _cronjob_list(suspend="false")]
 
 
 def run(args: list[str]) -> tuple[int, str, str]:
@@ -181,10 +194,18 @@ FILE_INPUT = st.tuples(DOCUMENTS, st.sampled_from(["json", "yaml"]),
                        st.one_of(st.none(), st.none(), st.none(), st.text(max_size=60)))
 
 
-@pytest.mark.parametrize("command", ["lint", "explain", pytest.param("bundle", marks=TYPED_FIELDS),
+def _with_issue_shapes(test: Any) -> Any:
+    for doc in ISSUE_SHAPES:
+        test = example(file_input=(doc, "yaml", None))(test)
+    return test
+
+
+@pytest.mark.parametrize("command", ["lint", pytest.param("explain", marks=TYPED_FIELDS),
+                                     pytest.param("bundle", marks=TYPED_FIELDS),
                                      pytest.param("history", marks=TYPED_FIELDS)])
 @SETTINGS
 @given(file_input=FILE_INPUT)
+@_with_issue_shapes
 def test_every_file_reader_answers_any_file_with_a_documented_code(command: str, file_input: tuple[Any, str, str | None]
                                                                   ) -> None:
     doc, fmt, text = file_input
