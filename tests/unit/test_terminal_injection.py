@@ -82,8 +82,12 @@ def test_history_from_a_hostile_dump_shows_the_record_as_text(tmp_path: Path) ->
 
 
 def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp_path: Path) -> None:
+    d = hostile_dump()
+    for item in d["items"]:  # a hand-edited dump: a Job name the API server would refuse, drawn in the SVG
+        if item["kind"] == "Job" and item["metadata"]["name"] == "mp-orders-sync-fix":
+            item["metadata"]["name"] += PAYLOAD
     f = tmp_path / "dump.yaml"
-    f.write_text(yaml.safe_dump(hostile_dump()))
+    f.write_text(yaml.safe_dump(d))
     code, screen = cronctl_in_pty(["bundle", "--from-dump", str(f), "--now", NOW, "--out", str(tmp_path / "b")],
                                   tmp_path)
     text = assert_nothing_acts(screen)
@@ -101,6 +105,8 @@ def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp
     html = (tmp_path / "b" / "report.html").read_text()
     assert "\x1b" not in html and "\u202e" not in html and "<script>alert" not in html
     assert "\\x1b]52;c;" in html
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    assert "mp-orders-sync-fix\\x1b]52;c;" in svg and "\x07" not in svg and "\x9b" not in svg
 
 
 PROGRESS = """
