@@ -52,3 +52,16 @@ def test_status_and_restore_show_a_planted_record_as_text(kubeconfig: str, names
                                    "--kubeconfig", kubeconfig], tmp_path)
     text = assert_nothing_acts(screen)
     assert code in (0, 3), text
+
+
+def test_pause_reason_and_the_pause_row_of_status_show_hostile_text_as_text(kubeconfig: str, namespace: str,
+                                                                            k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "held")
+    for args in (["pause", "held", "--reason", "[/x] " + PAYLOAD, "--until", "2h", "--yes"], ["status", "held"],
+                 ["resume", "held", "--yes"]):
+        code, screen = cronctl_in_pty([*args, "-n", namespace, "--kubeconfig", kubeconfig], tmp_path)
+        text = assert_nothing_acts(screen)
+        assert code == 0, text
+        if args[0] == "status":
+            assert_shown(text)
+    assert read_cronjob(k8s, namespace, "held")["spec"]["suspend"] is False
