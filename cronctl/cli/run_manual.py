@@ -9,6 +9,7 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
+from cronctl.textsafe import visible
 
 
 @app.command("run-manual")
@@ -90,9 +91,9 @@ def run_manual_cmd(
         return
     rec = res.record
     for line in rec.get("log_tail") or []:
-        err.print(f"  | {line}", markup=False)
+        err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
     for e in rec.get("job_events") or []:
-        err.print(f"  event: {e}", markup=False)
+        err.print(f"  event: {visible(e)}", markup=False)
     if output != Output.text:
         print_data(rec, output)
     else:

@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Exit, Output, err, out
+from cronctl.cli.common import Exit, Output, err, out, safe_text
 from cronctl.errors import BadInput
+from cronctl.textsafe import visible
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
 
@@ -118,11 +119,15 @@ class RichReporter:
     def confirm(self, question: str) -> bool:
         import typer
 
-        return bool(typer.confirm(question, default=False, err=True))
+        # click's prompt writes straight to the stream, past the console: escapes made visible here
+        return bool(typer.confirm(visible(question, multiline=True), default=False, err=True))
 
     def progress(self, p: Progress) -> None:
         phases = " ".join(f"{k}={v}" for k, v in sorted(p.pods.items())) or "no pods yet"
-        text = f"elapsed {human_duration(p.elapsed)} · pods {phases}" + (f" · {p.last_log}" if p.last_log else "")
+        # a Text, never a str: rich's spinner parses a str as markup (a log line "[/x]" raised
+        # MarkupError in the progress thread); one line, escapes visible
+        text = safe_text(f"elapsed {human_duration(p.elapsed)} · pods {phases}"
+                         + (f" · {p.last_log}" if p.last_log else ""))
         if self._status is None:
             self._status = err.status(text)
             self._status.start()
