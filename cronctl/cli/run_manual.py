@@ -9,7 +9,6 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
-from cronctl.textsafe import visible
 
 
 @app.command("run-manual")
@@ -55,7 +54,7 @@ def run_manual_cmd(
     already stands for the slot, permission missing, not confirmed), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
-    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, parse_duration,
+    from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
                                      print_data, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
@@ -89,15 +88,4 @@ def run_manual_cmd(
             print_data(res.job, output)
         err.print("dry run: nothing was changed", markup=False)
         return
-    rec = res.record
-    for line in rec.get("log_tail") or []:
-        err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
-    for e in rec.get("job_events") or []:
-        err.print(f"  event: {visible(e)}", markup=False)
-    if output != Output.text:
-        print_data(rec, output)
-    else:
-        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
-        if rec.get("run_dir"):
-            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
-    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or next_commands(cronjob, cluster.namespace))
+    finish_run(res, output, next_commands(cronjob, cluster.namespace))

@@ -159,3 +159,21 @@ def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     for c in commands:
         err.print(f"  {c}", markup=False)
     raise Exit(code)
+
+
+def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
+    """The end of a run (run-manual, wait): the log tail and the Job's warning events on stderr,
+    the record (-o json|yaml) or the outcome line and the run record's path on stdout, then the
+    exit code with the commands to run next."""
+    rec = res.record
+    for line in rec.get("log_tail") or []:
+        err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
+    for e in rec.get("job_events") or []:
+        err.print(f"  event: {visible(e)}", markup=False)
+    if output != Output.text:
+        print_data(rec, output)
+    else:
+        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
+        if rec.get("run_dir"):
+            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
+    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or fallback_next)

@@ -8,8 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                err, out)
+from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
 
 
 @app.command("wait")
@@ -33,8 +32,8 @@ def wait_cmd(
     it or its Job was never created or is gone (nothing changed), 4 timeout and 130 Ctrl-C (the Job
     runs on, nothing changed, the logs so far are saved), 6 not found, 7 API error.
     """
-    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, holder_alive, parse_duration,
-                                     print_data, sigterm_as_interrupt)
+    from cronctl.cli.runtime import (RichReporter, finish_run, holder, holder_alive, parse_duration,
+                                     sigterm_as_interrupt)
     from cronctl.kube import connect
     from cronctl.procedure.attach import AttachOptions, attach
     from cronctl.procedure.base import SystemClock
@@ -44,13 +43,4 @@ def wait_cmd(
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = attach(cluster, opts, SystemClock(), RichReporter())
-    rec = res.record
-    for line in rec.get("log_tail") or []:
-        err.print(f"  | {line}", markup=False)
-    if output != Output.text:
-        print_data(rec, output)
-    else:
-        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
-        if rec.get("run_dir"):
-            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
-    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands)
+    finish_run(res, output, [])
