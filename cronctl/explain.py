@@ -218,7 +218,10 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     d = decide(expr, suspended=False, **kwargs)
     shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
     # DST changes inside the window the controller looks at: why a run is missing or doubled there.
-    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, c.now])
+    # When the listing was cut (MISSED_LIST_LIMIT), only the listed span is searched: the work stays
+    # bounded by the cap, not by how old lastScheduleTime is.
+    window_end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else c.now
+    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, window_end])
     return {
         "now": rfc3339_z(c.now),
         "suspended": c.suspended,
@@ -232,6 +235,7 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
         "nextWakeUp": _z(shown.next_wakeup),
         "events": list(shown.events),
         "missedRunsCount": len(d.missed_runs),
+        "missedRunsTruncated": d.missed_truncated,
         "missedRuns": _listed(d.missed_runs),
         "neverMadeUpCount": len(d.never_made_up),
         "neverMadeUp": _listed(d.never_made_up),
@@ -299,6 +303,11 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     if c.starting_deadline is None and len(d.missed_runs) > 1:
         out.append("no startingDeadlineSeconds: a missed run of any age can still be started; set it to bound "
                    "catch-up")
+    if d.missed_truncated:
+        from cronctl.schedule.controller import MISSED_LIST_LIMIT
+
+        out.append(f"more than {MISSED_LIST_LIMIT} runs were missed: the counts above stop at that limit "
+                   "(the run the controller starts is still exact)")
     out.extend(dst_words)
     if c.suspended:
         out.append("no wake-up is queued while suspended; unsuspending triggers an immediate sync")
