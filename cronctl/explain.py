@@ -456,10 +456,13 @@ def explain_file(path: str, *, after: datetime | None, now: datetime, count: int
                  overrides: ControllerInputs | None = None, dialect: str | None = None) -> list[Obj]:
     """Every CronJob in a manifest, multi-document YAML, JSON, or ``kubectl get -o yaml|json`` List."""
     from cronctl.manifest import load_objects
+    from cronctl.model import check_objects
 
     objs = load_objects(path)
+    found = cronjobs_in(objs, path)
+    check_objects(found, path)
     out = []
-    for obj in cronjobs_in(objs, path):
+    for obj in found:
         if dialect == "atlas" and not _is_atlas_manifest(obj):
             spec = obj.get("spec") or {}
             obj = {"name": (obj.get("metadata") or {}).get("name"), "schedule": spec.get("schedule"),

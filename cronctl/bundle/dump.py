@@ -29,6 +29,7 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
     trailing ``kind: List``, which shows up as a document without ``kind``.
     """
     from cronctl.manifest import load_objects
+    from cronctl.model import check_objects
 
     objs = load_objects(path)
     buckets: dict[str, list[Obj]] = {"cronjobs": [], "jobs": [], "pods": [], "events": []}
@@ -43,6 +44,7 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
         if kind in KINDS:
             _check(o, kind, path, i)
             buckets[KINDS[kind]].append(o)
+    check_objects(objs, path)
     if not buckets["cronjobs"]:
         raise BadInput(f"{path}: no CronJob in the dump (expected `kubectl get cronjob,jobs,pods,events -o yaml`)")
     if all_namespaces:
