@@ -384,7 +384,7 @@ _META: _Schema = {
     "creationTimestamp": _TIME, "deletionTimestamp": _TIME, "annotations": _STRMAP, "labels": _STRMAP,
     "ownerReferences": [{"apiVersion": _STR, "kind": _STR, "name": _STR, "uid": _STR, "controller": _BOOL,
                          "blockOwnerDeletion": _BOOL}],
-    "managedFields": [{"manager": _STR, "operation": _STR, "time": _TIME}],
+    "managedFields": [{"manager": _STR, "operation": _STR, "time": _TIME, "fieldsV1": {"f:spec": {}}}],
 }
 _TEMPLATE_META: _Schema = {"name": _STR, "namespace": _STR, "annotations": _STRMAP, "labels": _STRMAP}
 _ENV: _Schema = [{"name": _STR, "value": _STR}]
