@@ -505,13 +505,13 @@ def check_typed(obj: Obj) -> None:
     schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is None:
         return
+    _check_value(obj, schema, "")
     for req in REQUIRED.get(kind, ()):  # type: ignore[arg-type]
         cur: Any = obj
         for part in req.split("."):
             cur = cur.get(part) if isinstance(cur, dict) else None
         if cur is None:
             raise BadInput(f"{req} is missing")
-    _check_value(obj, schema, "")
 
 
 def check_objects(objs: list[Obj], source: str) -> None:

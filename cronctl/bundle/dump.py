@@ -42,9 +42,9 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
         if not isinstance(meta, dict) or not meta.get("name"):
             raise BadInput(f"{path}: item {i} ({kind}) has no metadata.name (truncated or malformed dump?)")
         if kind in KINDS:
+            check_objects([o], path)  # the typed fields, as every file reader checks them
             _check(o, kind, path, i)
             buckets[KINDS[kind]].append(o)
-    check_objects(objs, path)
     if not buckets["cronjobs"]:
         raise BadInput(f"{path}: no CronJob in the dump (expected `kubectl get cronjob,jobs,pods,events -o yaml`)")
     if all_namespaces:
