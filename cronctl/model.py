@@ -464,6 +464,10 @@ def _check_value(value: Any, schema: _Schema, path: str) -> None:
         if not isinstance(value, list):
             raise BadInput(f"{path}: expected a list, got {_got(value)}")
         for i, item in enumerate(value):
+            if item is None:  # a null is "not set" for a field, not for an item of a list
+                what = "a mapping" if isinstance(schema[0], dict) else \
+                    f"{'an' if str(schema[0])[0] in 'aeiou' else 'a'} {schema[0]}"
+                raise BadInput(f"{path}[{i}]: expected {what}, got null")
             _check_value(item, schema[0], f"{path}[{i}]")
         return
     if schema == _STR:
