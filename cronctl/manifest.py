@@ -35,7 +35,9 @@ def read_text(path: str) -> str:
     """The file's text; ``-`` is standard input. More than :data:`MAX_FILE_BYTES` is refused."""
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            stdin = getattr(sys.stdin, "buffer", None)  # a text-only stdin (a test runner's) has none
+            data = stdin.read(MAX_FILE_BYTES + 1) if stdin is not None else \
+                sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8")
         else:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)

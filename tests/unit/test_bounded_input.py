@@ -264,3 +264,14 @@ def test_the_valid_object_used_above_is_accepted_by_every_command(capfd: pytest.
     code, out, err = _run(capfd, tmp_path, yaml.safe_dump(_list(CRONJOB)), command)
     assert code in (0, ExitCode.FINDINGS), err
     assert out
+
+
+def test_standard_input_goes_through_the_same_loader(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    doc = _with("spec.suspend", "false")
+    r = subprocess.run([sys.executable, "-m", "cronctl", "explain", "-f", "-", "--now", NOW],
+                       input=yaml.safe_dump(doc), capture_output=True, text=True, timeout=120)
+    assert r.returncode == ExitCode.BAD_INPUT
+    assert r.stderr == "error: -: cronjob shop/orders-sync: spec.suspend: expected a boolean, got a string ('false')\n"
