@@ -31,13 +31,6 @@ SETTINGS = settings(max_examples=int(os.environ.get("CRONCTL_FUZZ_EXAMPLES", "60
                     derandomize=True, phases=[Phase.explicit, Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-# Found by this test, not in this change's scope: wrong types in a file still end as an internal
-# error (exit 70): explain -f on an integer name; bundle on `startingDeadlineSeconds: "30"`, a string
-# jobTemplate, `successfulJobsHistoryLimit: []`; history on the last two and on
-# `lastScheduleTime: 0001-01-01`. Issue 12 item 6 (one answer for typed fields) fixes them; remove
-# these marks then (the summary shows XPASS). The explicit examples below replay the issue's shapes.
-TYPED_FIELDS = pytest.mark.xfail(strict=False, reason="issue 12 item 6: wrong types in a file are an internal error")
-
 
 def _cronjob_list(**spec: Any) -> dict[str, Any]:
     meta = {"name": spec.pop("name", "a"), "namespace": "ns1", "creationTimestamp": "2026-12-01T00:00:00Z"}
@@ -200,9 +193,7 @@ def _with_issue_shapes(test: Any) -> Any:
     return test
 
 
-@pytest.mark.parametrize("command", ["lint", pytest.param("explain", marks=TYPED_FIELDS),
-                                     pytest.param("bundle", marks=TYPED_FIELDS),
-                                     pytest.param("history", marks=TYPED_FIELDS)])
+@pytest.mark.parametrize("command", ["lint", "explain", "bundle", "history"])
 @SETTINGS
 @given(file_input=FILE_INPUT)
 @_with_issue_shapes
