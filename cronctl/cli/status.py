@@ -8,13 +8,14 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import cronjob_arg
 
 
 @app.command("status")
 def status_cmd(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
-        show_default=False)] = None,
+        show_default=False, callback=cronjob_arg)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     output: OutputOpt = Output.text,
