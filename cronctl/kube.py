@@ -20,11 +20,14 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from cronctl import names
+from cronctl import model, names
 from cronctl.cluster import Obj, WatchExpired
 from cronctl.errors import ApiError, BadInput, Conflict, NotFound, PermissionMissing
 
 _PAGE = 500
+#: every write names cronctl as its field manager: managedFields then show which fields cronctl
+#: set (``restore`` confirms a run record by it, model.record_unconfirmed)
+_MANAGER = [("fieldManager", model.FIELD_MANAGER)]
 
 
 def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
@@ -236,7 +239,7 @@ class KubeCluster:
         meta["resourceVersion"] = resource_version  # optimistic concurrency: 409 if it moved
         body["metadata"] = meta
         r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
-                               body=body, content_type="application/merge-patch+json",
+                               query=[*_MANAGER], body=body, content_type="application/merge-patch+json",
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
@@ -246,12 +249,12 @@ class KubeCluster:
         meta["resourceVersion"] = resource_version  # 409 if the controller wrote status meanwhile
         body["metadata"] = meta
         r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}/status",
-                               body=body, content_type="application/merge-patch+json",
+                               query=[*_MANAGER], body=body, content_type="application/merge-patch+json",
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
     def create_job(self, body: Obj, *, dry_run: bool = False) -> Obj:
-        q = [("dryRun", "All")] if dry_run else None
+        q = [*_MANAGER, ("dryRun", "All")] if dry_run else [*_MANAGER]
         name = (body.get("metadata") or {}).get("name", "")
         try:
             r: Obj = self._request("POST", f"/apis/batch/v1/namespaces/{self.namespace}/jobs",

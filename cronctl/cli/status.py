@@ -66,7 +66,8 @@ def status_cmd(
                                    f"{rec['started']} · job {rec['job_name']} · was suspend="
                                    f"{str(rec['original_suspend']).lower()}"
                                    + (f" · {rec['holder']}" if rec["holder"] else "")
-                                   + (f" · reason: {rec['reason']}" if rec["reason"] else ""))
+                                   + (f" · reason: {rec['reason']}" if rec["reason"] else "")
+                                   + ("" if s["record_confirmed"] else " · UNCONFIRMED: not written by cronctl"))
     if s["pause"]:
         pz = s["pause"]
         head.add_row("pause", f"paused by {pz['by']} since {pz['at'] or '?'}"

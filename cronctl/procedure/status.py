@@ -45,6 +45,10 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
             f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
             + f"; suspend was {str(rec.original_suspend).lower()} before it")
+    unconfirmed = model.record_unconfirmed(cj)
+    if unconfirmed:
+        head += (f". This record is UNCONFIRMED ({unconfirmed}): cronctl restore refuses it without --force; "
+                 f"check with {rec.operator or 'its operator'} first")
     if manual is None:
         if rec.step in ("suspended", "verified", "aborted"):
             nxt = (f"the manual Job {rec.job_name} was never created; if the run's process is gone, "
@@ -102,6 +106,8 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
         "active": model.active_names(cj),
         "record": rec.as_dict() if rec else None,
+        "record_confirmed": model.record_unconfirmed(cj) is None if rec else None,
+        "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
         "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
         "overlaps": [list(p) for p in model.overlaps(children, now)],
