@@ -106,9 +106,8 @@ def open_parent(path: str) -> int:
     return fd
 
 
-def make_dir(name: str, *, dir_fd: int, shown: str) -> int:
-    """Create directory ``name`` (0700) in ``dir_fd``, exclusively; return its checked fd."""
-    os.mkdir(component(name), DIR_MODE, dir_fd=dir_fd)
+def _open_private_dir(name: str, *, dir_fd: int, shown: str) -> int:
+    """Open directory ``name`` (no link) and check it is ours and 0700; its fd."""
     fd = open_dir(name, dir_fd=dir_fd)
     try:
         _check_created(fd, shown, DIR_MODE)
@@ -118,18 +117,18 @@ def make_dir(name: str, *, dir_fd: int, shown: str) -> int:
     return fd
 
 
+def make_dir(name: str, *, dir_fd: int, shown: str) -> int:
+    """Create directory ``name`` (0700) in ``dir_fd``, exclusively; return its checked fd."""
+    os.mkdir(component(name), DIR_MODE, dir_fd=dir_fd)
+    return _open_private_dir(name, dir_fd=dir_fd, shown=shown)
+
+
 def sub_dir(name: str, *, dir_fd: int, shown: str) -> int:
     """Directory ``name`` in ``dir_fd``: made (0700) if missing, else opened and checked; its fd."""
     try:
         return make_dir(name, dir_fd=dir_fd, shown=shown)
     except FileExistsError:
-        fd = open_dir(name, dir_fd=dir_fd)
-        try:
-            _check_created(fd, shown, DIR_MODE)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
+        return _open_private_dir(name, dir_fd=dir_fd, shown=shown)
 
 
 def create_file(name: str, data: bytes, *, dir_fd: int, shown: str) -> None:

@@ -52,22 +52,23 @@ def public() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
+def _dir(parent: Path, name: str, mode: int) -> Path:
+    d = parent / name
+    d.mkdir()
+    os.chmod(d, mode)
+    return d
+
+
 @pytest.fixture
 def shared(public: Path) -> Path:
     """A directory everyone can write, without the sticky bit (the issue's ``--run-dir``)."""
-    d = public / "shared"
-    d.mkdir()
-    os.chmod(d, 0o777)
-    return d
+    return _dir(public, "shared", 0o777)
 
 
 @pytest.fixture
 def sticky(public: Path) -> Path:
     """A directory like /tmp: everyone can write, the sticky bit protects each one's names."""
-    d = public / "sticky"
-    d.mkdir()
-    os.chmod(d, 0o1777)
-    return d
+    return _dir(public, "sticky", 0o1777)
 
 
 def _mount(tmp_path: Path, name: str, options: str) -> Iterator[Path]:
