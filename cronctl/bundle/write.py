@@ -63,9 +63,13 @@ def write_bundle(files: dict[str, bytes], out: str, *, mtime: datetime) -> str:
     except FileExistsError as e:  # appeared while we wrote: nothing of ours is left
         raise Refused(f"{out} already exists; choose another --out") from e
     except OSError as e:
-        raise BadInput(f"cannot write the bundle to {out}: {safefile.describe(e)}; nothing was written",
-                       hint="choose another --out (a directory of your own with free space)") from e
+        raise _cannot_write(out, e) from e
     return out
+
+
+def _cannot_write(out: str, e: OSError) -> BadInput:
+    return BadInput(f"cannot write the bundle to {out}: {safefile.describe(e)}; nothing was written",
+                    hint="choose another --out (a directory of your own with free space)")
 
 
 def _refuse_existing(out: str, *, tar: bool) -> None:
@@ -74,12 +78,16 @@ def _refuse_existing(out: str, *, tar: bool) -> None:
     except FileNotFoundError:
         return
     except OSError as e:
-        raise BadInput(f"cannot write the bundle to {out}: {safefile.describe(e)}") from e
+        raise _cannot_write(out, e) from e
     if stat.S_ISLNK(st.st_mode):
         raise Refused(f"{out} is a symbolic link; cronctl does not write through links: choose another --out")
     if stat.S_ISDIR(st.st_mode) and st.st_uid != os.geteuid():
         raise Refused(f"{out} belongs to uid {st.st_uid}, not to you: choose another --out")
-    if tar or not stat.S_ISDIR(st.st_mode) or os.listdir(out):
+    try:
+        empty_dir = not tar and stat.S_ISDIR(st.st_mode) and not os.listdir(out)
+    except OSError as e:
+        raise _cannot_write(out, e) from e
+    if not empty_dir:
         raise Refused(f"{out} already exists{'' if tar else ' and is not an empty directory'}; "
                       "choose another --out")
 

@@ -118,6 +118,23 @@ def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account
     return path
 
 
+def kubectl_bin() -> str:
+    """The kubectl built with the cluster (same version as the server)."""
+    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("export PATH="):
+            return line.split('"')[1].split(":")[0] + "/kubectl"
+    raise AssertionError(f"no PATH in scripts/cluster env: {out}")
+
+
+def run_kubectl(kubeconfig: str, *args: str) -> str:
+    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}"
+    return r.stdout
+
+
 def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
     return [sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig]
 
