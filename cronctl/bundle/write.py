@@ -103,19 +103,24 @@ def _write_dir(files: dict[str, bytes], out: str, parent_fd: int) -> None:
         safefile.remove_tree(tmp, dir_fd=parent_fd)  # made by us, then a failure or a signal
         raise
     try:
+        # the open directories of the current path, by fd (sorted paths: a directory's files are
+        # consecutive, so each directory is made and opened once, and only one chain is open)
+        chain: list[tuple[str, int]] = []
         try:
             for path, data in sorted(files.items()):
                 *dirs, leaf = path.split("/")
-                d_fd = os.dup(fd)
-                try:
-                    for d in dirs:
-                        sub = safefile.sub_dir(d, dir_fd=d_fd, shown=f"{out}/{d}")
-                        os.close(d_fd)
-                        d_fd = sub
-                    safefile.create_file(leaf, data, dir_fd=d_fd, shown=f"{out}/{path}")
-                finally:
-                    os.close(d_fd)
+                keep = 0
+                while keep < min(len(chain), len(dirs)) and chain[keep][0] == dirs[keep]:
+                    keep += 1
+                while len(chain) > keep:
+                    os.close(chain.pop()[1])
+                for d in dirs[keep:]:
+                    below = chain[-1][1] if chain else fd
+                    chain.append((d, safefile.make_dir(d, dir_fd=below, shown=f"{out}/{'/'.join(dirs)}")))
+                safefile.create_file(leaf, data, dir_fd=chain[-1][1] if chain else fd, shown=f"{out}/{path}")
         finally:
+            for _, c in chain:
+                os.close(c)
             os.close(fd)
         # rename(2) replaces an empty directory (checked above) and fails on anything else
         os.rename(tmp, base, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)

@@ -128,7 +128,8 @@ def _run(argv: list[str], kubeconfig: str, capfd: pytest.CaptureFixture[str]) ->
     return code, capfd.readouterr().err
 
 
-@pytest.mark.parametrize(("cmd", "bad"), list(product(COMMANDS, ATTACKS)), ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+@pytest.mark.parametrize(("cmd", "bad"), list(product(COMMANDS, ATTACKS)),
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else v)
 def test_every_command_refuses_a_path_as_cronjob_name_with_exit_5_and_no_request(
         api: tuple[str, list[str]], capfd: pytest.CaptureFixture[str], tmp_path: Path, cmd: list[str],
         bad: str, monkeypatch: pytest.MonkeyPatch) -> None:
