@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from cluster_support import (ROOT, create_cronjob, cronctl, read_cronjob, read_job, record_annotations,
-                             run_kubectl, run_record, service_account_kubeconfig, terminal, wait_for)
+                             on_a_terminal, run_kubectl, run_record, service_account_kubeconfig, terminal,
+                             wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
@@ -230,6 +231,19 @@ def test_a_record_planted_with_kubectl_is_shown_and_refused_so_an_admins_suspend
     assert json.loads(r.stdout)["record_confirmed"] is False
     cj = read_cronjob(k8s, namespace, "admin-stop")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+
+
+def test_force_on_a_terminal_shows_the_record_and_asks_before_un_suspending(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "asked", suspend=True)
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "asked",
+                *[f"{k}={v}" for k, v in PLANTED.items()])
+    code, screen = on_a_terminal(["restore", "asked", "-n", namespace, "--force"], kubeconfig, "n", tmp_path)
+    assert code == 3, screen
+    assert "Clear the unconfirmed record f00d0001 of mallory" in screen and "not confirmed" in screen
+    assert "UNCONFIRMED" in screen and "elsewhere/1" in screen
+    cj = read_cronjob(k8s, namespace, "asked")
+    assert cj["spec"]["suspend"] is True and record_annotations(cj) == PLANTED
 
 
 def test_a_genuine_record_edited_with_kubectl_afterwards_is_refused(kubeconfig: str, namespace: str, k8s: Any,
