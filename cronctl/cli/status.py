@@ -136,6 +136,6 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
-    stale = [r for r in doc["cronjobs"] if r["run"] and r["run"]["stale"]]
+    stale = [r for r in doc["cronjobs"] if r["run"] and (r["run"]["stale"] or not r["run"]["confirmed"])]
     for r in stale:
         out.print(f"(!) {r['namespace']}/{r['cronjob']}: {r['run']['words']}", markup=False)

@@ -160,11 +160,15 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     if rec is not None:
         alive = holder_alive(rec.holder) if holder_alive and rec.holder else None
         stale = alive is False and rec.step in ("suspended", "verified", "created")
+        unconfirmed = model.record_unconfirmed(cj)
         run = {"run_id": rec.run_id, "step": rec.step, "operator": rec.operator, "started": rec.started,
-               "holder": rec.holder, "stale": stale,
+               "holder": rec.holder, "stale": stale, "confirmed": unconfirmed is None,
                "words": (f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
                          f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
                         f"run {rec.run_id} at step {rec.step} since {rec.started}"}
+        if unconfirmed:
+            run["words"] = (f"UNCONFIRMED record {rec.run_id} of {rec.operator or 'unknown'} ({unconfirmed}): "
+                            f"restore refuses it without --force; " + str(run["words"]))
     children = sorted((j for j in jobs if model.owned_by(j, cj)),
                       key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     last = children[-1] if children else None

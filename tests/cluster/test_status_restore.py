@@ -224,6 +224,10 @@ def test_a_record_planted_with_kubectl_is_shown_and_refused_so_an_admins_suspend
     assert "UNCONFIRMED" in s["explanation"]
     text = cronctl(["status", "admin-stop", "-n", namespace], kubeconfig)
     assert "UNCONFIRMED" in text.stdout, text.stdout
+    [row] = json.loads(cronctl(["status", "-n", namespace, "-o", "json"], kubeconfig).stdout)["cronjobs"]
+    assert row["run"]["confirmed"] is False
+    text = cronctl(["status", "-n", namespace], kubeconfig)
+    assert f"(!) {namespace}/admin-stop: UNCONFIRMED record f00d0001 of mallory" in text.stdout, text.stdout
 
     # --force restores it on purpose (asked on a terminal; --yes for scripts)
     r = cronctl(["restore", "admin-stop", "-n", namespace, "--yes", "--force", "-o", "json"], kubeconfig)
