@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     NOT_FOUND = 6  # the named CronJob (or other object) does not exist
     API_ERROR = 7  # the API server is unreachable or answered with an unexpected error
     FINDINGS = 8  # lint found something at or above --fail-on; history --fail-on found a bad slot
+    INTERNAL = 70  # an unexpected exception (a bug): one line "internal error: ..." (EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 
 

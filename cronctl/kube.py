@@ -196,7 +196,10 @@ class KubeCluster:
 
     # -- the protocol -------------------------------------------------------------------
     def server_url(self) -> str:
-        return str(self._api.configuration.host)
+        from cronctl.redact import safe_url
+
+        # without userinfo or token-ish query values: this URL is printed and stored everywhere
+        return safe_url(str(self._api.configuration.host))
 
     def server_version(self) -> str:
         return str(self._request("GET", "/version").get("gitVersion", "unknown"))

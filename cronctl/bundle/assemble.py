@@ -21,6 +21,7 @@ from cronctl import __version__
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.raw import LogRecord, Obj, RawData
 from cronctl.bundle.redact import Redactor, strip_managed_fields
+from cronctl.redact import safe_url
 from cronctl.errors import NotFound
 from cronctl.timeutil import rfc3339_z
 
@@ -51,6 +52,8 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
     (a bundle of 2,000 Jobs would otherwise hold every object twice): do not reuse ``raw``.
     """
     red = Redactor()
+    # first every secret env value, so that its echoes in args, events and logs are masked too
+    red.learn(raw.cronjobs + raw.jobs + raw.pods)
     by_ts = lambda o: (str((o.get("metadata") or {}).get("creationTimestamp") or ""),  # noqa: E731
                        str((o.get("metadata") or {}).get("name") or ""))
     cronjobs = [red.mask_in_place(o) for o in sorted(raw.cronjobs, key=lambda o: str(o["metadata"]["name"]))]
@@ -112,7 +115,7 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
              + [strip_managed_fields(e) for e in events if str(e["metadata"].get("name")) in kept_events])
     files["objects.yaml"] = dump_yaml_list(items)
 
-    missing = [{"what": m.what, "reason": m.reason, "object": m.object} for m in raw.missing]
+    missing = [{"what": m.what, "reason": red.text(m.reason), "object": m.object} for m in raw.missing]
     doc: Obj = {
         "schema_version": SCHEMA_VERSION,
         "kind": "cronctl-bundle",
@@ -122,7 +125,7 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle
             "source": raw.source,
             "dump_file": raw.dump_file,
             "namespace": raw.namespace,
-            "server": raw.server,
+            "server": safe_url(raw.server) if raw.server else raw.server,
             "server_version": raw.server_version,
             "cronctl_version": __version__,
             "now": rfc3339_z(opts.now),

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl.history import LOST
+from cronctl.textsafe import md_code, md_text, visible
 from cronctl.timeutil import human_duration, parse_rfc3339
 
 Obj = dict[str, Any]
@@ -157,23 +158,41 @@ def _env(autoescape: bool) -> Any:
     from importlib.resources import files
 
     path = str(files("cronctl") / "templates" / "bundle")
+    # Every value printed is untrusted (names, annotations, Event text, log notes): in report.html
+    # (autoescaped) controls and bidi become visible escapes, in REPORT.md each value is escaped as
+    # Markdown text (no raw HTML, links, images or extra table cells) unless a filter already did.
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(path), undefined=jinja2.StrictUndefined, autoescape=autoescape,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=_html_value if autoescape else _md_value,
     )
     env.filters["dur"] = lambda s: "" if s is None else human_duration(float(s))
     env.filters["md"] = _md_cell
+    env.filters["code"] = lambda v, table=True: _Md(md_code(v, table=table))
     env.filters["dash"] = lambda v: "-" if v is None or v == "" or v == [] else v
     return env
 
 
+class _Md(str):
+    """Text already escaped for Markdown (by a filter): printed as it is."""
+
+
+def _md_value(v: Any) -> Any:
+    return v if isinstance(v, _Md) or not isinstance(v, str) else md_text(v)
+
+
+def _html_value(v: Any) -> Any:
+    # a str subclass (jinja2's Markup) is the template's own HTML; everything else is data
+    return visible(v, multiline=True) if type(v) is str else v
+
+
 def _md_cell(v: Any) -> str:
-    """A value safe inside a Markdown table cell."""
+    """A value safe inside a Markdown table cell: one line, escaped, "-" for nothing."""
     if v is None or v == "":
         return "-"
     if isinstance(v, list):
         v = ", ".join(str(x) for x in v) or "-"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return _Md(md_text(v))
 
 
 def render_markdown(doc: Obj) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,13 +25,24 @@ def main(argv: list[str] | None = None) -> int:
         aborts += (click.exceptions.Abort,)
         exits += (click.exceptions.Exit,)
 
+    from cronctl.cli import common
+    from cronctl.textsafe import visible
+
+    common.DEBUG = os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug, in the root callback
+    if argv is None:  # the process is ours (an in-process caller keeps its own hook)
+        threading.excepthook = _thread_boundary
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
         rv = app(args=argv, prog_name=prog, standalone_mode=False)
     except CronctlError as e:
-        err.print(f"error: {e.message}", markup=False)
+        from cronctl.redact import Redactor
+
+        # an error can quote a URL, a log line or an API message: no secret in it; and it carries
+        # names, annotations and API text: one line each, escapes visible
+        red = Redactor()
+        err.print(f"error: {visible(red.text(e.message))}", markup=False)
         if e.hint:
-            err.print(f"hint: {e.hint}", markup=False)
+            err.print(f"hint: {visible(red.text(e.hint))}", markup=False)
         code = int(e.exit_code)
     except aborts:
         err.print("interrupted", markup=False)
@@ -42,8 +55,35 @@ def main(argv: list[str] | None = None) -> int:
     except usage_errors as e:
         e.show()  # type: ignore[attr-defined]
         code = int(e.exit_code)  # type: ignore[attr-defined]
+    except Exception as e:  # the one boundary for the unexpected: a bug, never a traceback by default
+        _internal_error(e)
+        code = int(ExitCode.INTERNAL)
     else:
         code = int(rv) if isinstance(rv, int) else 0
     if argv is None:
         sys.exit(code)
     return code
+
+
+def internal_error_line(e: BaseException) -> str:
+    """The one line an unexpected exception becomes (its message made visible, on one line)."""
+    from cronctl.textsafe import visible
+
+    return (f"internal error: {type(e).__name__}: {visible(str(e))[:500]} (a bug in cronctl: please report it "
+            f"with the command line; rerun with --debug or CRONCTL_DEBUG=1 for the traceback)")
+
+
+def _internal_error(e: BaseException) -> None:
+    from cronctl.cli.common import DEBUG, err
+
+    if DEBUG:
+        import traceback
+
+        err.print("".join(traceback.format_exception(e)).rstrip(), markup=False)
+    err.print(internal_error_line(e), markup=False)
+
+
+def _thread_boundary(args: threading.ExceptHookArgs) -> None:
+    """A helper thread (run-manual's live progress) that dies says so in one line, like main."""
+    if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
+        _internal_error(args.exc_value)

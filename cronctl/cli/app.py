@@ -37,8 +37,15 @@ def _root(
         Optional[bool],
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = None,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="On an internal error, print its traceback (also CRONCTL_DEBUG=1)."),
+    ] = False,
 ) -> None:
     """cronctl: the on-call tool for Kubernetes CronJobs."""
+    from cronctl.cli import common
+
+    common.DEBUG = common.DEBUG or debug
 
 
 # Command modules register themselves on `app` when imported. Keep this list sorted.
@@ -53,3 +60,4 @@ from cronctl.cli import restore as _restore  # noqa: E402,F401
 from cronctl.cli import run_manual as _run_manual  # noqa: E402,F401
 from cronctl.cli import runbook as _runbook  # noqa: E402,F401
 from cronctl.cli import status as _status  # noqa: E402,F401
+from cronctl.cli import wait as _wait  # noqa: E402,F401

@@ -7,11 +7,16 @@ Only ``cronctl.cli`` imports typer and rich. Data goes to ``out`` (stdout), diag
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.text import Text
+
+from cronctl.textsafe import is_visible, json_visible, visible
 
 # typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
 # older typer runs on the click package. Use whichever typer really runs on, so that usage
@@ -25,8 +30,58 @@ try:
 except ImportError:  # pragma: no cover - older typer on plain click
     from click.exceptions import Abort, ClickException, Exit, UsageError  # type: ignore[assignment]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class SafeConsole(Console):
+    """A console for untrusted text: rich markup is never interpreted, and every control, escape
+    and bidi character that reaches the screen is shown as its escape (``cronctl.textsafe``).
+
+    Strings are made visible before layout (so widths are right); every other renderable (Text,
+    tables, the live status line) is checked once more segment by segment, skipping only the
+    control segments rich itself emits (cursor moves of the live display).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, highlight=False, emoji=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        kwargs["markup"] = False
+        return super().render_str(visible(text, multiline=True), **kwargs)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for seg in super().render(renderable, options):
+            if seg.control or is_visible(seg.text, multiline=True):
+                yield seg
+            else:
+                yield Segment(visible(seg.text, multiline=True), seg.style)
+
+
+def yaml_text(data: Any, **kwargs: Any) -> str:
+    """``yaml.safe_dump(data, allow_unicode=True, ...)`` for the screen: a string holding a control,
+    bidi or separator character is written double-quoted with it as ``\\uXXXX`` (same data)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def represent_str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", s,
+                                       style=None if is_visible(s, multiline=True) else '"')
+
+    Dumper.add_representer(str, represent_str)
+    # only double-quoted scalars can hold such characters now, and there \uXXXX is an escape
+    return json_visible(yaml.dump(data, Dumper=Dumper, allow_unicode=True, **kwargs))
+
+
+def safe_text(value: object, style: str = "") -> Text:
+    """Untrusted data as a rich Text (never parsed as markup), on one line, escapes visible."""
+    return Text(visible(str(value)), style=style)
+
+
+#: set by the global ``--debug`` flag (or CRONCTL_DEBUG=1): internal errors print their traceback
+DEBUG = False
+
+out = SafeConsole(soft_wrap=True)
+err = SafeConsole(stderr=True, soft_wrap=True)
 
 
 class Output(str, Enum):

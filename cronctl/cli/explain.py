@@ -15,7 +15,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out,
+                                yaml_text)
+from cronctl.textsafe import json_visible, visible
 
 
 @app.command()
@@ -152,11 +154,9 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
 
 def _render(result: Any, output: Output) -> None:
     if output == Output.json:
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_visible(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
     elif output == Output.yaml:
-        import yaml
-
-        sys.stdout.write(yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=1000))
+        sys.stdout.write(yaml_text(result, sort_keys=False, width=1000))
     elif isinstance(result, list):
         for i, item in enumerate(result):
             if i:
@@ -174,11 +174,11 @@ def _render_text(r: dict[str, Any]) -> None:
     lines: list[Text] = []
 
     def line(text: str = "", style: str = "") -> None:
-        lines.append(Text(text, style=style))
+        lines.append(Text(visible(text), style=style))  # names, schedules, zones: the file's text
 
     def field(label: str, value: str, style: str = "") -> None:
         t = Text(f"{label:<11}", style="bold")
-        t.append(value, style=style)
+        t.append(visible(value), style=style)
         lines.append(t)
 
     if r.get("name") is not None:
@@ -258,7 +258,7 @@ def _render_text(r: dict[str, Any]) -> None:
             rows += [("event", e) for e in c["events"]]
             for label, value in rows:
                 t = Text(f"  {label:<21}", style="dim")
-                t.append(value)
+                t.append(visible(value))
                 lines.append(t)
 
     if r["warnings"]:

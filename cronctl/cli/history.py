@@ -15,6 +15,7 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 from cronctl.cli.common import cronjob_arg
+from cronctl.textsafe import visible
 
 
 class FailOn(str, Enum):
@@ -128,7 +129,7 @@ def _render(h: dict[str, Any]) -> None:
         head += f"  deadline {h['starting_deadline_seconds']}s"
     if h["suspended"]:
         head += "  SUSPENDED"
-    out.print(Text(head, style="bold"))
+    out.print(Text(visible(head), style="bold"))
     if h["error"]:
         out.print(f"  cannot judge the slots: {h['error']}", markup=False)
         return
@@ -151,6 +152,7 @@ def _render(h: dict[str, Any]) -> None:
         rows.append((when, [when[:16].replace("T", " ") + "Z", when[11:16] + "Z", "manual", m["job"], "-",
                             _secs(m["duration_seconds"]), why], "manual"))
     for _k, cells, verdict in sorted(rows, key=lambda x: x[0]):
+        cells = [visible(c) for c in cells]  # Job names, operators, reasons: anyone's text
         t.add_row(*[Text(c) for c in cells[:2]], Text(cells[2], style=_STYLE.get(verdict, "")),
                   *[Text(c) for c in cells[3:]])
     out.print(t)

@@ -11,8 +11,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
 from cronctl.cli.common import cronjob_arg
+from cronctl.textsafe import visible
 
 
 class LintOutput(str, Enum):
@@ -110,9 +111,7 @@ def lint(
         if output is LintOutput.json:
             typer.echo(json.dumps(doc, indent=2))
         else:
-            import yaml
-
-            typer.echo(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), nl=False)
+            typer.echo(yaml_text(doc, sort_keys=False), nl=False)
     else:
         _print_table(findings, checked)
 
@@ -133,7 +132,7 @@ def _print_table(findings: list[Any], checked: int) -> None:
         table.add_column("CRONJOB", overflow="fold")
         table.add_column("FINDING", overflow="fold")  # fold, never cut: the field path must stay whole
         for f in findings:
-            body = Text(f.message)
+            body = Text(visible(f.message, multiline=True))  # the message quotes the manifest
             body.append(f"\nwhy: {f.why}\nfix: {f.fix}", style="dim")
             table.add_row(Text(f.severity, style=_STYLE[f.severity]), f.rule, f.ref, body)
         out.print(table)

@@ -57,7 +57,7 @@ def run_manual_cmd(
     already stands for the slot, permission missing, not confirmed), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
-    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, parse_duration,
+    from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
                                      print_data, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
@@ -91,15 +91,4 @@ def run_manual_cmd(
             print_data(res.job, output)
         err.print("dry run: nothing was changed", markup=False)
         return
-    rec = res.record
-    for line in rec.get("log_tail") or []:
-        err.print(f"  | {line}", markup=False)
-    for e in rec.get("job_events") or []:
-        err.print(f"  event: {e}", markup=False)
-    if output != Output.text:
-        print_data(rec, output)
-    else:
-        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
-        if rec.get("run_dir"):
-            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
-    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or next_commands(cronjob, cluster.namespace))
+    finish_run(res, output, next_commands(cronjob, cluster.namespace))

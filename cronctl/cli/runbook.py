@@ -10,8 +10,9 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out, yaml_text
 from cronctl.cli.common import cronjob_arg
+from cronctl.textsafe import visible
 
 
 @app.command()
@@ -59,10 +60,8 @@ def runbook(
     ctx = runbook_context(obj, now, namespace=namespace)
     text = render(name, ctx)
     if output is Output.text:
-        typer.echo(text, nl=not text.endswith("\n"))
+        typer.echo(visible(text, multiline=True), nl=not text.endswith("\n"))  # the CronJob's text filled in
     elif output is Output.json:
         typer.echo(json.dumps({"name": name, "markdown": text, "context": ctx}, indent=2, default=str))
     else:
-        import yaml
-
-        typer.echo(yaml.safe_dump({"name": name, "markdown": text}, sort_keys=False, allow_unicode=True), nl=False)
+        typer.echo(yaml_text({"name": name, "markdown": text}, sort_keys=False), nl=False)

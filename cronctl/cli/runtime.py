@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Exit, Output, err, out
+from cronctl.cli.common import Exit, Output, err, out, safe_text
 from cronctl.errors import BadInput
+from cronctl.textsafe import visible
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
 
@@ -118,11 +119,15 @@ class RichReporter:
     def confirm(self, question: str) -> bool:
         import typer
 
-        return bool(typer.confirm(question, default=False, err=True))
+        # click's prompt writes straight to the stream, past the console: escapes made visible here
+        return bool(typer.confirm(visible(question, multiline=True), default=False, err=True))
 
     def progress(self, p: Progress) -> None:
         phases = " ".join(f"{k}={v}" for k, v in sorted(p.pods.items())) or "no pods yet"
-        text = f"elapsed {human_duration(p.elapsed)} · pods {phases}" + (f" · {p.last_log}" if p.last_log else "")
+        # a Text, never a str: rich's spinner parses a str as markup (a log line "[/x]" raised
+        # MarkupError in the progress thread); one line, escapes visible
+        text = safe_text(f"elapsed {human_duration(p.elapsed)} · pods {phases}"
+                         + (f" · {p.last_log}" if p.last_log else ""))
         if self._status is None:
             self._status = err.status(text)
             self._status.start()
@@ -154,3 +159,21 @@ def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     for c in commands:
         err.print(f"  {c}", markup=False)
     raise Exit(code)
+
+
+def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
+    """The end of a run (run-manual, wait): the log tail and the Job's warning events on stderr,
+    the record (-o json|yaml) or the outcome line and the run record's path on stdout, then the
+    exit code with the commands to run next."""
+    rec = res.record
+    for line in rec.get("log_tail") or []:
+        err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
+    for e in rec.get("job_events") or []:
+        err.print(f"  event: {visible(e)}", markup=False)
+    if output != Output.text:
+        print_data(rec, output)
+    else:
+        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
+        if rec.get("run_dir"):
+            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
+    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or fallback_next)

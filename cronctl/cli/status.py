@@ -9,6 +9,7 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg
+from cronctl.textsafe import visible
 
 
 @app.command("status")
@@ -62,17 +63,18 @@ def status_cmd(
     head.add_row("last schedule", str(s["last_schedule_time"] or "never"))
     head.add_row("active", ", ".join(s["active"]) or "none")
     if rec:
-        head.add_row("run record", f"run {rec['run_id']} by {rec['operator']} · step {rec['step']} · started "
+        # the record's annotations are anyone-with-patch's text: one line each, escapes visible
+        head.add_row("run record", visible(f"run {rec['run_id']} by {rec['operator']} · step {rec['step']} · started "
                                    f"{rec['started']} · job {rec['job_name']} · was suspend="
                                    f"{str(rec['original_suspend']).lower()}"
                                    + (f" · {rec['holder']}" if rec["holder"] else "")
                                    + (f" · reason: {rec['reason']}" if rec["reason"] else "")
-                                   + ("" if s["record_confirmed"] else " · UNCONFIRMED: not written by cronctl"))
+                                   + ("" if s["record_confirmed"] else " · UNCONFIRMED: not written by cronctl")))
     if s["pause"]:
         pz = s["pause"]
-        head.add_row("pause", f"paused by {pz['by']} since {pz['at'] or '?'}"
+        head.add_row("pause", visible(f"paused by {pz['by']} since {pz['at'] or '?'}"
                      + (f" until {pz['until']}" if pz["until"] else "") + f": {pz['reason']}"
-                     + (" (PAST ITS UNTIL: resume it, or pause again with a new --until)" if pz["overdue"] else ""))
+                     + (" (PAST ITS UNTIL: resume it, or pause again with a new --until)" if pz["overdue"] else "")))
     head.add_row("state", s["explanation"])
     head.add_row("next runs", ", ".join(s["next_runs"]) or "unknown")
     head.add_row("controller", "now: " + s["controller_next"]["text"])
@@ -82,12 +84,12 @@ def status_cmd(
     if s["jobs"]:
         # kubectl-style plain columns: greppable, never folded, whatever the terminal width
         overl = {n for pair in s["overlaps"] for n in pair}
-        rows = [("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION")]
+        rows: list[tuple[str, ...]] = [("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION")]
         for j in s["jobs"]:
-            rows.append((j["name"] + (" (!)" if j["name"] in overl else ""), j["origin"],
+            rows.append(tuple(visible(c) for c in (j["name"] + (" (!)" if j["name"] in overl else ""), j["origin"],
                          j["scheduled_for"] or (f"occurrence {j['occurrence']}" if j["occurrence"] else "-"),
                          j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
-                         j["duration"] or "-"))
+                         j["duration"] or "-")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         out.print("")
         for r in rows:

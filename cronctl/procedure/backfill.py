@@ -219,7 +219,8 @@ class _Backfill(_Run):
 
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:
-    return _Backfill(cluster, opts, clock, reporter).run()
+    run = _Backfill(cluster, opts, clock, reporter)
+    return run.masked(run.run())
 
 
 def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: Clock,

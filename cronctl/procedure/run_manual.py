@@ -24,7 +24,7 @@ import secrets
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,7 @@ from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
                                     schedule_of, show, standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.redact import Redactor
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
 
@@ -124,7 +125,8 @@ class _Run:
         self.c = cluster
         self.o = opts
         self.clock = clock
-        self.r = reporter
+        self.red = Redactor()       # one for the whole run: run directory, record, log tail, -o json
+        self.r: Reporter = _MaskingReporter(reporter, self.red)
         self.name = opts.cronjob
         self.ns = cluster.namespace
         self.job_name = opts.job_name or f"{opts.cronjob}-manual"
@@ -160,7 +162,7 @@ class _Run:
             self.record["watch"] = dict(self.wait_stats)
         if self.dir is not None:
             try:
-                self.dir.write_json("record.json", self.record)
+                self.dir.write_json("record.json", self.red.data(self.record))
             except OSError as e:
                 # Once the CronJob is suspended, a full or broken disk must not stop the run from
                 # finishing and restoring: say it once; the record on the CronJob still holds the state.
@@ -234,6 +236,7 @@ class _Run:
             raise BadInput(f"bad --job-name {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
                            f"at most 63 characters)")
         self.cj = self.c.get_cronjob(self.name)
+        self.red.learn(self.cj)  # its secret env values, masked wherever the run echoes them
         self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
         if self._slot_mode():
             self.slot = resolve(self.cj, self.o.occurrence, latest=self.o.occurrence_latest, now=self.clock.now())
@@ -617,7 +620,10 @@ class _Run:
             self.record["log_errors"] = [f"cannot list pods: {e.message}"]
             return []
         pods.sort(key=lambda p: (str(model.meta(p).get("creationTimestamp", "")), model.name_of(p)))
-        for rel, data in (("job.json", job), ("pods.json", pods)):
+        self.red.learn([job, *pods])
+        masked: list[tuple[str, Any]] = [("job.json", self.red.kube_object(job)),
+                                         ("pods.json", [self.red.kube_object(p) for p in pods])]
+        for rel, data in masked:
             try:
                 self.dir.write_json(rel, data)
             except OSError as e:
@@ -633,7 +639,7 @@ class _Run:
                 for previous in ([True] if restarts else []) + [False]:
                     rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
                     try:
-                        text = self.c.read_pod_log(pname, cname, previous=previous)
+                        text = self.red.text(self.c.read_pod_log(pname, cname, previous=previous))
                     except CronctlError as e:
                         errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: {e.message}")
                         continue
@@ -693,9 +699,15 @@ class _Run:
             self._hook("created")
             final = self.wait(job, deadline)
         except KeyboardInterrupt:
+            if "job" not in self.record:
+                return self._stopped("interrupted", ExitCode.INTERRUPTED, "interrupted before the Job was created: "
+                                     "the CronJob stays suspended and nothing else changed", nxt)
+            self._save_logs_so_far()
+            wait_cmd = f"cronctl wait {self.name} -n {self.ns}"
             return self._stopped("interrupted", ExitCode.INTERRUPTED,
-                                 "interrupted: stopped waiting; the CronJob stays suspended and nothing else changed",
-                                 nxt)
+                                 f"interrupted: stopped waiting; job {self.job_name} is still running and the CronJob "
+                                 f"stays suspended; the logs so far are saved; `{wait_cmd}` follows it to its end "
+                                 "and restores", [wait_cmd, *nxt])
         except WaitTimeout as e:
             j = e.state.get(self.job_name)
             if j is not None:
@@ -711,7 +723,12 @@ class _Run:
             self._step_local("error", e.message)
             e.hint = ((e.hint + "; ") if e.hint else "") + "the CronJob stays suspended; next: " + "; ".join(nxt)
             raise
-        self.record["job"].update(self._job_times(final))
+        return self._conclude(final, deadline, nxt)
+
+    def _conclude(self, final: Obj | None, deadline: float, nxt: list[str]) -> RunResult:
+        """After the wait: logs, then on failure stay suspended; on success the slot is marked done,
+        --catch-up all runs the slots that passed, and the restore follows."""
+        self.record.setdefault("job", {"name": self.job_name}).update(self._job_times(final))
         outcome = model.job_outcome(final) if final is not None else "Deleted"
         tail = self.save_logs(final) if final is not None else []
         self._hook("finished")
@@ -778,6 +795,15 @@ class _Run:
         self._hook("restored")
         return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded{slot_note}; {res['message']}",
                                       self.record, final, []), "succeeded", tail, [])
+
+    def _save_logs_so_far(self) -> None:
+        """After Ctrl-C: the logs the Job's pods have written so far (a second Ctrl-C skips them)."""
+        try:
+            job = self.c.get_job(self.job_name)
+            if job is not None and self.dir is not None:
+                self.save_logs(job)
+        except (CronctlError, OSError, KeyboardInterrupt):
+            pass
 
     def _mark_slot_done(self) -> str:
         """After success, before the restore: ``status.lastScheduleTime = T`` when T is later (guarded by
@@ -940,6 +966,12 @@ class _Run:
         self._save()
         return res
 
+    def masked(self, res: RunResult) -> RunResult:
+        """``res`` as it may be shown and printed: record (``-o json``, log tail, events), message and
+        Job (``--dry-run``) with every secret masked, as in the run directory."""
+        return RunResult(res.exit_code, self.red.text(res.message), self.red.data(res.record),
+                         self.red.kube_object(res.job) if res.job is not None else None, res.next_commands)
+
     @staticmethod
     def _job_times(job: Obj | None) -> dict[str, Any]:
         if job is None:
@@ -955,6 +987,32 @@ class _Run:
             return None
         s, e = model.started(job), model.finished_at(job)
         return (e - s).total_seconds() if s and e else None
+
+
+class _MaskingReporter:
+    """The user's reporter, with every line (steps, warnings, the plan, the live log line) masked."""
+
+    def __init__(self, inner: Reporter, red: Redactor) -> None:
+        self.inner, self.red = inner, red
+        self.live = inner.live
+
+    def step(self, message: str) -> None:
+        self.inner.step(self.red.text(message))
+
+    def warn(self, message: str) -> None:
+        self.inner.warn(self.red.text(message))
+
+    def show(self, title: str, rows: list[tuple[str, str]]) -> None:
+        self.inner.show(self.red.text(title), [(k, self.red.text(v)) for k, v in rows])
+
+    def confirm(self, question: str) -> bool:
+        return self.inner.confirm(self.red.text(question))
+
+    def progress(self, p: Progress) -> None:
+        self.inner.progress(replace(p, last_log=self.red.text(p.last_log)))
+
+    def progress_done(self) -> None:
+        self.inner.progress_done()
 
 
 class _ProgressSampler:
@@ -1000,7 +1058,8 @@ class _ProgressSampler:
 def run_manual(cluster: Cluster, opts: RunOptions, clock: Clock, reporter: Reporter) -> RunResult:
     """Run the whole procedure. Refusals before the suspend raise (nothing changed); outcomes after
     it (success, Job failed, timeout, Ctrl-C) are returned with their exit code and the record."""
-    return _Run(cluster, opts, clock, reporter).run()
+    run = _Run(cluster, opts, clock, reporter)
+    return run.masked(run.run())
 
 
 __all__ = ["PERMISSIONS", "RunOptions", "RunResult", "run_manual", "check_permissions", "Interrupted"]

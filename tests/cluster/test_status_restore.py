@@ -229,6 +229,12 @@ def test_a_record_planted_with_kubectl_is_shown_and_refused_so_an_admins_suspend
     text = cronctl(["status", "-n", namespace], kubeconfig)
     assert f"(!) {namespace}/admin-stop: UNCONFIRMED record f00d0001 of mallory" in text.stdout, text.stdout
 
+    # cronctl wait would follow the Job the record names and restore what it says: refused too
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "admin-stop-manual", "--from=cronjob/admin-stop")
+    r = cronctl(["wait", "admin-stop", "-n", namespace], kubeconfig)
+    assert r.returncode == 3 and "cannot be confirmed" in r.stderr, r.stderr
+    assert read_cronjob(k8s, namespace, "admin-stop")["spec"]["suspend"] is True
+    wait_for("the Job to end", lambda: terminal(read_job(k8s, namespace, "admin-stop-manual") or {}), 120)
     # --force restores it on purpose (asked on a terminal; --yes for scripts)
     r = cronctl(["restore", "admin-stop", "-n", namespace, "--yes", "--force", "-o", "json"], kubeconfig)
     assert r.returncode == 0, r.stderr

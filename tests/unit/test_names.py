@@ -118,7 +118,7 @@ COMMANDS = [
     ["run-manual", "{}", "--yes", "--reason", "r"],
     ["status", "{}"], ["restore", "{}", "--yes"], ["pause", "{}", "--reason", "r", "--yes"],
     ["resume", "{}", "--yes"], ["backfill", "{}", "--yes"], ["bundle", "{}"], ["history", "{}"],
-    ["lint", "{}"], ["runbook", "manual-run", "{}"], ["explain", "cronjob/{}"],
+    ["lint", "{}"], ["runbook", "manual-run", "{}"], ["explain", "cronjob/{}"], ["wait", "{}"],
 ]
 ATTACKS = ["../../other/cronjobs/victim", "cronjob/../x", "cronjobs.batch/a/b", "x%2F..", "A"]
 

@@ -1,0 +1,85 @@
+"""Untrusted text made safe for the operator's screen and for the Markdown report.
+
+Pure (stdlib only). Anyone who can patch a CronJob, write an Event, print a log line in a Job
+or hand over a dump controls text that cronctl shows. On a terminal that text must not act:
+ESC starts CSI/OSC sequences (clear the screen, erase lines, set the window title, OSC 52 sets
+the clipboard), C1 codes do the same on some terminals, BEL/BS/CR rewrite what is shown, and
+bidi controls reorder what is read. :func:`visible` turns each such character into its Python
+escape (``\\x1b``, ``\\u202e``), so the operator sees the attack instead of suffering it.
+The printable rest of an escape sequence (``]52;c;...``) stays as plain text after ``\\x1b``.
+
+Rich markup is a separate matter: ``cronctl.cli`` prints with markup off, so ``[link=...]``
+in data is text. :func:`md_text` and :func:`md_code` are the same idea for REPORT.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Cc: C0 (U+0000-U+001F), DEL, C1 (U+0080-U+009F); the bidi embeddings, overrides, isolates and
+# marks (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069); the line and paragraph separators
+# (U+2028/9: a line break to some terminals and viewers); lone surrogates (from JSON "\ud800":
+# they cannot be encoded and would crash the write).
+_UNSAFE = "\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+_ONE_LINE = re.compile(f"[\t{_UNSAFE}]")
+_MULTI_LINE = re.compile(f"[{_UNSAFE.replace(chr(10) + '-', chr(11) + '-')}]")  # keeps \t and \n
+
+
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    if c in _SHORT:
+        return _SHORT[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def visible(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every control, bidi and separator character written as its escape.
+
+    ``multiline=True`` keeps ``\\n`` and ``\\t`` (a block of lines is meant); otherwise they are
+    shown as ``\\n`` and ``\\t`` too, so one value cannot forge a second line of output. All
+    other characters, backslashes included, are left alone: ``visible`` is idempotent.
+    """
+    pattern = _MULTI_LINE if multiline else _ONE_LINE
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def is_visible(text: str, *, multiline: bool = False) -> bool:
+    """True when :func:`visible` would leave ``text`` unchanged."""
+    return (_MULTI_LINE if multiline else _ONE_LINE).search(text) is None
+
+
+# Markdown: HTML is raw in CommonMark, so &, < and > become entities; the punctuation that makes
+# links, images, emphasis, code spans and table cells is backslash-escaped.
+_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_SPECIAL = re.compile(r"[&<>\\`*_\[\]|~]")
+
+
+def md_text(value: object) -> str:
+    """A value as literal Markdown inline text, on one line and safe inside a table cell."""
+    s = visible(str(value))
+    return _MD_SPECIAL.sub(lambda m: _MD_ENTITIES.get(m.group(), "\\" + m.group()), s)
+
+
+def md_code(value: object, *, table: bool = True) -> str:
+    """A value as a Markdown code span: a fence longer than any backtick run inside it.
+
+    In a GFM table a ``|`` ends the cell even inside a code span, so there it is escaped
+    (``table=False`` outside tables, where ``\\|`` would show its backslash).
+    """
+    s = visible(str(value))
+    if table:
+        s = s.replace("|", "\\|")
+    longest = max((len(r) for r in re.findall("`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def json_visible(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the characters :func:`visible`
+    escapes written as ``\\uXXXX``: the same data, but nothing in it acts on a terminal."""
+    # outside strings JSON has only structural whitespace, which this keeps
+    return _MULTI_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _MULTI_LINE.search(text) else text
