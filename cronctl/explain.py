@@ -22,6 +22,8 @@ Obj = dict[str, Any]
 DIALECTS = ("kubernetes", "atlas")
 #: Lists of instants in the controller object are cut at this length (counts stay exact).
 MAX_LISTED = 1000
+#: --count at most (each run is one Next() and one line; 10,000,000 took 765 MB at 60 s uncapped).
+MAX_COUNT = 10_000
 DEFAULT_NAME = "cronjob"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -103,6 +105,8 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
         raise BadInput(f"unknown dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
     if count < 0:
         raise BadInput(f"bad --count {count}: must be 0 or more")
+    if count > MAX_COUNT:
+        raise BadInput(f"bad --count {count}: at most {MAX_COUNT} runs are listed (MAX_COUNT)")
     atlas = dialect == "atlas"
     if atlas:
         from cronctl.schedule.atlas import parse_atlas
@@ -224,7 +228,10 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     d = decide(expr, suspended=False, **kwargs)
     shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
     # DST changes inside the window the controller looks at: why a run is missing or doubled there.
-    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, c.now])
+    # When the listing was cut (MISSED_LIST_LIMIT), only the listed span is searched: the work stays
+    # bounded by the cap, not by how old lastScheduleTime is.
+    window_end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else c.now
+    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, window_end])
     return {
         "now": rfc3339_z(c.now),
         "suspended": c.suspended,
@@ -238,6 +245,7 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
         "nextWakeUp": _z(shown.next_wakeup),
         "events": list(shown.events),
         "missedRunsCount": len(d.missed_runs),
+        "missedRunsTruncated": d.missed_truncated,
         "missedRuns": _listed(d.missed_runs),
         "neverMadeUpCount": len(d.never_made_up),
         "neverMadeUp": _listed(d.never_made_up),
@@ -305,6 +313,11 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     if c.starting_deadline is None and len(d.missed_runs) > 1:
         out.append("no startingDeadlineSeconds: a missed run of any age can still be started; set it to bound "
                    "catch-up")
+    if d.missed_truncated:
+        from cronctl.schedule.controller import MISSED_LIST_LIMIT
+
+        out.append(f"more than {MISSED_LIST_LIMIT} runs were missed: the counts above stop at that limit "
+                   "(the run the controller starts is still exact)")
     out.extend(dst_words)
     if c.suspended:
         out.append("no wake-up is queued while suspended; unsuspending triggers an immediate sync")
@@ -453,10 +466,13 @@ def explain_file(path: str, *, after: datetime | None, now: datetime, count: int
                  overrides: ControllerInputs | None = None, dialect: str | None = None) -> list[Obj]:
     """Every CronJob in a manifest, multi-document YAML, JSON, or ``kubectl get -o yaml|json`` List."""
     from cronctl.manifest import load_objects
+    from cronctl.model import check_objects
 
     objs = load_objects(path)
+    found = cronjobs_in(objs, path)
+    check_objects(found, path)
     out = []
-    for obj in cronjobs_in(objs, path):
+    for obj in found:
         if dialect == "atlas" and not _is_atlas_manifest(obj):
             spec = obj.get("spec") or {}
             obj = {"name": (obj.get("metadata") or {}).get("name"), "schedule": spec.get("schedule"),

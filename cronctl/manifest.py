@@ -1,7 +1,19 @@
 """Reading Kubernetes objects from files: manifests, multi-document YAML, JSON, ``kubectl get -o
 yaml|json`` Lists. Pure apart from reading the one file it is given.
 
-Every failure is a :class:`BadInput` naming the file and, for syntax errors, the line and column.
+The one loader every file reader uses (``explain -f``, ``lint -f``, ``bundle``/``history
+--from-dump``, ``backfill --done-from``), with its limits in one place: a hostile file gets one
+line naming the limit (:class:`BadInput`, exit 5), never a traceback, a runaway or an OOM.
+
+- :data:`MAX_FILE_BYTES`: the size of one file (or standard input).
+- :data:`MAX_DEPTH`: nesting of mappings and lists (Kubernetes objects nest about 20 deep).
+- :data:`MAX_ALIAS_NODES`: mappings and lists that YAML aliases add beyond those written out
+  (a 1.5 KB "billion laughs" document expands to billions); a recursive alias is refused.
+
+YAML is read with libyaml (``yaml.CSafeLoader``) when PyYAML has it, else ``yaml.SafeLoader``.
+Timestamps stay the strings they are written as (an unquoted ``2026-12-02T11:00:00Z`` is not
+turned into a ``datetime``), as ``kubectl`` sends them to the API server. Every failure is a
+:class:`BadInput` naming the file and, for syntax errors, the line and column.
 """
 
 from __future__ import annotations
@@ -14,24 +26,114 @@ from cronctl.errors import BadInput
 
 Obj = dict[str, Any]
 
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000
+
 
 def read_text(path: str) -> str:
-    """The file's text; ``-`` is standard input."""
-    if path == "-":
-        return sys.stdin.read()
+    """The file's text; ``-`` is standard input. More than :data:`MAX_FILE_BYTES` is refused."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        if path == "-":
+            stdin = getattr(sys.stdin, "buffer", None)  # a text-only stdin (a test runner's) has none
+            data = stdin.read(MAX_FILE_BYTES + 1) if stdin is not None else \
+                sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8")
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, not a manifest file") from None
     except PermissionError:
         raise BadInput(f"{path}: permission denied") from None
-    except UnicodeDecodeError as e:
-        raise BadInput(f"{path}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInput(f"{path}: larger than the limit of {MAX_FILE_BYTES // (1024 * 1024)} MiB "
+                       "(MAX_FILE_BYTES)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def _loader() -> Any:
+    """libyaml's safe loader where PyYAML has it, else the pure-Python one; timestamps kept as text."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class Loader(base):  # type: ignore[valid-type,misc]
+            pass
+
+        def timestamp_as_text(loader: Any, node: Any) -> Any:
+            return loader.construct_scalar(node)
+
+        Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp_as_text)
+        _LOADER = Loader
+    return _LOADER
+
+
+_LOADER: Any = None
+
+
+def check_limits(doc: Any, source: str) -> None:
+    """Refuse a document nested deeper than :data:`MAX_DEPTH`, one whose aliases add more than
+    :data:`MAX_ALIAS_NODES` mappings and lists, and one that contains itself (a recursive alias).
+
+    Iterative, and each distinct container is visited once, so the check itself stays linear in
+    what was written, however much the aliases would expand to.
+    """
+    if not isinstance(doc, (dict, list)):
+        return
+    size: dict[int, int] = {}  # id -> containers in the expanded subtree (itself included)
+    height: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(doc, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = [v for v in (node.values() if isinstance(node, dict) else node) if isinstance(v, (dict, list))]
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            continue
+        if key in size:
+            if depth - 1 + height[key] > MAX_DEPTH:
+                raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)")
+            continue
+        if key in on_path:
+            raise BadInput(f"{source}: a YAML alias refers to a mapping or list that contains it "
+                           "(recursive alias)")
+        if depth > MAX_DEPTH:
+            raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)")
+        on_path.add(key)
+        stack.append((node, depth, True))
+        for v in (node.values() if isinstance(node, dict) else node):
+            if isinstance(v, (dict, list)) and id(v) not in size:
+                stack.append((v, depth + 1, False))
+            elif isinstance(v, (dict, list)) and depth + height[id(v)] > MAX_DEPTH:
+                raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)")
+    added = size[id(doc)] - len(size)
+    if added > MAX_ALIAS_NODES:
+        raise BadInput(f"{source}: YAML aliases expand to more than {MAX_ALIAS_NODES} extra mappings and "
+                       "lists (MAX_ALIAS_NODES; an alias bomb?)")
+
+
+def parse_json(text: str, *, source: str = "<input>") -> Any:
+    """One JSON value, under the same limits as YAML (nesting: :data:`MAX_DEPTH`)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{source}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    except RecursionError:
+        raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)") from None
+    check_limits(data, source)
+    return data
 
 
 def parse_documents(text: str, *, source: str = "<input>") -> list[Obj]:
@@ -42,7 +144,9 @@ def parse_documents(text: str, *, source: str = "<input>") -> list[Obj]:
     import yaml
 
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = list(yaml.load_all(text, Loader=_loader()))
+    except RecursionError:  # the pure-Python loader only; libyaml stops at 1000 levels itself
+        raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
@@ -56,6 +160,7 @@ def parse_documents(text: str, *, source: str = "<input>") -> list[Obj]:
             continue
         if not isinstance(doc, dict):
             raise BadInput(f"{source}: document {i} is a {type(doc).__name__}, not a Kubernetes object")
+        check_limits(doc, f"{source}: document {i}")
         out.extend(_flatten(doc, source, i))
     return out
 
@@ -81,10 +186,7 @@ def load_objects(path: str) -> list[Obj]:
     text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+        data = parse_json(text, source=path)
         docs = data if isinstance(data, list) else [data]
         out: list[Obj] = []
         for i, doc in enumerate(docs, start=1):

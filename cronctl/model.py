@@ -410,3 +410,174 @@ def child_view(job: Obj, now: datetime) -> ChildJob:
                     created=created(job), started=started(job), completed=finished_at(job),
                     outcome=job_outcome(job), duration=duration(job, now),
                     occurrence=occurrence(job), run_id=annotations(job).get(ANN_RUN_ID, ""))
+
+
+# -- typed fields: the one answer for hand-written files -------------------------------------
+# What the API server's typed decoding would say about the fields cronctl reads, decided here
+# once for every command that reads files (explain -f, lint -f, bundle/history --from-dump): a
+# wrong type is refused with the field named (the API server rejects a string for an integer or
+# a boolean: ``suspend: "false"`` is an error, not "suspended"), never read loosely or left to
+# a traceback deeper down. Objects from a live API server always pass. ``None`` (YAML ``~`` or
+# an empty value) is "not set", as the API server reads a JSON null.
+
+#: Timestamps outside these years are refused: the engine's arithmetic (offsets, a whole
+#: schedule walk) must stay inside ``datetime``'s years 1..9999, and no real object is older.
+MIN_YEAR = 1000
+MAX_YEAR = 9000
+_INT32 = (-(2 ** 31), 2 ** 31 - 1)
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+_STR, _BOOL, _TIME, _I32, _I64, _STRMAP, _ANY = "string", "boolean", "time", "int32", "int64", "strmap", "any"
+_Schema = Any  # a type name above, a dict of field -> schema, or a one-item list [item schema]
+
+_META: _Schema = {
+    "name": _STR, "namespace": _STR, "uid": _STR, "resourceVersion": _STR, "generateName": _STR,
+    "creationTimestamp": _TIME, "deletionTimestamp": _TIME, "annotations": _STRMAP, "labels": _STRMAP,
+    "ownerReferences": [{"apiVersion": _STR, "kind": _STR, "name": _STR, "uid": _STR, "controller": _BOOL,
+                         "blockOwnerDeletion": _BOOL}],
+    "managedFields": [{"manager": _STR, "operation": _STR, "time": _TIME, "fieldsV1": {"f:spec": {}}}],
+}
+_TEMPLATE_META: _Schema = {"name": _STR, "namespace": _STR, "annotations": _STRMAP, "labels": _STRMAP}
+_ENV: _Schema = [{"name": _STR, "value": _STR}]
+_CONTAINER: _Schema = {"name": _STR, "image": _STR, "command": [_STR], "args": [_STR], "env": _ENV,
+                       "imagePullPolicy": _STR}
+_POD_SPEC: _Schema = {
+    "restartPolicy": _STR, "serviceAccountName": _STR, "serviceAccount": _STR, "nodeName": _STR,
+    "automountServiceAccountToken": _BOOL, "containers": [_CONTAINER], "initContainers": [_CONTAINER],
+    "activeDeadlineSeconds": _I64,
+}
+_JOB_SPEC: _Schema = {
+    "backoffLimit": _I32, "backoffLimitPerIndex": _I32, "activeDeadlineSeconds": _I64,
+    "ttlSecondsAfterFinished": _I32, "completions": _I32, "parallelism": _I32, "suspend": _BOOL,
+    "template": {"metadata": _TEMPLATE_META, "spec": _POD_SPEC},
+}
+_STATE: _Schema = {"terminated": {"exitCode": _I32, "reason": _STR, "startedAt": _TIME, "finishedAt": _TIME},
+                   "running": {"startedAt": _TIME}, "waiting": {"reason": _STR, "message": _STR}}
+_CONTAINER_STATUS: _Schema = {"name": _STR, "restartCount": _I32, "state": _STATE, "lastState": _STATE}
+_REF: _Schema = {"kind": _STR, "name": _STR, "namespace": _STR, "uid": _STR, "apiVersion": _STR}
+
+SCHEMAS: dict[str, _Schema] = {
+    "CronJob": {
+        "metadata": _META,
+        "spec": {
+            "schedule": _STR, "timeZone": _STR, "startingDeadlineSeconds": _I64, "suspend": _BOOL,
+            "concurrencyPolicy": _STR, "successfulJobsHistoryLimit": _I32, "failedJobsHistoryLimit": _I32,
+            "jobTemplate": {"metadata": _TEMPLATE_META, "spec": _JOB_SPEC},
+        },
+        "status": {"lastScheduleTime": _TIME, "lastSuccessfulTime": _TIME, "active": [_REF]},
+    },
+    "Job": {
+        "metadata": _META, "spec": _JOB_SPEC,
+        "status": {"startTime": _TIME, "completionTime": _TIME, "active": _I32, "succeeded": _I32,
+                   "failed": _I32, "conditions": [{"type": _STR, "status": _STR, "reason": _STR,
+                                                   "message": _STR, "lastTransitionTime": _TIME}]},
+    },
+    "Pod": {
+        "metadata": _META, "spec": _POD_SPEC,
+        "status": {"phase": _STR, "startTime": _TIME, "containerStatuses": [_CONTAINER_STATUS],
+                   "initContainerStatuses": [_CONTAINER_STATUS]},
+    },
+    "Event": {
+        "metadata": _META, "involvedObject": _REF, "regarding": _REF, "reason": _STR, "message": _STR,
+        "note": _STR, "type": _STR, "count": _I32, "deprecatedCount": _I32, "firstTimestamp": _TIME,
+        "lastTimestamp": _TIME, "eventTime": _TIME, "deprecatedFirstTimestamp": _TIME,
+        "deprecatedLastTimestamp": _TIME, "series": {"count": _I32, "lastObservedTime": _TIME},
+        "source": {"component": _STR, "host": _STR}, "reportingController": _STR,
+        "reportingComponent": _STR, "reportingInstance": _STR, "action": _STR,
+    },
+}
+#: Fields a kind must have (beyond the table's types): what every command needs to say anything.
+REQUIRED: dict[str, tuple[str, ...]] = {"CronJob": ("spec", "spec.schedule")}
+
+_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", dict: "a mapping",
+          list: "a list", type(None): "null"}
+
+
+def _got(value: Any) -> str:
+    what = _NAMES.get(type(value), type(value).__name__)
+    shown = repr(value) if isinstance(value, (str, int, float, bool)) else ""
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f"{what} ({shown})" if shown else what
+
+
+def _check_value(value: Any, schema: _Schema, path: str) -> None:
+    if value is None:
+        return
+    if isinstance(schema, dict):
+        if not isinstance(value, dict):
+            raise BadInput(f"{path}: expected a mapping, got {_got(value)}")
+        for key, sub in schema.items():
+            if key in value:
+                _check_value(value[key], sub, f"{path}.{key}" if path else key)
+        return
+    if isinstance(schema, list):
+        if not isinstance(value, list):
+            raise BadInput(f"{path}: expected a list, got {_got(value)}")
+        for i, item in enumerate(value):
+            if item is None:  # a null is "not set" for a field, not for an item of a list
+                what = "a mapping" if isinstance(schema[0], dict) else \
+                    f"{'an' if str(schema[0])[0] in 'aeiou' else 'a'} {schema[0]}"
+                raise BadInput(f"{path}[{i}]: expected {what}, got null")
+            _check_value(item, schema[0], f"{path}[{i}]")
+        return
+    if schema == _STR:
+        ok = isinstance(value, str)
+    elif schema == _BOOL:
+        ok = isinstance(value, bool)
+    elif schema in (_I32, _I64):
+        lo, hi = _INT32 if schema == _I32 else _INT64
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and not lo <= value <= hi:
+            raise BadInput(f"{path}: {value} is out of range for an {schema}")
+        schema = "integer"
+    elif schema == _TIME:
+        if not isinstance(value, str):
+            raise BadInput(f"{path}: expected an RFC3339 time, got {_got(value)}")
+        t = parse_rfc3339(value, what=path)
+        if not MIN_YEAR <= t.year <= MAX_YEAR:
+            raise BadInput(f"{path}: year {t.year} is outside {MIN_YEAR}..{MAX_YEAR} (MIN_YEAR, MAX_YEAR)")
+        return
+    elif schema == _STRMAP:
+        if not isinstance(value, dict):
+            raise BadInput(f"{path}: expected a mapping of strings, got {_got(value)}")
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise BadInput(f"{path}: key {k!r} is not a string")
+            if v is not None and not isinstance(v, str):
+                raise BadInput(f"{path}.{k}: expected a string, got {_got(v)} (quote it)")
+        return
+    else:
+        ok = True
+    if not ok:
+        raise BadInput(f"{path}: expected {'an' if schema[0] in 'aeiou' else 'a'} {schema}, got {_got(value)}")
+
+
+def check_typed(obj: Obj) -> None:
+    """Refuse (BadInput naming the field) a wrong type in the fields cronctl reads of a CronJob,
+    Job, Pod or Event, as the API server's typed decoding would; other kinds pass unchecked."""
+    kind = obj.get("kind")
+    schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        return
+    _check_value(obj, schema, "")
+    for req in REQUIRED.get(kind, ()):  # type: ignore[arg-type]
+        cur: Any = obj
+        for part in req.split("."):
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        if cur is None:
+            raise BadInput(f"{req} is missing")
+
+
+def check_objects(objs: list[Obj], source: str) -> None:
+    """:func:`check_typed` on every object read from ``source``, the error naming file and object."""
+    for o in objs:
+        try:
+            check_typed(o)
+        except BadInput as e:
+            m = o.get("metadata")
+            name = m.get("name") if isinstance(m, dict) else None
+            ns = m.get("namespace") if isinstance(m, dict) else None
+            shown = name if isinstance(name, str) and name else "(no name)"
+            who = f"{str(o.get('kind')).lower()} {ns + '/' if isinstance(ns, str) and ns else ''}{shown}"
+            raise BadInput(f"{source}: {who}: {e.message}") from None

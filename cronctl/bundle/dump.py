@@ -29,6 +29,7 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
     trailing ``kind: List``, which shows up as a document without ``kind``.
     """
     from cronctl.manifest import load_objects
+    from cronctl.model import check_objects
 
     objs = load_objects(path)
     buckets: dict[str, list[Obj]] = {"cronjobs": [], "jobs": [], "pods": [], "events": []}
@@ -41,6 +42,7 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
         if not isinstance(meta, dict) or not meta.get("name"):
             raise BadInput(f"{path}: item {i} ({kind}) has no metadata.name (truncated or malformed dump?)")
         if kind in KINDS:
+            check_objects([o], path)  # the typed fields, as every file reader checks them
             _check(o, kind, path, i)
             buckets[KINDS[kind]].append(o)
     if not buckets["cronjobs"]:

@@ -74,16 +74,21 @@ def lint(
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
         from cronctl.manifest import load_objects, read_text
+        from cronctl.model import check_objects
 
         for path in filename:
             objs = load_objects(path)
             if path != "-":
                 texts[path] = read_text(path)
+            cronjobs = [o for o in objs if o.get("kind") == "CronJob"]
+            if not cronjobs:
+                raise BadInput(f"{path}: no CronJob in this file")
+            check_objects(cronjobs, path)
             if name is not None:
                 objs = [o for o in objs if (o.get("metadata") or {}).get("name") == name]
             n, fs = lint_objects(objs, now, source=path)
             if n == 0:
-                err.print(f"{path}: no CronJob{f' named {name}' if name else ''} in this file", markup=False)
+                err.print(f"{path}: no CronJob named {name} in this file", markup=False)
             checked += n
             findings.extend(fs)
     else:

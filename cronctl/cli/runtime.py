@@ -90,7 +90,13 @@ def parse_duration(text: str, *, flag: str) -> float:
         v = sum(float(n) * _UNITS[u] for n, u in parts)
     if v < 0:
         raise BadInput(f"bad {flag} {text!r}: must not be negative")
+    if not v <= MAX_DURATION_SECONDS:  # also NaN and inf: a horizon or a wait must end
+        raise BadInput(f"bad {flag} {text!r}: at most {MAX_DURATION_SECONDS // 86400}d (MAX_DURATION)")
     return v
+
+
+#: Any duration flag (--since, --timeout, --settle, --max-age, --until): ten years at most.
+MAX_DURATION_SECONDS = 3650 * 86400
 
 
 class RichReporter:

@@ -55,11 +55,16 @@ def read_done(path: str) -> set[datetime]:
     out: set[datetime] = set()
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if lines and lines[0].lstrip().startswith("{"):
+        from cronctl.manifest import parse_json
+
         for i, ln in enumerate(lines, start=1):
             try:
-                v = json.loads(ln).get("scheduled_for")
-            except (json.JSONDecodeError, AttributeError):
-                raise BadInput(f"{path}:{i}: not a JSON object") from None
+                doc = parse_json(ln, source=f"{path}:{i}")  # the file readers' limits (nesting)
+            except BadInput as e:
+                raise BadInput(f"{e.message}: not a JSON object") from None
+            if not isinstance(doc, dict):
+                raise BadInput(f"{path}:{i}: not a JSON object")
+            v = doc.get("scheduled_for")
             if not isinstance(v, str):
                 raise BadInput(f"{path}:{i}: no scheduled_for string")
             out.add(parse_rfc3339(v, what=f"{path}:{i} scheduled_for"))

@@ -38,7 +38,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 US = 1_000_000
 NEXT_SCHEDULE_DELTA_US = 100_000  # nextScheduleDelta = 100 ms
 MANY_MISSED = 100  # numberOfMissedSchedules > 100 => "many" (TooManyMissedTimes)
-MISSED_LIST_LIMIT = 100_000  # runs listed one by one at most (the count says when more exist)
+# Runs listed one by one at most (missed_truncated says when more exist). The controller itself
+# never lists them (it starts only the most recent, found by its estimate), so the work here is
+# bounded by this cap, not by the age of lastScheduleTime: a CronJob whose lastScheduleTime is
+# 1000-01-01 costs at most this many Next() calls (a week of every-minute runs).
+MISSED_LIST_LIMIT = 10_000
 TOO_MANY_MSG = ("too many missed start times. Set or decrease .spec.startingDeadlineSeconds or "
                 "check clock skew")
 SMALL_GAP_MSG = "time difference between two schedules is less than 1 second"
@@ -169,11 +173,10 @@ def most_recent_schedule_time(sched: Schedule, *, created_us: int, last_us: int 
     elapsed = (now_us - t1) // US  # int64(now.Sub(t1).Seconds()), positive here
     n = elapsed // between + 1
     potential = t1 + (n - 2) * between * US
-    most_recent: int | None = None
-    t = _next_us(sched, potential)
-    while t is not None and t <= now_us:
-        most_recent = t
-        t = _next_us(sched, t)
+    # upstream walks Next() from potential up to now; when the first gap is the largest of the
+    # schedule (Fri -> Mon for weekdays), potential lies far back and that walk is long (centuries
+    # for an ancient lastScheduleTime). The last run of the same chain is found backwards from now.
+    most_recent = _latest_run(sched, potential, now_us)
     missed = "many" if n > MANY_MISSED else ("few" if n > 0 else "none")
     return _Mrst(earliest, most_recent, missed, None, n)
 

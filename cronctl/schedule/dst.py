@@ -25,9 +25,6 @@ from zoneinfo import ZoneInfo
 from cronctl.schedule.describe import Fields
 
 UTC = timezone.utc
-# Scan step when looking for offset changes. Real transitions are months apart; 12 h cannot
-# hide a change-and-change-back.
-_SCAN = timedelta(hours=12)
 # The longest gap/fold handled minute by minute (Pacific/Apia skipped a whole day in 2011).
 _MAX_SPAN = timedelta(hours=49)
 _FIRST = datetime(1, 1, 3, tzinfo=UTC)
@@ -143,35 +140,37 @@ def _runs_words(walls: Sequence[datetime]) -> str:
 
 
 def transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
-    """Every offset change of ``zone`` in (start, end], in order."""
+    """Every offset change of ``zone`` in (start, end], in order.
+
+    Read from the engine's transition table (:meth:`Zone.segment`), so the work is one step per
+    transition, not one per half day: a window of a thousand years (an ancient
+    ``lastScheduleTime``) costs what its few hundred transitions cost.
+    """
+    from cronctl.schedule.walk import get_zone
+
     try:
         tz = ZoneInfo(zone)
-    except (KeyError, ValueError, OSError):
+        z = get_zone(zone)
+    except (KeyError, ValueError, OSError, LookupError):
         return []
     out: list[Transition] = []
     # Keep a day away from datetime's limits so that local conversions cannot overflow.
-    a = max(start.astimezone(UTC), _FIRST)
-    stop = min(end.astimezone(UTC), _LAST)
-    off_a = a.astimezone(tz).utcoffset()
-    while a < stop:
-        b = min(a + _SCAN, stop)
-        off_b = b.astimezone(tz).utcoffset()
-        if off_b != off_a:
-            lo, hi = a, b  # off(lo) == off_a, off(hi) != off_a
-            while hi - lo > timedelta(seconds=1):
-                mid = lo + (hi - lo) / 2
-                mid = mid.replace(microsecond=0)
-                if mid <= lo:
-                    mid = lo + timedelta(seconds=1)
-                if mid.astimezone(tz).utcoffset() == off_a:
-                    lo = mid
-                else:
-                    hi = mid
-            before, after = lo.astimezone(tz), hi.astimezone(tz)
-            assert off_a is not None and off_b is not None
-            out.append(Transition(at=hi, offset_before=off_a, offset_after=after.utcoffset() or timedelta(0),
+    a = int(max(start.astimezone(UTC), _FIRST).timestamp())
+    stop = int(min(end.astimezone(UTC), _LAST).timestamp())
+    u = a
+    while u < stop:
+        _lo, hi, off_before = z.segment(u)
+        if hi > stop:
+            break
+        off_after = z.offset(hi)
+        if off_after != off_before:
+            before = datetime.fromtimestamp(hi - 1, tz)
+            after = datetime.fromtimestamp(hi, tz)
+            out.append(Transition(at=datetime.fromtimestamp(hi, UTC),
+                                  offset_before=timedelta(seconds=off_before),
+                                  offset_after=timedelta(seconds=off_after),
                                   abbr_before=before.tzname() or "", abbr_after=after.tzname() or ""))
-        a, off_a = b, off_b
+        u = hi
     return out
 
 

@@ -445,14 +445,14 @@ def test_atlas_says_when_its_one_year_horizon_finds_nothing(capsys: pytest.Captu
 
 
 @pytest.mark.parametrize(("text", "fragment"), [
-    ("kind: CronJob\nmetadata: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob (no name): metadata is a list"),
-    ("kind: CronJob\nmetadata: {name: x}\nstatus: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob x: status is a list"),
-    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: 5}\n", "cronjob x: spec.schedule is missing or not a string"),
-    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: '* * * * *', timeZone: 5}\n", "spec.timeZone is not a string"),
+    ("kind: CronJob\nmetadata: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob (no name): metadata: expected a mapping, got a list"),
+    ("kind: CronJob\nmetadata: {name: x}\nstatus: [1]\nspec: {schedule: '* * * * *'}\n", "cronjob x: status: expected a mapping, got a list"),
+    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: 5}\n", "cronjob x: spec.schedule: expected a string, got an integer (5)"),
+    ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: '* * * * *', timeZone: 5}\n", "cronjob x: spec.timeZone: expected a string, got an integer (5)"),
     ("kind: CronJob\nmetadata: {name: x, creationTimestamp: soon}\nspec: {schedule: '* * * * *'}\n",
      "cronjob x: bad metadata.creationTimestamp 'soon'"),
     ("kind: CronJob\nmetadata: {name: x}\nspec: {schedule: '* * * * *', startingDeadlineSeconds: abc}\n",
-     "spec.startingDeadlineSeconds 'abc' is not an integer"),
+     "cronjob x: spec.startingDeadlineSeconds: expected an integer, got a string ('abc')"),
     ("[1, 2]", "document 1 is not a Kubernetes object"),
 ])
 def test_a_malformed_cronjob_object_is_bad_input_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path,
