@@ -20,10 +20,14 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from cronctl import model, names
 from cronctl.cluster import Obj, WatchExpired
 from cronctl.errors import ApiError, BadInput, Conflict, NotFound, PermissionMissing
 
 _PAGE = 500
+#: every write names cronctl as its field manager: managedFields then show which fields cronctl
+#: set (``restore`` confirms a run record by it, model.record_unconfirmed)
+_MANAGER = [("fieldManager", model.FIELD_MANAGER)]
 
 
 def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
@@ -54,11 +58,22 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
         raise BadInput(f"cannot load kubeconfig {path}: {e}") from e
     ctx_name = context or (current or {}).get("name")
     ctx = next((c for c in contexts or [] if c.get("name") == ctx_name), None)
-    ns = namespace or ((ctx or {}).get("context") or {}).get("namespace") or "default"
+    # the context's namespace is checked like -n: it goes into every request path
+    ns = names.namespace(namespace or ((ctx or {}).get("context") or {}).get("namespace") or "default")
     # One attempt per request: a dead API server must fail fast with one clear line, not after
     # urllib3's three retries, each printing a warning.
     cfg.retries = False
     return KubeCluster(client.ApiClient(cfg), namespace=ns)
+
+
+def _seg(name: str) -> str:
+    """``name`` as one path segment of a request, never more (``..``, ``a/b`` or empty: BadInput).
+
+    The commands check names with :mod:`cronctl.names` first; this is the last guard of the funnel.
+    """
+    if not name or name in (".", "..") or any(c in name for c in "/?#%\\") or not name.isprintable():
+        raise BadInput(f"refusing to put {name!r} into an API path: not a Kubernetes name")
+    return name
 
 
 class KubeCluster:
@@ -66,7 +81,7 @@ class KubeCluster:
 
     def __init__(self, api_client: Any, *, namespace: str, page_size: int = _PAGE) -> None:
         self._api = api_client
-        self.namespace = namespace
+        self.namespace = _seg(namespace)
         self.request_count = 0
         self.page_size = page_size  # list pagination (limit/continue)
 
@@ -213,7 +228,7 @@ class KubeCluster:
         return bool(st.get("allowed")), str(st.get("reason") or st.get("evaluationError") or "")
 
     def get_cronjob(self, name: str) -> Obj:
-        r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}",
+        r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
@@ -226,8 +241,8 @@ class KubeCluster:
         meta = dict(body.get("metadata") or {})
         meta["resourceVersion"] = resource_version  # optimistic concurrency: 409 if it moved
         body["metadata"] = meta
-        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}",
-                               body=body, content_type="application/merge-patch+json",
+        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
+                               query=[*_MANAGER], body=body, content_type="application/merge-patch+json",
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
@@ -236,13 +251,13 @@ class KubeCluster:
         meta = dict(body.get("metadata") or {})
         meta["resourceVersion"] = resource_version  # 409 if the controller wrote status meanwhile
         body["metadata"] = meta
-        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{name}/status",
-                               body=body, content_type="application/merge-patch+json",
+        r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}/status",
+                               query=[*_MANAGER], body=body, content_type="application/merge-patch+json",
                                what=f"cronjob {self.namespace}/{name}")
         return r
 
     def create_job(self, body: Obj, *, dry_run: bool = False) -> Obj:
-        q = [("dryRun", "All")] if dry_run else None
+        q = [*_MANAGER, ("dryRun", "All")] if dry_run else [*_MANAGER]
         name = (body.get("metadata") or {}).get("name", "")
         try:
             r: Obj = self._request("POST", f"/apis/batch/v1/namespaces/{self.namespace}/jobs",
@@ -253,7 +268,7 @@ class KubeCluster:
 
     def get_job(self, name: str) -> Obj | None:
         try:
-            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{name}",
+            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{_seg(name)}",
                                    what=f"job {self.namespace}/{name}")
         except NotFound:
             return None
@@ -289,7 +304,7 @@ class KubeCluster:
             q.append(("limitBytes", str(limit_bytes)))
         if tail_lines is not None:
             q.append(("tailLines", str(tail_lines)))
-        r: str = self._request("GET", f"/api/v1/namespaces/{self.namespace}/pods/{pod}/log", query=q,
+        r: str = self._request("GET", f"/api/v1/namespaces/{self.namespace}/pods/{_seg(pod)}/log", query=q,
                                raw=True, what=f"log of pod {self.namespace}/{pod} container {container}")
         return r
 

@@ -297,6 +297,57 @@ def read_record(cronjob: Obj) -> RunRecord | None:
         note=a.get(keys["note"], ""))
 
 
+#: the field manager of every write cronctl makes (``?fieldManager=cronctl``); ``restore`` trusts
+#: a run record only when this manager wrote it (see :func:`record_unconfirmed`)
+FIELD_MANAGER = "cronctl"
+
+
+def _field_owners(cronjob: Obj) -> dict[tuple[str, ...], set[str]]:
+    """Which managers own which field, from ``metadata.managedFields`` (main resource only)."""
+    owners: dict[tuple[str, ...], set[str]] = {}
+
+    def walk(node: Any, path: tuple[str, ...], manager: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for k, v in node.items():
+            if isinstance(k, str) and k.startswith("f:"):
+                owners.setdefault(path + (k[2:],), set()).add(manager)
+                walk(v, path + (k[2:],), manager)
+
+    for entry in meta(cronjob).get("managedFields") or []:
+        if isinstance(entry, dict) and not entry.get("subresource"):
+            walk(entry.get("fieldsV1"), (), str(entry.get("manager") or "?"))
+    return owners
+
+
+def record_unconfirmed(cronjob: Obj) -> str | None:
+    """Why the run record on ``cronjob`` cannot be confirmed as written by cronctl, or None.
+
+    Confirmed when the API server's ``managedFields`` say every annotation of the record is owned
+    by field manager ``cronctl`` alone, and, for a record that says suspend was false before,
+    ``spec.suspend`` too (cronctl set it true in the same write). A record written or changed with
+    ``kubectl annotate``/``patch``/``edit`` or any other client is owned by that client's manager.
+    This tells a planted or edited record from cronctl's; it is not a signature: a client that
+    names itself ``cronctl`` on purpose passes it.
+    """
+    owners = _field_owners(cronjob)
+    a = annotations(cronjob)
+    others: dict[str, set[str]] = {}
+    for key in RunRecord._KEYS.values():
+        if key in a:
+            by = owners.get(("metadata", "annotations", key), set())
+            if by != {FIELD_MANAGER}:
+                others[key] = by
+    if a.get(ANN_ORIGINAL_SUSPEND, "").lower() == "false":
+        by = owners.get(("spec", "suspend"), set())
+        if by != {FIELD_MANAGER}:
+            others["spec.suspend"] = by
+    if not others:
+        return None
+    shown = "; ".join(f"{k} by {', '.join(sorted(v)) or 'no known manager'}" for k, v in sorted(others.items()))
+    return f"not written by cronctl (field manager): {shown}"
+
+
 @dataclass(frozen=True)
 class Pause:
     """A pause recorded by ``cronctl pause`` on the CronJob."""

@@ -33,10 +33,13 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
     "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
                "active or unfinished child Jobs, the Job name exists, a Job already stands for the "
-               "slot, a permission is missing, already paused.",
+               "slot, a permission is missing, already paused, a run record cronctl did not write "
+               "(restore without --force), an --out that exists.",
     "TIMEOUT": "The wait ran out (--timeout). Nothing was restored; the Job may still run.",
-    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value; "
-                 "run-manual --occurrence not a slot of the schedule or in the future.",
+    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value, "
+                 "a CronJob, Job or namespace name that is not a Kubernetes name; run-manual --occurrence "
+                 "not a slot of the schedule or in the future; a run directory or bundle target that is "
+                 "unsafe (world-writable without sticky bit, another user's), read-only, full or missing.",
     "NOT_FOUND": "The named CronJob (or other object) does not exist in that namespace.",
     "API_ERROR": "The API server is unreachable or answered with an error cronctl does not handle.",
     "FINDINGS": "cronctl lint found something at or above --fail-on (default: error); cronctl history "

@@ -5,8 +5,11 @@ and object specs: private to the user). ``SHA256SUMS`` lists every other file in
 ``sha256sum`` (``<hex>  <path>``), so ``sha256sum -c SHA256SUMS`` inside the bundle checks it.
 
 Nothing is overwritten (evidence is never lost): an existing non-empty directory or an existing
-archive is refused. The bundle is written under a temporary name next to the target and renamed
-into place, so an interrupted write never leaves a half bundle under the final name.
+archive is refused, and so is a symbolic link. The bundle is written under a temporary name of
+its own (``.<name>.<random>.partial``, created by this process) next to the target and renamed
+(a directory) or linked (an archive) into place, so an interrupted write never leaves a half
+bundle under the final name; on failure only that temp name is removed. Files and directories
+are made by :mod:`cronctl.safefile` (exclusive, no links followed, the parent checked).
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
+import stat
 import tarfile
 from datetime import datetime
 
+from cronctl import safefile
 from cronctl.errors import BadInput, Refused
 
-FILE_MODE = 0o600
-DIR_MODE = 0o700
+FILE_MODE = safefile.FILE_MODE
+DIR_MODE = safefile.DIR_MODE
 
 
 def sha256sums(files: dict[str, bytes]) -> bytes:
@@ -38,91 +42,120 @@ def _check_paths(files: dict[str, bytes]) -> None:
 
 
 def write_bundle(files: dict[str, bytes], out: str, *, mtime: datetime) -> str:
-    """Write ``files`` (path -> bytes, without SHA256SUMS) plus SHA256SUMS to ``out``; return ``out``."""
+    """Write ``files`` (path -> bytes, without SHA256SUMS) plus SHA256SUMS to ``out``; return ``out``.
+
+    ``Refused`` (exit 3) when ``out`` exists (a link included); ``BadInput`` (exit 5) when its
+    parent is missing, not ours, world-writable without the sticky bit, read-only or full — and
+    then nothing is left behind.
+    """
     _check_paths(files)
     all_files = dict(files)
     all_files["SHA256SUMS"] = sha256sums(files)
-    if out.endswith((".tar.gz", ".tgz")):
-        _write_tar(all_files, out, mtime)
-    else:
-        _write_dir(all_files, out)
+    tar = out.endswith((".tar.gz", ".tgz"))
+    out = out if tar else (out.rstrip("/") or out)
+    _refuse_existing(out, tar=tar)
+    try:
+        with safefile.closing_fd(safefile.open_parent(out)) as parent_fd:
+            if tar:
+                _write_tar(all_files, out, mtime, parent_fd)
+            else:
+                _write_dir(all_files, out, parent_fd)
+    except FileExistsError as e:  # appeared while we wrote: nothing of ours is left
+        raise Refused(f"{out} already exists; choose another --out") from e
+    except OSError as e:
+        raise _cannot_write(out, e) from e
     return out
 
 
-def _write_dir(files: dict[str, bytes], out: str) -> None:
-    out = out.rstrip("/") or out
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise Refused(f"{out} already exists and is not an empty directory; choose another --out")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise BadInput(f"{out}: parent directory {parent} does not exist")
-    tmp = os.path.join(parent, f".{os.path.basename(out)}.partial-{os.getpid()}")
+def _cannot_write(out: str, e: OSError) -> BadInput:
+    return BadInput(f"cannot write the bundle to {out}: {safefile.describe(e)}; nothing was written",
+                    hint="choose another --out (a directory of your own with free space)")
+
+
+def _refuse_existing(out: str, *, tar: bool) -> None:
     try:
-        _mkdir(tmp)
-        for path, data in sorted(files.items()):
-            full = os.path.join(tmp, *path.split("/"))
-            d = os.path.dirname(full)
-            if not os.path.isdir(d):
-                _makedirs(d, stop=tmp)
-            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(full, FILE_MODE)  # the umask may have removed bits; never added any
-        if os.path.isdir(out):
-            os.rmdir(out)  # empty (checked above)
-        os.rename(tmp, out)
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise _cannot_write(out, e) from e
+    if stat.S_ISLNK(st.st_mode):
+        raise Refused(f"{out} is a symbolic link; cronctl does not write through links: choose another --out")
+    if stat.S_ISDIR(st.st_mode) and st.st_uid != os.geteuid():
+        raise Refused(f"{out} belongs to uid {st.st_uid}, not to you: choose another --out")
+    try:
+        empty_dir = not tar and stat.S_ISDIR(st.st_mode) and not os.listdir(out)
+    except OSError as e:
+        raise _cannot_write(out, e) from e
+    if not empty_dir:
+        raise Refused(f"{out} already exists{'' if tar else ' and is not an empty directory'}; "
+                      "choose another --out")
+
+
+def _write_dir(files: dict[str, bytes], out: str, parent_fd: int) -> None:
+    base = os.path.basename(out)
+    tmp = safefile.temp_name(base, "partial")
+    try:
+        fd = safefile.make_dir(tmp, dir_fd=parent_fd, shown=os.path.join(os.path.dirname(out), tmp))
+    except FileExistsError:
+        raise  # not ours (a 64-bit random name someone guessed): never removed
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        safefile.remove_tree(tmp, dir_fd=parent_fd)  # made by us, then a failure or a signal
+        raise
+    try:
+        # the open directories of the current path, by fd (sorted paths: a directory's files are
+        # consecutive, so each directory is made and opened once, and only one chain is open)
+        chain: list[tuple[str, int]] = []
+        try:
+            for path, data in sorted(files.items()):
+                *dirs, leaf = path.split("/")
+                keep = 0
+                while keep < min(len(chain), len(dirs)) and chain[keep][0] == dirs[keep]:
+                    keep += 1
+                while len(chain) > keep:
+                    os.close(chain.pop()[1])
+                for d in dirs[keep:]:
+                    below = chain[-1][1] if chain else fd
+                    chain.append((d, safefile.make_dir(d, dir_fd=below, shown=f"{out}/{'/'.join(dirs)}")))
+                safefile.create_file(leaf, data, dir_fd=chain[-1][1] if chain else fd, shown=f"{out}/{path}")
+        finally:
+            for _, c in chain:
+                os.close(c)
+            os.close(fd)
+        # rename(2) replaces an empty directory (checked above) and fails on anything else
+        os.rename(tmp, base, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)
+    except BaseException:
+        safefile.remove_tree(tmp, dir_fd=parent_fd)  # ours: made by this process just above
         raise
 
 
-def _mkdir(path: str) -> None:
-    os.mkdir(path, DIR_MODE)
-    os.chmod(path, DIR_MODE)
-
-
-def _makedirs(path: str, *, stop: str) -> None:
-    parent = os.path.dirname(path)
-    if parent != stop and not os.path.isdir(parent):
-        _makedirs(parent, stop=stop)
-    _mkdir(path)
-
-
-def _write_tar(files: dict[str, bytes], out: str, mtime: datetime) -> None:
-    if os.path.exists(out):
-        raise Refused(f"{out} already exists; choose another --out")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise BadInput(f"{out}: parent directory {parent} does not exist")
+def _write_tar(files: dict[str, bytes], out: str, mtime: datetime, parent_fd: int) -> None:
     base = os.path.basename(out)
     top = base[: -len(".tar.gz")] if base.endswith(".tar.gz") else base[: -len(".tgz")]
-    tmp = os.path.join(parent, f".{base}.partial-{os.getpid()}")
     ts = int(mtime.timestamp())
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        dirs_done: set[str] = set()
+        _tar_dir(tar, top, ts)
+        for path, data in sorted(files.items()):
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in dirs_done:
+                    dirs_done.add(d)
+                    _tar_dir(tar, f"{top}/{d}", ts)
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size = len(data)
+            info.mode = FILE_MODE
+            info.mtime = ts
+            tar.addfile(info, io.BytesIO(data))
+    tmp = safefile.temp_name(base, "partial")
+    safefile.create_file(tmp, buf.getvalue(), dir_fd=parent_fd, shown=os.path.join(os.path.dirname(out), tmp))
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
-            dirs_done: set[str] = set()
-            _tar_dir(tar, top, ts)
-            for path, data in sorted(files.items()):
-                parts = path.split("/")
-                for i in range(1, len(parts)):
-                    d = "/".join(parts[:i])
-                    if d not in dirs_done:
-                        dirs_done.add(d)
-                        _tar_dir(tar, f"{top}/{d}", ts)
-                info = tarfile.TarInfo(f"{top}/{path}")
-                info.size = len(data)
-                info.mode = FILE_MODE
-                info.mtime = ts
-                tar.addfile(info, io.BytesIO(data))
-        os.chmod(tmp, FILE_MODE)
-        if os.path.exists(out):
-            raise Refused(f"{out} already exists; choose another --out")
-        os.rename(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        # link(2) never replaces: an archive that appeared meanwhile is kept, ours is dropped
+        os.link(tmp, base, src_dir_fd=parent_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
+    finally:
+        os.unlink(tmp, dir_fd=parent_fd)  # ours: created exclusively just above
 
 
 def _tar_dir(tar: tarfile.TarFile, name: str, ts: int) -> None:

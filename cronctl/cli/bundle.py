@@ -14,12 +14,14 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
+from cronctl.cli.common import cronjob_arg
 
 
 @app.command()
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
-        help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False)] = None,
+        help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False,
+        callback=cronjob_arg)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
@@ -76,6 +78,9 @@ def bundle(
         cluster = connect(kubeconfig, context, namespace)
         ns = cluster.namespace
         now_t = now_t or clock
+    from cronctl.cli.runtime import sigterm_as_interrupt
+
+    sigterm_as_interrupt()  # SIGTERM like Ctrl-C: the partial bundle is removed, exit 130
     label = "all" if all_ else str(cronjob)
     what = "every CronJob" if all_ else str(cronjob)
     target = out_path or f"cronctl-bundle-{ns or 'dump'}-{label}-{clock.strftime('%Y%m%dT%H%M%SZ')}"
@@ -84,7 +89,12 @@ def bundle(
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
                   logs=not no_logs)
-    b = make_bundle(req, cluster)
+    try:
+        b = make_bundle(req, cluster)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: write_bundle has removed its partial files
+        from cronctl.errors import Interrupted
+
+        raise Interrupted(f"interrupted: nothing was written to {target}") from None
     summary = {"path": target, **b.summary()}
     if output == Output.json:
         out.print(json.dumps(summary, indent=2), markup=False)

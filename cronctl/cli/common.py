@@ -101,10 +101,33 @@ KubeconfigOpt = Annotated[
 ContextOpt = Annotated[
     Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)
 ]
+
+
+def namespace_opt(value: Optional[str]) -> Optional[str]:
+    """Option callback: a namespace is a Kubernetes name (exit 5 otherwise, before any request)."""
+    from cronctl.names import namespace
+
+    return None if value is None else namespace(value)
+
+
+def cronjob_arg(value: Optional[str]) -> Optional[str]:
+    """Argument callback: ``NAME`` or ``cronjob/NAME`` -> ``NAME``, a valid CronJob name (else exit 5)."""
+    from cronctl.names import cronjob_name
+
+    return None if value is None else cronjob_name(value)
+
+
+def job_name_opt(value: Optional[str]) -> Optional[str]:
+    """Option callback: ``--job-name`` is a valid Job name (else exit 5)."""
+    from cronctl.names import job_name
+
+    return None if value is None else job_name(value)
+
+
 NamespaceOpt = Annotated[
     Optional[str],
     typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",
-                 show_default=False),
+                 show_default=False, callback=namespace_opt),
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 

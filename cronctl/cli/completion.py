@@ -73,11 +73,14 @@ def completion(
         typer.echo(script, nl=False)
         return
     path = install_path(shell.value)
+    from cronctl import safefile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script, encoding="utf-8")
+        with safefile.closing_fd(safefile.open_parent(str(path))) as parent_fd:
+            safefile.replace_file(path.name, script.encode("utf-8"), dir_fd=parent_fd, shown=str(path))
     except OSError as e:
-        raise BadInput(f"cannot write {path}: {e.strerror}") from None
+        raise BadInput(f"cannot write {path}: {safefile.describe(e)}") from None
     err.print(f"installed {shell.value} completion in {path}", markup=False)
     err.print(_AFTER[shell.value], markup=False)
 

@@ -19,8 +19,6 @@ from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output,
                                 yaml_text)
 from cronctl.textsafe import json_visible, visible
 
-_LIVE_PREFIXES = ("cronjob/", "cronjobs/", "cj/", "cronjob.batch/", "cronjobs.batch/")
-
 
 @app.command()
 def explain(
@@ -81,6 +79,7 @@ def explain(
 
     from cronctl.errors import BadInput
     from cronctl.explain import DIALECTS, ControllerInputs, explain_file, explain_schedule
+    from cronctl.names import cronjob_name, is_cronjob_ref
     from cronctl.timeutil import UTC
 
     if dialect not in DIALECTS:
@@ -108,11 +107,11 @@ def explain(
         result = explain_file(filename, after=after if from_ is not None else None, now=now_t, count=count,
                               overrides=inputs if controller_given else None,
                               dialect=dialect if dialect == "atlas" else None)
-    elif target is not None and target.startswith(_LIVE_PREFIXES):
+    elif target is not None and is_cronjob_ref(target):
         if dialect == "atlas":
             raise BadInput("--dialect atlas applies to a schedule or an Atlas manifest (-f), "
                            "not to a live Kubernetes CronJob")
-        result = _live(target.split("/", 1)[1], kubeconfig, context, namespace, after if from_ else None,
+        result = _live(cronjob_name(target), kubeconfig, context, namespace, after if from_ else None,
                        now_t, count, inputs if controller_given else None)
     else:
         assert target is not None
@@ -142,11 +141,7 @@ def _instant(text: str | None, option: str) -> datetime | None:
 
 def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
           after: datetime | None, now: datetime, count: int, overrides: Any) -> dict[str, Any]:
-    from cronctl.errors import BadInput
     from cronctl.explain import explain_object
-
-    if not cj:
-        raise BadInput("cronjob/NAME needs a name")
     from cronctl.kube import connect  # the only path that loads the kubernetes client
 
     cluster = connect(kubeconfig, context, namespace)

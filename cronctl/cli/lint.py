@@ -12,6 +12,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
+from cronctl.cli.common import cronjob_arg
 from cronctl.textsafe import visible
 
 
@@ -36,7 +37,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def lint(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
-             "or in the files given with -f.", show_default=False)] = None,
+             "or in the files given with -f.", show_default=False, callback=cronjob_arg)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
         show_default=False)] = None,
@@ -65,7 +66,7 @@ def lint(
         _print_rules(output)
         return
     now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
-    name = cronjob.split("/", 1)[1] if cronjob and cronjob.lower().startswith(("cronjob/", "cronjobs/", "cj/")) else cronjob
+    name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
     findings = []
     checked = 0

@@ -9,11 +9,12 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
+from cronctl.cli.common import cronjob_arg
 
 
 @app.command("pause")
 def pause_cmd(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
     reason: Annotated[str, typer.Option("--reason", help="Why it is paused (recorded on the CronJob; required).",
                                         show_default=False)] = "",
     until: Annotated[Optional[str], typer.Option(
@@ -60,7 +61,7 @@ def pause_cmd(
 
 @app.command("resume")
 def resume_cmd(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
     catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,

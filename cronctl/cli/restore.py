@@ -9,11 +9,12 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
+from cronctl.cli.common import cronjob_arg
 
 
 @app.command("restore")
 def restore_cmd(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
                                         "its holder still alive on this host) after confirmation.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,

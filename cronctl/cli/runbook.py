@@ -11,6 +11,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out, yaml_text
+from cronctl.cli.common import cronjob_arg
 from cronctl.textsafe import visible
 
 
@@ -20,7 +21,7 @@ def runbook(
         help="Runbook to print (omit to list them).", show_default=False)] = None,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="Fill in this live CronJob (cronjob/NAME or NAME); without it, $NS/$CJ placeholders.",
-        show_default=False)] = None,
+        show_default=False, callback=cronjob_arg)] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -55,8 +56,7 @@ def runbook(
     if cronjob is not None:
         from cronctl.kube import connect
 
-        cj_name = cronjob.split("/", 1)[1] if cronjob.lower().startswith(("cronjob/", "cronjobs/", "cj/")) else cronjob
-        obj = connect(kubeconfig, context, namespace).get_cronjob(cj_name)
+        obj = connect(kubeconfig, context, namespace).get_cronjob(cronjob)
     ctx = runbook_context(obj, now, namespace=namespace)
     text = render(name, ctx)
     if output is Output.text:

@@ -8,6 +8,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import cronjob_arg
 from cronctl.textsafe import visible
 
 
@@ -15,7 +16,7 @@ from cronctl.textsafe import visible
 def status_cmd(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
-        show_default=False)] = None,
+        show_default=False, callback=cronjob_arg)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     output: OutputOpt = Output.text,
@@ -67,7 +68,8 @@ def status_cmd(
                                    f"{rec['started']} · job {rec['job_name']} · was suspend="
                                    f"{str(rec['original_suspend']).lower()}"
                                    + (f" · {rec['holder']}" if rec["holder"] else "")
-                                   + (f" · reason: {rec['reason']}" if rec["reason"] else "")))
+                                   + (f" · reason: {rec['reason']}" if rec["reason"] else "")
+                                   + ("" if s["record_confirmed"] else " · UNCONFIRMED: not written by cronctl")))
     if s["pause"]:
         pz = s["pause"]
         head.add_row("pause", visible(f"paused by {pz['by']} since {pz['at'] or '?'}"
@@ -136,6 +138,6 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
-    stale = [r for r in doc["cronjobs"] if r["run"] and r["run"]["stale"]]
+    stale = [r for r in doc["cronjobs"] if r["run"] and (r["run"]["stale"] or not r["run"]["confirmed"])]
     for r in stale:
         out.print(f"(!) {r['namespace']}/{r['cronjob']}: {r['run']['words']}", markup=False)

@@ -53,6 +53,12 @@ class _Attach(_Run):
         if rec is None:
             raise Refused(f"no cronctl run holds cronjob {self.ns}/{self.name}: nothing to wait for",
                           hint=f"cronctl status {self.name} -n {self.ns}")
+        unconfirmed = model.record_unconfirmed(self.cj)
+        if unconfirmed:  # a record is not a credential: wait would restore what it says, unasked
+            raise Refused(f"run record {rec.run_id} on cronjob {self.ns}/{self.name} cannot be confirmed as "
+                          f"cronctl's: {unconfirmed}; cronctl wait does not finish it, nothing changed",
+                          hint=f"cronctl status {self.name} -n {self.ns} shows it; {restore_cmd} --force "
+                               "restores it on purpose")
         self.run_id, self.job_name = rec.run_id, rec.job_name
         self.original_suspend, self.operator = rec.original_suspend, rec.operator or "unknown"
         job = self.c.get_job(rec.job_name)

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from cronctl import safefile
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError
 
@@ -115,44 +116,60 @@ def next_commands(cronjob: str, namespace: str) -> list[str]:
 class RunDir:
     """The run directory: ``record.json`` and ``logs/``; directories 0700, files 0600.
 
-    Written with a temp file + rename so a process killed mid-write never leaves half a record.
+    Made and written by :mod:`cronctl.safefile`: the root (``--run-dir``) must be the caller's or
+    root's and not world-writable without the sticky bit; the run directory is created
+    exclusively and every later write checks it is still the one created (device and inode), so
+    no one can slip a directory or a link of theirs in. Files are written to a temp file of ours
+    + rename, so a process killed mid-write never leaves half a record.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, ident: tuple[int, int] | None = None) -> None:
         self.path = path
+        self._ident = ident  # (st_dev, st_ino) of the directory created
 
     @classmethod
     def create(cls, base: str | None, cronjob: str, run_id: str) -> RunDir:
         root = Path(base or os.environ.get("CRONCTL_RUN_DIR") or "runs")
-        path = root / f"{cronjob}-{run_id}"
+        name = f"{cronjob}-{run_id}"
+        path = root / name
         try:
-            old = os.umask(0o077)
+            safefile.component(name)  # never a name that leaves the root ('../x', 'a/b')
+            old = os.umask(0o077)  # every directory we make is private, not only the last one
             try:
-                path.mkdir(parents=True, exist_ok=False, mode=0o700)
+                root.mkdir(parents=True, exist_ok=True, mode=0o700)
             finally:
                 os.umask(old)
-            os.chmod(path, 0o700)
+            with safefile.closing_fd(safefile.open_parent(str(path))) as root_fd, \
+                    safefile.closing_fd(safefile.make_dir(name, dir_fd=root_fd, shown=str(path))) as fd:
+                st = os.fstat(fd)
         except OSError as e:
-            raise BadInput(f"cannot create run directory {path}: {e.strerror or e}; nothing was changed") from e
-        return cls(path)
+            raise BadInput(f"cannot create run directory {path}: {safefile.describe(e)}; nothing was changed",
+                           hint="use --run-dir with a directory of your own") from e
+        return cls(path, (st.st_dev, st.st_ino))
+
+    def _open(self) -> int:
+        fd = safefile.open_dir(str(self.path))
+        st = os.fstat(fd)
+        if self._ident is not None and (st.st_dev, st.st_ino) != self._ident:
+            os.close(fd)
+            raise safefile.Unsafe(f"{self.path} is no longer the run directory cronctl created")
+        return fd
 
     def write_text(self, rel: str, text: str) -> Path:
-        target = self.path / rel
-        old = os.umask(0o077)  # every directory we make is private, not only the last one
+        """Write ``rel`` (``a/b/c``, made of plain components) under the run directory; OSError on failure."""
+        *dirs, leaf = rel.split("/")
+        fd = self._open()
         try:
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shown = self.path
+            for d in dirs:
+                shown = shown / d
+                sub = safefile.sub_dir(d, dir_fd=fd, shown=str(shown))
+                os.close(fd)
+                fd = sub
+            safefile.replace_file(leaf, text.encode("utf-8"), dir_fd=fd, shown=str(shown / leaf))
         finally:
-            os.umask(old)
-        tmp = target.with_name(target.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        except OSError:
-            tmp.unlink(missing_ok=True)  # a full disk: leave no half-written temp file behind
-            raise
-        return target
+            os.close(fd)
+        return self.path / rel
 
     def write_json(self, rel: str, data: Any) -> Path:
         return self.write_text(rel, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")

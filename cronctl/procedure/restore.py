@@ -15,6 +15,10 @@ Rules (documented in README):
   (default) is the controller's own behaviour.
 * ``--force`` clears a stale record: one whose original value is missing or garbled (suspend is
   then left as it is), or whose holder process is still alive on this host. Asks first unless --yes.
+* a record is not a credential: whose it is (operator, holder, when) and what restoring sets are
+  shown first, and a record cronctl cannot confirm it wrote (``model.record_unconfirmed``: its
+  annotations, and the suspend it set, owned by field manager ``cronctl``) is refused like a stale
+  one unless ``--force``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ class RestoreOptions:
     #: ``holder -> True/False/None`` (alive / dead / cannot tell); given by the CLI.
     holder_alive: Callable[[str], bool | None] | None = None
     catch_up: str = "latest"           # latest | none (see give_up_catch_up); all: procedure.backfill.restore_all
+    #: run-manual restoring its own run: the original value it wrote (a changed record is refused)
+    expect_original: bool | None = None
 
 
 def starts_catch_up(pred: Prediction) -> bool:
@@ -75,23 +81,48 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     return cj, given
 
 
-def judge_record(cj: Obj, rec: model.RunRecord, opts: RestoreOptions) -> tuple[bool, list[str]]:
+def record_rows(rec: model.RunRecord, target: bool, unconfirmed: str | None) -> list[tuple[str, str]]:
+    """Whose record it is and what restoring it sets: shown before anything changes."""
+    return [("operator", rec.operator or "unknown"), ("holder", rec.holder or "unknown"),
+            ("started", rec.started or "unknown"), ("updated", rec.updated or "unknown"),
+            ("step", rec.step or "unknown"), ("reason", rec.reason or "none"), ("job", rec.job_name or "none"),
+            ("will set", f"suspend={str(target).lower()} and remove the record"),
+            ("written by", "cronctl (managedFields)" if unconfirmed is None else f"UNCONFIRMED: {unconfirmed}")]
+
+
+def judge_record(cj: Obj, rec: model.RunRecord, opts: RestoreOptions,
+                 reporter: Reporter | None = None) -> tuple[bool, list[str]]:
     """(the suspend value the restore sets, why the record is stale). Refused for a stale record
-    without ``--force``: its original value unknown, or its holder still alive on this host."""
+    without ``--force``: its original value unknown, its holder still alive on this host, or its
+    creation not confirmed (a record is not a credential: one cronctl did not write, planted or
+    edited with another client, ``model.record_unconfirmed``). Whose record it is and what it sets
+    are shown to ``reporter`` first. run-manual restoring its own run (``expect_run_id``) checks
+    instead that the original value is still the one it wrote (``expect_original``)."""
     ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
     raw = model.annotations(cj).get(model.ANN_ORIGINAL_SUSPEND, "").lower()
     known = raw in ("true", "false")
+    if opts.expect_original is not None and (not known or rec.original_suspend != opts.expect_original):
+        raise Refused(f"the original suspend value in run record {rec.run_id} on cronjob {ns}/{name} was "
+                      f"changed by someone else (now {raw!r}, written {str(opts.expect_original).lower()}); "
+                      f"not touching suspend")
     stale_reasons: list[str] = []
     if not known:
         stale_reasons.append(f"its original suspend value is {'missing' if not raw else repr(raw)}")
+    unconfirmed = None if opts.expect_run_id else model.record_unconfirmed(cj)
+    if unconfirmed:
+        stale_reasons.append(f"its creation cannot be confirmed: {unconfirmed}")
     if opts.holder_alive is not None and rec.holder and rec.step in ("suspended", "verified", "created"):
         if opts.holder_alive(rec.holder):
             stale_reasons.append(f"its holder {rec.holder} is still running on this host")
+    target = rec.original_suspend if known else model.is_suspended(cj)
+    if reporter is not None and not opts.expect_run_id:
+        reporter.show(f"run record {rec.run_id} on cronjob {ns}/{name}", record_rows(rec, target, unconfirmed))
     if stale_reasons and not opts.force:
         raise Refused(f"run record {rec.run_id} on cronjob {ns}/{name}: " + "; ".join(stale_reasons)
-                      + "; nothing changed", hint="--force clears the record (suspend is left as it is "
-                                                  "when its original value is unknown)")
-    return (rec.original_suspend if known else model.is_suspended(cj)), stale_reasons
+                      + "; nothing changed", hint="check with the operator and holder it names; --force "
+                      "restores it anyway after confirmation (suspend is left as it is when its original "
+                      "value is unknown)")
+    return target, stale_reasons
 
 
 def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
@@ -119,7 +150,8 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         if opts.expect_run_id and rec.run_id != opts.expect_run_id:
             raise Refused(f"cronjob {ns}/{name} now carries run record {rec.run_id}, not ours "
                           f"({opts.expect_run_id}); not touching it")
-        target, stale_reasons = judge_record(cj, rec, opts)
+        target, stale_reasons = judge_record(cj, rec, opts, reporter)
+        unconfirmed = None if opts.expect_run_id else model.record_unconfirmed(cj)
         jobs: list[Obj] = []
         if not target:
             jobs, _ = cluster.list_jobs()
@@ -139,7 +171,8 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             if not opts.interactive:
                 raise Refused(f"not on a terminal and --yes not given: refusing to restore cronjob {ns}/{name} "
                               f"without confirmation; nothing changed")
-            q = (f"Clear the stale record {rec.run_id} and {verb}?" if opts.force and stale_reasons
+            q = (f"Clear the {'unconfirmed' if unconfirmed else 'stale'} record {rec.run_id} of "
+                 f"{rec.operator or 'unknown'} and {verb}?" if opts.force and stale_reasons
                  else f"Restore {ns}/{name} ({verb}) and clear run record {rec.run_id}?")
             if not reporter.confirm(q):
                 raise Refused("not confirmed; nothing changed")
@@ -158,5 +191,6 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         reporter.step(msg)
         return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
                 "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons),
+                "record_confirmed": unconfirmed is None, "record_unconfirmed": unconfirmed,
                 "catch_up": opts.catch_up, "given_up": given}
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

@@ -539,6 +539,7 @@ class _Run:
     def _undo(self, why: str) -> None:
         """Set suspend back to the original value and clear our record; nothing was created."""
         restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
+                                       expect_original=self.original_suspend,
                                        check_children=False), self.clock, self.r)
         self.record["restored_at"] = self._now()
         self._step_local("aborted", why)
@@ -766,6 +767,7 @@ class _Run:
                 return self._finish(failed, "failed", tail, [])
         try:
             res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
+                                                 expect_original=self.original_suspend,
                                                  catch_up="none" if self.o.catch_up == "all" else self.o.catch_up),
                           self.clock, self.r)
         except CronctlError as e:

@@ -45,6 +45,10 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
             f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
             + f"; suspend was {str(rec.original_suspend).lower()} before it")
+    unconfirmed = model.record_unconfirmed(cj)
+    if unconfirmed:
+        head += (f". This record is UNCONFIRMED ({unconfirmed}): cronctl restore refuses it without --force; "
+                 f"check with {rec.operator or 'its operator'} first")
     if manual is None:
         if rec.step in ("suspended", "verified", "aborted"):
             nxt = (f"the manual Job {rec.job_name} was never created; if the run's process is gone, "
@@ -102,6 +106,8 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
         "active": model.active_names(cj),
         "record": rec.as_dict() if rec else None,
+        "record_confirmed": model.record_unconfirmed(cj) is None if rec else None,
+        "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
         "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
         "overlaps": [list(p) for p in model.overlaps(children, now)],
@@ -154,11 +160,15 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     if rec is not None:
         alive = holder_alive(rec.holder) if holder_alive and rec.holder else None
         stale = alive is False and rec.step in ("suspended", "verified", "created")
+        unconfirmed = model.record_unconfirmed(cj)
         run = {"run_id": rec.run_id, "step": rec.step, "operator": rec.operator, "started": rec.started,
-               "holder": rec.holder, "stale": stale,
+               "holder": rec.holder, "stale": stale, "confirmed": unconfirmed is None,
                "words": (f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
                          f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
                         f"run {rec.run_id} at step {rec.step} since {rec.started}"}
+        if unconfirmed:
+            run["words"] = (f"UNCONFIRMED record {rec.run_id} of {rec.operator or 'unknown'} ({unconfirmed}): "
+                            f"restore refuses it without --force; " + str(run["words"]))
     children = sorted((j for j in jobs if model.owned_by(j, cj)),
                       key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     last = children[-1] if children else None

@@ -118,6 +118,23 @@ def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account
     return path
 
 
+def kubectl_bin() -> str:
+    """The kubectl built with the cluster (same version as the server)."""
+    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("export PATH="):
+            return line.split('"')[1].split(":")[0] + "/kubectl"
+    raise AssertionError(f"no PATH in scripts/cluster env: {out}")
+
+
+def run_kubectl(kubeconfig: str, *args: str) -> str:
+    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}"
+    return r.stdout
+
+
 def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
     return [sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig]
 
@@ -152,3 +169,41 @@ def owned_jobs(k8s: Any, ns: str, cj: dict[str, Any]) -> list[dict[str, Any]]:
     uid = cj["metadata"]["uid"]
     return [j for j in list_jobs(k8s, ns)
             if any(r.get("uid") == uid and r.get("controller") for r in j["metadata"].get("ownerReferences") or [])]
+
+
+def on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path) -> tuple[int, str]:
+    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompt, return (code, screen)."""
+    import os
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    env = cronctl_env(tmp_path)
+    env.pop("CI", None)
+    env.pop("NO_COLOR", None)
+    env["TERM"] = "xterm"
+    env["COLUMNS"] = "200"
+    p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=slave, stdout=slave, stderr=slave, env=env,
+                         cwd=str(tmp_path), close_fds=True)
+    os.close(slave)
+    screen = b""
+    answered = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if not answered and b"[y/N]" in screen:
+            os.write(master, answer.encode() + b"\n")
+            answered = True
+        if p.poll() is not None and not r:
+            break
+    os.close(master)
+    return p.wait(timeout=30), screen.decode("utf-8", "replace")

@@ -22,21 +22,12 @@ import jsonschema
 import pytest
 import yaml
 
-from cluster_support import service_account_kubeconfig, wait_for
+from cluster_support import kubectl_bin, service_account_kubeconfig, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "bundle.schema.json").read_text())
 TOKEN = "tok-4f9a8b7c6d5e"  # a literal env value that must never reach the bundle
 LOG = "sync start\nPOST https://bot:hunter2@upstream.example/orders\nAuthorization: Bearer abcdefgh12345678\nsync done"
-
-
-def kubectl_bin() -> str:
-    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        if line.startswith("export PATH="):
-            return line.split('"')[1].split(":")[0] + "/kubectl"
-    return "kubectl"
 
 
 def cronctl(args: list[str], kubeconfig: str, cwd: Path) -> subprocess.CompletedProcess[str]:

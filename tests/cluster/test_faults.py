@@ -201,7 +201,7 @@ def _fill(path: Path) -> None:
         os.close(fd)
 
 
-@pytest.mark.parametrize("fault", ["read-only", "full"])
+@pytest.mark.parametrize("fault", ["read-only", "full", "world-writable"])
 def test_an_unusable_run_directory_is_found_before_anything_changes(private: Private, small_disk: Path,
                                                                      fault: str) -> None:
     ns = create_test_namespace(private.k8s, f"t-fault-disk-{fault}")
@@ -209,12 +209,16 @@ def test_an_unusable_run_directory_is_found_before_anything_changes(private: Pri
     (small_disk / "runs").mkdir()
     if fault == "read-only":
         subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    elif fault == "world-writable":  # issue 12: another local user could swap the run directory
+        os.chmod(small_disk / "runs", 0o777)
     else:
         _fill(small_disk / "filler")
     proc = _start_run(private, ns, "orders", small_disk / "runs")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 5 and "Traceback" not in err, err  # 5: bad input, nothing changed
     assert "run directory" in err and "nothing was changed" in err
+    if fault == "world-writable":
+        assert "world-writable without the sticky bit" in err and list((small_disk / "runs").iterdir()) == []
     cj = read_cronjob(private.k8s, ns, "orders")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
     assert list_jobs(private.k8s, ns) == []

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_support import wait_for
+from cluster_support import run_kubectl, wait_for
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "fidelity"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -38,23 +38,6 @@ def condition(obj: Any, ctype: str) -> Any:
         if c.type == ctype and c.status == "True":
             return c
     return None
-
-
-def kubectl_bin() -> str:
-    """The kubectl built with the cluster (same version as the server)."""
-    out = subprocess.run([str(Path(__file__).resolve().parents[2] / "scripts" / "cluster"), "env"],
-                         stdout=subprocess.PIPE, text=True, check=True).stdout
-    for line in out.splitlines():
-        if line.startswith("export PATH="):
-            return line.split('"')[1].split(":")[0] + "/kubectl"
-    raise AssertionError(f"no PATH in scripts/cluster env: {out}")
-
-
-def run_kubectl(kubeconfig: str, *args: str) -> str:
-    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, *args],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}"
-    return r.stdout
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, owned_jobs,
-                             read_cronjob, read_job, record_annotations, run_record, terminal, wait_for)
+from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, on_a_terminal,
+                             owned_jobs, read_cronjob, read_job, record_annotations, run_record, terminal,
+                             wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
@@ -360,48 +361,10 @@ def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
     assert ours == theirs
 
 
-def _on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path) -> tuple[int, str]:
-    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompt, return (code, screen)."""
-    import os
-    import pty
-    import select
-    import time
-
-    master, slave = pty.openpty()
-    env = cronctl_env(tmp_path)
-    env.pop("CI", None)
-    env.pop("NO_COLOR", None)
-    env["TERM"] = "xterm"
-    env["COLUMNS"] = "200"
-    p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=slave, stdout=slave, stderr=slave, env=env,
-                         cwd=str(tmp_path), close_fds=True)
-    os.close(slave)
-    screen = b""
-    answered = False
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([master], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            screen += chunk
-        if not answered and b"[y/N]" in screen:
-            os.write(master, answer.encode() + b"\n")
-            answered = True
-        if p.poll() is not None and not r:
-            break
-    os.close(master)
-    return p.wait(timeout=30), screen.decode("utf-8", "replace")
-
-
 def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, namespace: str, k8s: Any,
                                                              tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "asked")
-    code, screen = _on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "0"], kubeconfig, "n",
+    code, screen = on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "0"], kubeconfig, "n",
                                   tmp_path)
     assert code == 3, screen
     assert "Suspend" in screen and "not confirmed; nothing was changed" in screen
@@ -413,7 +376,7 @@ def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, nam
 def test_on_a_terminal_yes_runs_it_with_live_progress(kubeconfig: str, namespace: str, k8s: Any,
                                                       tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "live", duration=5, log="working on batch 7")
-    code, screen = _on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "0"], kubeconfig, "y",
+    code, screen = on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "0"], kubeconfig, "y",
                                   tmp_path)
     assert code == 0, screen
     assert "elapsed" in screen and "pods" in screen  # the live status line

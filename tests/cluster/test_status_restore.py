@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_support import (ROOT, create_cronjob, cronctl, read_cronjob, record_annotations, run_record,
-                             service_account_kubeconfig)
+from cluster_support import (ROOT, create_cronjob, cronctl, read_cronjob, read_job, record_annotations,
+                             on_a_terminal, run_kubectl, run_record, service_account_kubeconfig, terminal,
+                             wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
@@ -37,7 +38,8 @@ def test_a_record_with_a_garbled_original_value_needs_force_and_leaves_suspend_a
     create_cronjob(k8s, namespace, "stale", suspend=True)
     k8s.batch.patch_namespaced_cron_job("stale", namespace, {"metadata": {"annotations": {
         "cronctl.dev/run-id": "deadbeef", "cronctl.dev/operator": "bob", "cronctl.dev/step": "created",
-        "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "maybe"}}})
+        "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "maybe"}}},
+        field_manager="cronctl")  # written as cronctl writes: this test is about the garbled value
     r = cronctl(["restore", "stale", "-n", namespace, "--yes"], kubeconfig)
     assert r.returncode == 3 and "'maybe'" in r.stderr and "--force" in r.stderr
     assert record_annotations(read_cronjob(k8s, namespace, "stale"))["cronctl.dev/run-id"] == "deadbeef"
@@ -179,7 +181,8 @@ def test_restore_will_not_pull_the_lock_from_a_live_run_on_this_host_without_for
     k8s.batch.patch_namespaced_cron_job("live", namespace, {"spec": {"suspend": True}, "metadata": {"annotations": {
         "cronctl.dev/run-id": "cafe0001", "cronctl.dev/operator": "carol", "cronctl.dev/step": "verified",
         "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "false",
-        "cronctl.dev/holder": f"{socket.gethostname()}/{os.getpid()}"}}})  # this pytest process: alive
+        "cronctl.dev/holder": f"{socket.gethostname()}/{os.getpid()}"}}},  # this pytest process: alive
+        field_manager="cronctl")  # written as cronctl writes: this test is about the live holder
     r = cronctl(["restore", "live", "-n", namespace, "--yes"], kubeconfig)
     assert r.returncode == 3 and "still running on this host" in r.stderr
     assert read_cronjob(k8s, namespace, "live")["spec"]["suspend"] is True
@@ -193,3 +196,97 @@ def test_status_and_restore_of_a_missing_cronjob_exit_6(kubeconfig: str, namespa
     for cmd in (["status", "ghost"], ["restore", "ghost", "--yes"]):
         r = cronctl([*cmd, "-n", namespace], kubeconfig)
         assert r.returncode == 6 and f"cronjob {namespace}/ghost not found" in r.stderr, r.stderr
+
+
+# -- a record is not a credential (issue 12, item 7) -------------------------------------------
+
+PLANTED = {"cronctl.dev/run-id": "f00d0001", "cronctl.dev/operator": "mallory", "cronctl.dev/step": "verified",
+           "cronctl.dev/started": "2026-01-01T00:00:00Z", "cronctl.dev/original-suspend": "false",
+           "cronctl.dev/holder": "elsewhere/1", "cronctl.dev/job-name": "admin-stop-manual"}
+
+
+def test_a_record_planted_with_kubectl_is_shown_and_refused_so_an_admins_suspend_stays(
+        kubeconfig: str, namespace: str, k8s: Any) -> None:
+    create_cronjob(k8s, namespace, "admin-stop", suspend=True)  # suspended by an admin, on purpose
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "admin-stop",
+                *[f"{k}={v}" for k, v in PLANTED.items()])
+    r = cronctl(["restore", "admin-stop", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 3, r.stderr
+    assert "cannot be confirmed" in r.stderr and "kubectl-annotate" in r.stderr and "--force" in r.stderr
+    # whose record it is and what it would set, shown before refusing
+    for shown in ("mallory", "elsewhere/1", "2026-01-01T00:00:00Z", "suspend=false", "UNCONFIRMED"):
+        assert shown in r.stderr, (shown, r.stderr)
+    cj = read_cronjob(k8s, namespace, "admin-stop")
+    assert cj["spec"]["suspend"] is True and record_annotations(cj) == PLANTED
+
+    s = json.loads(cronctl(["status", "admin-stop", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert s["record_confirmed"] is False and "kubectl-annotate" in s["record_unconfirmed"]
+    assert "UNCONFIRMED" in s["explanation"]
+    text = cronctl(["status", "admin-stop", "-n", namespace], kubeconfig)
+    assert "UNCONFIRMED" in text.stdout, text.stdout
+    [row] = json.loads(cronctl(["status", "-n", namespace, "-o", "json"], kubeconfig).stdout)["cronjobs"]
+    assert row["run"]["confirmed"] is False
+    text = cronctl(["status", "-n", namespace], kubeconfig)
+    assert f"(!) {namespace}/admin-stop: UNCONFIRMED record f00d0001 of mallory" in text.stdout, text.stdout
+
+    # cronctl wait would follow the Job the record names and restore what it says: refused too
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "admin-stop-manual", "--from=cronjob/admin-stop")
+    r = cronctl(["wait", "admin-stop", "-n", namespace], kubeconfig)
+    assert r.returncode == 3 and "cannot be confirmed" in r.stderr, r.stderr
+    assert read_cronjob(k8s, namespace, "admin-stop")["spec"]["suspend"] is True
+    wait_for("the Job to end", lambda: terminal(read_job(k8s, namespace, "admin-stop-manual") or {}), 120)
+    # --force restores it on purpose (asked on a terminal; --yes for scripts)
+    r = cronctl(["restore", "admin-stop", "-n", namespace, "--yes", "--force", "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["record_confirmed"] is False
+    cj = read_cronjob(k8s, namespace, "admin-stop")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+
+
+def test_force_on_a_terminal_shows_the_record_and_asks_before_un_suspending(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "asked", suspend=True)
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "asked",
+                *[f"{k}={v}" for k, v in PLANTED.items()])
+    code, screen = on_a_terminal(["restore", "asked", "-n", namespace, "--force"], kubeconfig, "n", tmp_path)
+    assert code == 3, screen
+    assert "Clear the unconfirmed record f00d0001 of mallory" in screen and "not confirmed" in screen
+    assert "UNCONFIRMED" in screen and "elsewhere/1" in screen
+    cj = read_cronjob(k8s, namespace, "asked")
+    assert cj["spec"]["suspend"] is True and record_annotations(cj) == PLANTED
+
+
+def test_a_genuine_record_edited_with_kubectl_afterwards_is_refused(kubeconfig: str, namespace: str, k8s: Any,
+                                                                   tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "edited", suspend=True)
+    r = cronctl(["run-manual", "edited", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+                CRONCTL_TEST_KILL_AFTER_STEP="verified")
+    assert r.returncode == -9
+    assert record_annotations(read_cronjob(k8s, namespace, "edited"))["cronctl.dev/original-suspend"] == "true"
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "--overwrite", "cronjob", "edited",
+                "cronctl.dev/original-suspend=false")
+    r = cronctl(["restore", "edited", "-n", namespace, "--yes"], kubeconfig)
+    assert r.returncode == 3 and "cronctl.dev/original-suspend by kubectl-annotate" in r.stderr, r.stderr
+    assert read_cronjob(k8s, namespace, "edited")["spec"]["suspend"] is True
+
+
+def test_a_record_cronctl_wrote_is_confirmed_by_its_field_manager_and_restored(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    create_cronjob(k8s, namespace, "mine", suspend=False)
+    r = cronctl(["run-manual", "mine", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+                CRONCTL_TEST_KILL_AFTER_STEP="created")
+    assert r.returncode == -9
+    cj = read_cronjob(k8s, namespace, "mine")
+    managers = {e["manager"] for e in cj["metadata"]["managedFields"]}
+    assert "cronctl" in managers, managers
+    job = read_job(k8s, namespace, "mine-manual")
+    assert job is not None and job["metadata"]["managedFields"][0]["manager"] == "cronctl"
+    s = json.loads(cronctl(["status", "mine", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert s["record_confirmed"] is True and s["record_unconfirmed"] is None
+    wait_for("the manual Job to end", lambda: terminal(read_job(k8s, namespace, "mine-manual") or {}), 120)
+    r = cronctl(["restore", "mine", "-n", namespace, "--yes", "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["record_confirmed"] is True
+    assert "cronctl (managedFields)" in r.stderr and "suspend=false" in r.stderr
+    cj = read_cronjob(k8s, namespace, "mine")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}

@@ -1,0 +1,77 @@
+"""Kubernetes names, checked before any request or any path is built from them.
+
+A name typed by the user goes into an API path (``/apis/batch/v1/namespaces/<ns>/cronjobs/<name>``)
+and into the run directory (``runs/<cronjob>-<run id>``). Anything but a valid Kubernetes name is
+refused here (``BadInput``, exit 5, one line), so ``../../other/cronjobs/victim`` can never reach
+another object or another directory. The rules are the API server's
+(k8s.io/apimachinery validation):
+
+* namespace: DNS-1123 label, at most 63 characters (``IsDNS1123Label``);
+* CronJob: DNS-1123 subdomain, at most 52 characters (``ValidateCronJob``: the controller appends
+  ``-<unix minutes>``, 11 characters, to make its Jobs' names);
+* Job: DNS-1123 subdomain, at most 63 characters (its name becomes the ``job-name`` label value,
+  which is limited to 63).
+
+Pure: stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cronctl.errors import BadInput
+
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_LABEL_RE = re.compile(_LABEL)
+_SUBDOMAIN_RE = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+
+NAMESPACE_MAX = 63
+CRONJOB_MAX = 52
+JOB_MAX = 63
+
+#: what ``kubectl`` accepts as the type of ``TYPE/NAME`` for a CronJob (lower case; kubectl's
+#: resource names are case-insensitive)
+CRONJOB_TYPES = ("cronjob", "cronjobs", "cj", "cronjob.batch", "cronjobs.batch")
+
+
+def _check(kind: str, text: str, *, limit: int, subdomain: bool) -> str:
+    pattern = _SUBDOMAIN_RE if subdomain else _LABEL_RE
+    shape = ("lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+             if subdomain else "lower-case letters, digits and '-', starting and ending with a letter or digit")
+    if not text:
+        raise BadInput(f"bad {kind} name '': must not be empty")
+    if len(text) > limit:
+        raise BadInput(f"bad {kind} name {text[:limit]!r}...: {len(text)} characters, at most {limit} allowed")
+    if pattern.fullmatch(text) is None:
+        raise BadInput(f"bad {kind} name {text!r}: a Kubernetes name is {shape}")
+    return text
+
+
+def namespace(text: str) -> str:
+    """``text`` if it is a valid namespace name, else ``BadInput``."""
+    return _check("namespace", text, limit=NAMESPACE_MAX, subdomain=False)
+
+
+def job_name(text: str) -> str:
+    """``text`` if it is a valid Job name, else ``BadInput``."""
+    return _check("job", text, limit=JOB_MAX, subdomain=True)
+
+
+def cronjob_name(text: str) -> str:
+    """The CronJob name of ``NAME`` or ``TYPE/NAME`` (``cronjob/x``, ``cronjobs.batch/x``, ...).
+
+    Any other ``TYPE/`` and any invalid name is ``BadInput``.
+    """
+    if "/" in text:
+        kind, _, rest = text.partition("/")
+        if kind.lower() not in CRONJOB_TYPES:
+            raise BadInput(f"bad cronjob name {text!r}: expected NAME or cronjob/NAME")
+        text = rest
+    return _check("cronjob", text, limit=CRONJOB_MAX, subdomain=True)
+
+
+def is_cronjob_ref(text: str) -> bool:
+    """Whether ``text`` has the form ``TYPE/...`` with a CronJob type (``explain`` tells a live
+    CronJob from a schedule, which may contain ``/``, by this)."""
+    kind, slash, _ = text.partition("/")
+    return bool(slash) and kind.lower() in CRONJOB_TYPES
