@@ -414,8 +414,9 @@ def _pod_view(p: Obj) -> Obj:
     for key in ("initContainerStatuses", "containerStatuses"):
         for cs in st.get(key) or []:
             state = cs.get("state") or {}
-            kind = next(iter(state), None)
-            detail = state.get(kind) or {} if kind else {}
+            # the API gives exactly one of these; any other key (a hand-made dump) is not a state
+            kind = next((k for k in ("waiting", "running", "terminated") if isinstance(state.get(k), dict)), None)
+            detail = state[kind] if kind else {}
             last = (cs.get("lastState") or {}).get("terminated") or {}
             containers.append({
                 "name": str(cs.get("name", "")),
