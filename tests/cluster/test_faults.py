@@ -295,6 +295,7 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     # the bundle judges the slots as history does (below)
     assert occ[z(t1)]["verdict"] == "missed", occ[z(t1)]
     assert occ[z(t2)]["verdict"] in ("ran-late", "running"), occ[z(t2)]
+    judged_at = datetime.now(utc)
     r = subprocess.run([sys.executable, "-m", "cronctl", "history", "-n", ns, "-o", "json", "--kubeconfig",
                         private.kubeconfig], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "NO_COLOR": "1", "CI": "true"})
@@ -305,5 +306,11 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     assert tick[z(t2)]["verdict"] in ("ran-late", "running") and tick[z(t2)]["start_delay_seconds"] >= 15, tick[z(t2)]
     assert tock[z(t0)]["verdict"] == "ran"
     for t in (t1, t2):
-        assert tock[z(t)]["verdict"] == "missed-deadline", tock[z(t)]
-        assert "startingDeadlineSeconds=10" in tock[z(t)]["reason"]
+        if judged_at < t0 + timedelta(minutes=3):
+            assert tock[z(t)]["verdict"] == "missed-deadline", tock[z(t)]
+            assert "startingDeadlineSeconds=10" in tock[z(t)]["reason"]
+        else:
+            # judged after tock's next slot (a loaded machine): the controller's decision no longer
+            # shows the deadline drop, and the evidence cannot tell it from the controller being down
+            print(f"history ran {judged_at - t0} after t0, past the next slot: {tock[z(t)]}")
+            assert tock[z(t)]["verdict"] in ("missed-deadline", "missed"), tock[z(t)]

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.cluster
 ])
 def test_a_run_killed_after_a_step_is_explained_by_status_and_finished_by_restore(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path, step: str, suspended_before: bool) -> None:
-    cj = create_cronjob(k8s, namespace, "killed", duration=12, suspend=suspended_before,
+    # killed after "created", the Job must outlive two cronctl starts (status, restore) on a loaded machine
+    cj = create_cronjob(k8s, namespace, "killed", duration=45 if step == "created" else 12, suspend=suspended_before,
                         schedule="0 0 1 1 *")  # yearly: the controller itself creates nothing meanwhile
     r = cronctl(["run-manual", "killed", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path,
                 CRONCTL_TEST_KILL_AFTER_STEP=step)
@@ -62,7 +63,7 @@ def test_a_run_killed_after_a_step_is_explained_by_status_and_finished_by_restor
             rs = cronctl(["restore", "killed", "-n", namespace, "--yes"], kubeconfig)
             assert rs.returncode == 3 and "killed-manual" in rs.stderr
             assert read_cronjob(k8s, namespace, "killed")["spec"]["suspend"] is True
-        wait_for("the manual Job to finish", lambda: terminal(read_job(k8s, namespace, "killed-manual") or {}), 60)
+        wait_for("the manual Job to finish", lambda: terminal(read_job(k8s, namespace, "killed-manual") or {}), 120)
     else:  # finished: the Job completed and logs were saved, the restore never happened
         assert "only the restore is left" in s["explanation"]
         assert local.get("logs"), local
