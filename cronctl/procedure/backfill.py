@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
