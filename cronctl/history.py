@@ -242,6 +242,7 @@ class _Stand:
     running: bool = False
     exists: bool = True
     operator: str | None = None
+    retry_of: str | None = None  # run-manual --retry: the failed Job this one ran again
 
 
 @dataclass
@@ -335,7 +336,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     evs = events_for(events, cronjob, {r.uid for r in recs}, set(), {r.name for r in recs}, set())
 
     # -- the window ------------------------------------------------------------------------
-    evidence = [t for r in recs for t in (r.scheduled_for, r.created) if t is not None]
+    # (a manual run for an earlier slot stands for it: the slot is evidence too, or the window starts after it)
+    evidence = [t for r in recs for t in (r.scheduled_for, r.created, r.claims) if t is not None]
     evidence += [t for e in evs for t in (_ts(e["first"]),) if t is not None]
     for ev in evs:  # a Job the controller created stands for the slot in its name, before the event
         m = _CREATED.search(ev["message"]) if ev["reason"] == "SuccessfulCreate" else None
@@ -381,7 +383,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         j = by_name.get(r.name) or {}
         ann = model.annotations(j)
         base = dict(name=r.name, origin=r.origin, created=r.created, started=r.started, completed=r.completed,
-                    outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR))
+                    outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR),
+                    retry_of=ann.get(model.ANN_RETRY_OF))
         if r.origin == "scheduled" and r.scheduled_for is not None:
             add(r.scheduled_for, _Stand(how="scheduled", **base))  # type: ignore[arg-type]
             standing_names.add(r.name)
@@ -556,6 +559,14 @@ def _suspension_at(ctx: _Ctx, t: datetime) -> str | None:
 
 
 def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
+    # failed attempts that cronctl run-manual --retry ran again are attempts, not a second run
+    retried = {s.retry_of for s in st if s.retry_of}
+    attempts = [s for s in st if s.name in retried and s.outcome == "Failed"]
+    if attempts and len(st) - len(attempts) == 1:
+        last = _judge(t, [s for s in st if s not in attempts], ctx)
+        names = ", ".join(s.name for s in sorted(attempts, key=lambda s: (s.created or t, s.name)))
+        return _row(t, ctx.zone, st, last["verdict"], f"{last['reason']}; after {len(attempts)} failed "
+                    f"attempt(s) run again with cronctl run-manual --retry: {names}")
     n = len(st)
     if n >= 2:
         what = "; ".join(f"{s.name} ({s.origin}{'' if s.how == s.origin else ', ' + s.how}"

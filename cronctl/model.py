@@ -34,6 +34,7 @@ ANN_UPDATED = PREFIX + "updated"
 ANN_HOLDER = PREFIX + "holder"
 ANN_OCCURRENCE = PREFIX + "occurrence"
 ANN_NOTE = PREFIX + "note"
+ANN_RETRY_OF = PREFIX + "retry-of"  # on a Job of run-manual --retry: the failed Job it runs again
 # a pause (cronctl pause / resume): who, why, since and until when; kept apart from the run record
 ANN_PAUSED_BY = PREFIX + "paused-by"
 ANN_PAUSED_AT = PREFIX + "paused-at"

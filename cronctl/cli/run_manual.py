@@ -40,6 +40,10 @@ def run_manual_cmd(
     timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s).")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
+    retry: Annotated[bool, typer.Option(
+        "--retry", help="After a failed run (the CronJob stays suspended): run the same occurrence again as "
+                        "<job>-r2, -r3, ... under the same record, so the CronJob is never un-suspended in "
+                        "between; the attempts are linked in the record.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
@@ -53,8 +57,11 @@ def run_manual_cmd(
     controller would give T, and after success status.lastScheduleTime becomes T, so the
     controller never runs T again.
 
+    With --retry, after a failed run: the same occurrence runs again as <job>-r2 (-r3, ...) under the
+    failed run's suspension; the failed Job keeps its name and logs.
+
     Exit codes: 0 success, 1 Job failed, 3 refused (locked, running children, name exists, a Job
-    already stands for the slot, permission missing, not confirmed), 4 timeout, 5 bad input (also:
+    already stands for the slot, permission missing, not confirmed, --retry without a failed run), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
@@ -78,7 +85,7 @@ def run_manual_cmd(
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
-        after_step=kill_hook(), catch_up=catch_up.value)
+        after_step=kill_hook(), catch_up=catch_up.value, retry=retry)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_manual(cluster, opts, SystemClock(), RichReporter())

@@ -173,3 +173,37 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
                       server_version=server_version, deadline_dropped=tuple(d.deadline_dropped),
                       waiting_for=tuple(d.waiting_for), replaces=tuple(d.replaces),
                       never_times=tuple(d.never_made_up))
+
+
+def _limit(spec: model.Obj, key: str, default: int) -> int:
+    v = spec.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
+
+
+def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[str, Any]]:
+    """When the CronJob's history limits (or the Job's TTL) will delete the manual Job: the
+    controller owns it and counts it with the scheduled Jobs, so the fixed name that stops a second
+    run lasts only that long. Cleanup runs at every sync: the oldest finished Jobs beyond
+    ``successfulJobsHistoryLimit`` (default 3) / ``failedJobsHistoryLimit`` (default 1) are deleted,
+    oldest by start time, and the manual Job is the newest. Returns the plan's words and a dict."""
+    spec = cronjob.get("spec") or {}
+    ok = _limit(spec, "successfulJobsHistoryLimit", 3)
+    failed = _limit(spec, "failedJobsHistoryLimit", 1)
+    ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
+    runs = next_runs(cronjob, now, max(ok, failed, 1))
+    info: dict[str, Any] = {"successful_jobs_history_limit": ok, "failed_jobs_history_limit": failed,
+                            "ttl_seconds_after_finished": ttl if isinstance(ttl, int) else None}
+
+    def after(n: int, what: str) -> str:
+        if n == 0:
+            return f"deleted at the controller's next sync after it {what} (its history limit is 0)"
+        at = f"; the earliest is the Job for {rfc3339_z(runs[n - 1])}" if len(runs) >= n else ""
+        return f"deleted once {n} newer Job(s) of this CronJob have {what}{at}"
+
+    ok_words, failed_words = after(ok, "succeeded"), after(failed, "failed")
+    info.update(if_succeeded=ok_words, if_failed=failed_words,
+                earliest_if_succeeded=rfc3339_z(runs[ok - 1]) if 0 < ok <= len(runs) else None)
+    text = f"if it succeeds: {ok_words}; if it fails: {failed_words}"
+    if isinstance(ttl, int) and not isinstance(ttl, bool):
+        text += f"; ttlSecondsAfterFinished={ttl} deletes it {ttl}s after it finishes, if sooner"
+    return text + ". Its record, logs and job.json stay in the run directory, and the run in cronctl.dev/runs", info

@@ -85,7 +85,9 @@ def record_rows(rec: model.RunRecord, target: bool, unconfirmed: str | None) -> 
     """Whose record it is and what restoring it sets: shown before anything changes."""
     return [("operator", rec.operator or "unknown"), ("holder", rec.holder or "unknown"),
             ("started", rec.started or "unknown"), ("updated", rec.updated or "unknown"),
-            ("step", rec.step or "unknown"), ("reason", rec.reason or "none"), ("job", rec.job_name or "none"),
+            ("step", (rec.step or "unknown") + (f": {rec.note}" if rec.note else "")
+             + (" (THE JOB FAILED: check its logs and any partly applied work first)" if rec.step == "failed" else "")),
+            ("reason", rec.reason or "none"), ("job", rec.job_name or "none"),
             ("will set", f"suspend={str(target).lower()} and remove the record"),
             ("written by", "cronctl (managedFields)" if unconfirmed is None else f"UNCONFIRMED: {unconfirmed}")]
 
@@ -173,7 +175,8 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
                               f"without confirmation; nothing changed")
             q = (f"Clear the {'unconfirmed' if unconfirmed else 'stale'} record {rec.run_id} of "
                  f"{rec.operator or 'unknown'} and {verb}?" if opts.force and stale_reasons
-                 else f"Restore {ns}/{name} ({verb}) and clear run record {rec.run_id}?")
+                 else f"Restore {ns}/{name} ({verb}) and clear run record {rec.run_id}"
+                 + (f" although its Job {rec.job_name} FAILED?" if rec.step == "failed" else "?"))
             if not reporter.confirm(q):
                 raise Refused("not confirmed; nothing changed")
             confirmed = True

@@ -33,7 +33,7 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout)
 from cronctl.procedure.base import Audit, Clock, Progress, Reporter, RunDir, next_commands, run_words, rv
-from cronctl.procedure.predict import Prediction, next_runs, predict, schedule_words
+from cronctl.procedure.predict import Prediction, history_limit_removal, next_runs, predict, schedule_words
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
                                     schedule_of, show, standing_for)
@@ -62,6 +62,16 @@ MAX_SLOTS = 500
 MIN_FREE_BYTES = 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+TAIL_LINES = 10  # the last lines of each container's log shown at the end of a run
+TAIL_MAX = 40    # ... and of all of them together
+_RETRY_NAME = re.compile(r"^(.+)-r(\d{1,4})$")  # <job>-r<N>: attempt N of a run retried with --retry
+
+
+def retry_job_name(base: str, attempt: int) -> str:
+    """The Job of attempt ``attempt`` (2, 3, ...) of a run whose first Job was ``base``: ``base-rN``,
+    ``base`` cut so the name stays a DNS label (at most 63 characters)."""
+    suffix = f"-r{attempt}"
+    return base[:63 - len(suffix)].rstrip("-") + suffix
 
 
 @dataclass
@@ -85,6 +95,7 @@ class RunOptions:
     catch_up: str = "latest"              # --catch-up latest|none|all at the restore (see procedure.restore)
     takeover: str | None = None           # the run id of an interrupted run's record to take over (its
                                           # suspension and original value): restore --catch-up all
+    retry: bool = False                   # --retry: run the failed run's occurrence again (see _prepare_retry)
 
 
 @dataclass
@@ -147,6 +158,8 @@ class _Run:
         self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
         self.done: list[str] = []                             # slots run and done (UTC), oldest first
         self.audit = Audit(cluster, self.r, clock)            # Events on the CronJob, one per change
+        self.retry_of: model.RunRecord | None = None          # --retry: the failed run taken over
+        self.attempt = 1
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -191,6 +204,11 @@ class _Run:
         return run_words(self.run_id, self.operator, self.o.reason,
                          rfc3339_z(self.occurrence) if self.occurrence else "")
 
+    def _retry_note(self) -> str:
+        rec = self.retry_of
+        return (f"attempt {self.attempt}: retry of run {rec.run_id} (job {rec.job_name} failed)"
+                if rec is not None else "")
+
     def _hook(self, step: str) -> None:
         if self.o.after_step is not None:
             self.o.after_step(step)
@@ -229,6 +247,10 @@ class _Run:
             raise BadInput("--ad-hoc-occurrence cannot be used with --occurrence latest (latest is always a slot)")
         if self.o.ad_hoc_occurrence and self.o.occurrence is None:
             raise BadInput("--ad-hoc-occurrence needs --occurrence RFC3339 (the instant the run stands for)")
+        if self.o.retry and (self.o.occurrence is not None or self.o.occurrence_latest or self.o.job_name
+                             or self.o.ad_hoc_occurrence or self.o.takeover):
+            raise BadInput("--retry runs the failed run's own occurrence again under a name derived from its Job: "
+                           "it takes no --occurrence, --ad-hoc-occurrence or --job-name")
         if self._slot_mode() and self.o.job_name:
             raise BadInput("--job-name cannot be used with a slot --occurrence: the Job takes the name the "
                            "controller gives that slot (<cronjob>-<unix minutes>)",
@@ -243,13 +265,15 @@ class _Run:
         self.cj = self.c.get_cronjob(self.name)
         self.red.learn(self.cj)  # its secret env values, masked wherever the run echoes them
         self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
+        if self.o.retry:
+            self._prepare_retry()
         if self._slot_mode():
             self.slot = resolve(self.cj, self.o.occurrence, latest=self.o.occurrence_latest, now=self.clock.now())
             self.occurrence = self.slot.at
             self.job_name = self.slot.job_name
             self.r.step(f"preflight: {'the latest slot' if self.slot.latest else 'slot'} {self.slot.shown} of "
                         f"the schedule: Job {self.job_name}, the controller's name for it")
-        elif self.occurrence is not None:
+        elif self.occurrence is not None and not self.o.retry:
             self._warn_ad_hoc(self.occurrence)
         check_permissions(self.c, self.name)
         self.r.step("preflight: every permission the run needs is granted")
@@ -273,6 +297,44 @@ class _Run:
         if self.occurrence is not None:
             self._check_occurrence_free(self.c.list_jobs()[0])
         self.operator = self.c.whoami()
+
+    def _prepare_retry(self) -> None:
+        """``--retry``: the run on the CronJob failed (its record says step ``failed``, its Job ended
+        Failed). This run takes its record over, so the CronJob stays suspended in between, and runs
+        the same occurrence again as ``<job>-r<N>`` (the failed Job keeps its name, logs and
+        evidence). A slot's lastScheduleTime is set after success as for the first attempt."""
+        rec = model.read_record(self.cj)
+        if rec is None or rec.step != "failed":
+            now = f"its run record is at step '{rec.step}'" if rec else "it carries no run record"
+            raise Refused(f"--retry needs a failed cronctl run on cronjob {self.ns}/{self.name}; {now}; nothing "
+                          f"was changed", hint=f"see cronctl status {self.name} -n {self.ns}")
+        failed = self.c.get_job(rec.job_name) if rec.job_name else None
+        if failed is not None and not model.is_finished(failed):
+            raise Refused(f"job {self.ns}/{rec.job_name} of run {rec.run_id} is still running; nothing was changed",
+                          hint=f"cronctl wait {self.name} -n {self.ns} follows it to its end")
+        m = _RETRY_NAME.match(rec.job_name or "")
+        base, last = (m.group(1), int(m.group(2))) if m else (rec.job_name or f"{self.name}-manual", 1)
+        self.attempt = last + 1
+        self.job_name = retry_job_name(base, self.attempt)
+        self.retry_of = rec
+        self.o.takeover = rec.run_id
+        if not self.o.reason:
+            self.o.reason = rec.reason
+        if rec.occurrence:
+            try:
+                at = parse_rfc3339(rec.occurrence)
+            except CronctlError:
+                at = None
+            if at is not None:
+                self.occurrence = at
+                try:
+                    self.slot = resolve(self.cj, at, latest=False, now=self.clock.now())
+                except CronctlError:
+                    self.slot = None  # an ad-hoc instant: carried by annotation and env only
+        self.record["retry_of"] = {"run_id": rec.run_id, "job": rec.job_name, "attempt": self.attempt}
+        self.r.step(f"preflight: retry of run {rec.run_id} of {rec.operator or 'unknown'} (job {rec.job_name} "
+                    f"failed): attempt {self.attempt} as Job {self.job_name}"
+                    + (f" for {rec.occurrence}" if rec.occurrence else "") + "; the CronJob stays suspended")
 
     def _taking_over(self, rec: model.RunRecord | None) -> bool:
         """Whether ``rec`` is the interrupted run's record this run was asked to take over."""
@@ -323,7 +385,10 @@ class _Run:
     def _standing(self, jobs: list[Obj]) -> list[Obj]:
         if self.occurrence is None:
             return []
-        return standing_for(self.cj, jobs, self.occurrence, self.job_name)
+        found = standing_for(self.cj, jobs, self.occurrence, self.job_name)
+        if self.retry_of is not None:  # a retry runs again what failed: failed attempts do not stand
+            found = [j for j in found if model.job_outcome(j) != "Failed"]
+        return found
 
     def _check_occurrence_free(self, jobs: list[Obj]) -> None:
         """A Job that already stands for the run's instant (its name, or owned + annotation) stops it."""
@@ -353,6 +418,8 @@ class _Run:
             "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],
             "job_name": self.job_name, "settle_seconds": self.o.settle, "timeout_seconds": self.o.timeout,
         }
+        removal, removal_info = history_limit_removal(self.cj, now)
+        self.record["plan"]["job_removal"] = removal_info
         if self.slot is not None:
             self.record["plan"].update(slot=self.slot.as_dict(), last_schedule_time=lst_plan)
         rows = [
@@ -369,6 +436,7 @@ class _Run:
                      f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
                      f"set suspend back to {str(suspended).lower()}"),
             ("after the run", self._after_text(after, suspended)),
+            ("manual Job kept", removal),
         ]
         if self.slot is not None:
             rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
@@ -435,6 +503,8 @@ class _Run:
         if self.slot is not None:
             # what the controller writes on the Job it makes for this slot
             extra[model.SCHEDULED_TS] = self.slot.scheduled_timestamp
+        if self.retry_of is not None and self.retry_of.job_name:
+            extra[model.ANN_RETRY_OF] = self.retry_of.job_name
         return model.build_manual_job(self.cj, self.job_name, extra_annotations=extra,
                                       occurrence_at=self.occurrence)
 
@@ -480,8 +550,10 @@ class _Run:
                               f"shown; nothing was changed, run again")
             # taking over: the suspension is the interrupted run's, and so is the value before it
             self.original_suspend = rec.original_suspend if rec is not None else model.is_suspended(cj)
-            patch = {"spec": {"suspend": True},
-                     "metadata": {"annotations": self._record("suspended").to_annotations()}}
+            ann: dict[str, str] = self._record("suspended", self._retry_note()).to_annotations()
+            if rec is not None:  # the run taken over ends here: its account joins cronctl.dev/runs
+                ann[model.ANN_RUNS] = model.runs_with(cj, rec, restored_at=self.clock.now(), restored_to=True)
+            patch = {"spec": {"suspend": True}, "metadata": {"annotations": ann}}
             try:
                 self.cj = self.c.patch_cronjob(self.name, patch, resource_version=rv(cj))
             except Conflict:
@@ -625,6 +697,7 @@ class _Run:
         logs: list[dict[str, Any]] = []
         errors: list[str] = []
         tail: list[str] = []
+        exits: list[dict[str, Any]] = []
         try:
             pods = self.c.list_pods(label_selector=f"batch.kubernetes.io/controller-uid={uid}")
         except CronctlError as e:
@@ -646,6 +719,10 @@ class _Run:
                         + ((p.get("status") or {}).get("containerStatuses") or [])}
             for c in (pspec.get("initContainers") or []) + (pspec.get("containers") or []):
                 cname = str(c.get("name"))
+                term = ((statuses.get(cname) or {}).get("state") or {}).get("terminated") or {}
+                if isinstance(term.get("exitCode"), int):
+                    exits.append({"pod": pname, "container": cname, "exit_code": term["exitCode"],
+                                  "reason": str(term.get("reason") or "")})
                 restarts = int((statuses.get(cname) or {}).get("restartCount") or 0)
                 for previous in ([True] if restarts else []) + [False]:
                     rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
@@ -662,9 +739,10 @@ class _Run:
                         continue
                     logs.append({"pod": pname, "container": cname, "previous": previous, "file": rel,
                                  "bytes": len(text.encode())})
-                    if not previous:
-                        tail = [f"[{pname}/{cname}] {ln}" for ln in text.splitlines()[-10:]] or tail
+                    if not previous:  # every pod's last lines, not only the last pod's
+                        tail += [f"[{pname}/{cname}] {ln}" for ln in text.splitlines()[-TAIL_LINES:]]
         self.record["logs"] = logs
+        self.record["exit_codes"] = exits
         if errors:
             self.record["log_errors"] = errors
         self._save()
@@ -672,7 +750,14 @@ class _Run:
                     + (f"; {len(errors)} could not be read or saved" if errors else ""))
         for missing in errors:
             self.r.warn(f"missing from the run directory: {missing}")
-        return tail
+        return tail[-TAIL_MAX:]
+
+    def _failed_words(self) -> str:
+        """The exit codes of the containers that failed, from the pods saved by :meth:`save_logs`."""
+        bad = [e for e in self.record.get("exit_codes") or [] if e.get("exit_code")]
+        shown = ", ".join(f"exit code {e['exit_code']}{' (' + e['reason'] + ')' if e.get('reason') else ''} in "
+                          f"{e['pod']}/{e['container']}" for e in bad[-3:])
+        return shown + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
 
     def failure_events(self) -> list[str]:
         try:
@@ -691,6 +776,7 @@ class _Run:
         self.preflight()
         self.record["operator"] = self.operator
         self.record["job_name"] = self.job_name
+        self.record["reason"] = self.o.reason
         self.record["occurrence"] = rfc3339_z(self.occurrence) if self.occurrence else None
         if self.slot is not None:
             self.record["slot"] = self.slot.as_dict()
@@ -745,6 +831,11 @@ class _Run:
         self._hook("finished")
         if outcome != "Complete":
             why = (f"job {self.job_name} failed" if outcome == "Failed" else f"job {self.job_name} was deleted")
+            codes = self._failed_words()
+            if codes:
+                why += f" ({codes})"
+            if self.dir is not None and self.record.get("logs"):
+                why += f"; logs in {self.dir.path / 'logs'}"
             events = self.failure_events()
             if events:
                 self.record["job_events"] = events
@@ -756,8 +847,11 @@ class _Run:
             if self.slot is not None:
                 slot_note = f"; slot {self.slot.shown} is not done: lastScheduleTime was not set to it"
                 self.record["last_schedule_time"] = {"patched": False, "why": f"{why}: the slot is not done"}
-            return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended{slot_note}",
-                                          self.record, final, nxt), "failed", tail, events)
+            retry = f"cronctl run-manual {self.name} -n {self.ns} --retry"
+            return self._finish(RunResult(ExitCode.JOB_FAILED, f"{why}; the CronJob stays suspended{slot_note}; "
+                                          f"`{retry}` runs it again (attempt {self.attempt + 1}) without "
+                                          f"un-suspending in between", self.record, final, [retry, *nxt]),
+                                "failed", tail, events)
         self.r.step(f"job {self.job_name} completed in {human_duration(self._job_seconds(final) or 0)}")
         slot_note = self._mark_slot_done() if self.slot is not None else ""
         manual = self.job_name

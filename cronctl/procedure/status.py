@@ -65,8 +65,9 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
             nxt = (f"the manual Job {rec.job_name} completed at {_t(model.finished_at(manual))}; only the "
                    f"restore is left: `{restore}`")
         else:
-            nxt = (f"the manual Job {rec.job_name} FAILED; check its logs (cronctl bundle {name} -n {ns}) and "
-                   f"any partly applied work before `{restore}`")
+            nxt = (f"the manual Job {rec.job_name} FAILED; check its logs (the run directory named in the note, "
+                   f"or cronctl bundle {name} -n {ns}) and any partly applied work, then either "
+                   f"`cronctl run-manual {name} -n {ns} --retry` (runs it again, still suspended) or `{restore}`")
     return head + ". " + nxt
 
 

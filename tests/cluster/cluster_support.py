@@ -73,8 +73,14 @@ def read_job(k8s: Any, ns: str, name: str) -> dict[str, Any] | None:
     return None
 
 
+#: cronctl's trail of finished runs: kept on purpose after the record is cleared (not part of the record)
+RUNS_ANNOTATION = "cronctl.dev/runs"
+
+
 def record_annotations(cj: dict[str, Any]) -> dict[str, str]:
-    return {k: v for k, v in (cj["metadata"].get("annotations") or {}).items() if k.startswith(RECORD_PREFIX)}
+    """cronctl's annotations on the CronJob but the trail of finished runs: the run record (and a pause)."""
+    return {k: v for k, v in (cj["metadata"].get("annotations") or {}).items()
+            if k.startswith(RECORD_PREFIX) and k != RUNS_ANNOTATION}
 
 
 def terminal(job: dict[str, Any]) -> str | None:

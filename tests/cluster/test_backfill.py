@@ -72,7 +72,7 @@ def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str
         assert after.get(s) == [f"orders-{minutes}"], (s, after.get(s))
     assert all(len(v) == 1 for v in after.values()), after  # none ran twice
     cj = read_cronjob(k8s, namespace, "orders")
-    assert cj["spec"]["suspend"] is False and not any(k.startswith("cronctl.dev/run") for k in
+    assert cj["spec"]["suspend"] is False and not any(k == "cronctl.dev/run-id" for k in
                                                       (cj["metadata"].get("annotations") or {}))
     _, h = history(kubeconfig, namespace, "orders")
     verdicts = {s["slot"]: s["verdict"] for s in h["slots"]}

@@ -174,6 +174,6 @@ def test_restore_with_catch_up_all_takes_over_a_killed_run_and_runs_each_slot_it
     assert_each_slot_ran_once_as_its_own_job(k8s, namespace, "taken", lost)
     cj = read_cronjob(k8s, namespace, "taken")
     assert cj["spec"]["suspend"] is False
-    assert not any(k.startswith("cronctl.dev/run") for k in cj["metadata"].get("annotations") or {})
+    assert not any(k == "cronctl.dev/run-id" for k in cj["metadata"].get("annotations") or {})
     time.sleep(12)
     assert_each_slot_ran_once_as_its_own_job(k8s, namespace, "taken", lost)

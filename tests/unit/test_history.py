@@ -287,6 +287,34 @@ def test_slots_lost_while_a_finished_cronctl_run_held_the_cronjob_name_that_run(
     assert "r9" in row(h, "10:03")["reason"]  # the late catch-up: when r9 restored it
 
 
+def _attempt(name: str, t: datetime, created: datetime, outcome: str, retry_of: str | None) -> dict[str, Any]:
+    j = job(name, created=created, done=created + timedelta(seconds=5), outcome=outcome, manual=True,
+            occurrence=t, operator="alice")
+    if retry_of:
+        j["metadata"]["annotations"]["cronctl.dev/retry-of"] = retry_of
+    return j
+
+
+def test_failed_attempts_run_again_with_retry_are_attempts_not_a_duplicate() -> None:
+    s = slotname(T(10, 2))
+    jobs = [_attempt(s, T(10, 2), T(10, 2, 10), "Failed", None),
+            _attempt(f"{s}-r2", T(10, 2), T(10, 2, 30), "Failed", s),
+            _attempt(f"{s}-r3", T(10, 2), T(10, 2, 50), "Complete", f"{s}-r2")]
+    h = judge(cronjob(last=T(10, 3)), jobs + [scheduled(T(10, 3))], now=T(10, 3, 30))
+    r = row(h, "10:02")
+    assert r["verdict"] == "ran" and r["jobs"] == [s, f"{s}-r2", f"{s}-r3"]
+    assert "2 failed attempt(s)" in r["reason"] and f"{s}-r2" in r["reason"]
+
+
+def test_a_second_run_beside_a_retried_one_is_still_a_duplicate() -> None:
+    s = slotname(T(10, 2))
+    jobs = [_attempt(s, T(10, 2), T(10, 2, 10), "Failed", None),
+            _attempt(f"{s}-r2", T(10, 2), T(10, 2, 30), "Complete", s),
+            _attempt("by-hand", T(10, 2), T(10, 2, 40), "Complete", None)]  # not linked: a second run
+    h = judge(cronjob(last=T(10, 3)), jobs + [scheduled(T(10, 3))], now=T(10, 3, 30))
+    assert row(h, "10:02")["verdict"] == "duplicate"
+
+
 def test_older_than_what_history_limits_keep_is_evidence_gone() -> None:
     h = judge(cronjob(last=T(10, 5), ok_limit=1), [scheduled(T(10, 5))], now=T(10, 5, 30), since=T(10, 2, 30))
     v = verdicts(h)

@@ -160,3 +160,38 @@ def test_the_run_directory_and_everything_in_it_is_private(tmp_path: Path) -> No
     assert not list(d.path.rglob("*.tmp"))  # written by rename, nothing half-written left
     with pytest.raises(BadInput, match="cannot create run directory"):
         RunDir.create(str(tmp_path / "runs"), "sync", "abc123")  # never reuses (overwrites) a run
+
+
+# -- when the history limit deletes the manual Job (the plan's "manual Job kept" row) -----------
+def test_with_default_limits_the_manual_job_goes_after_three_newer_successes() -> None:
+    from cronctl.procedure.predict import history_limit_removal
+
+    text, info = history_limit_removal(cj(), NOW)
+    # */1, now 12:02:30: the next slots are 12:03, 12:04, 12:05; the third newer success is 12:05's
+    assert info["successful_jobs_history_limit"] == 3 and info["earliest_if_succeeded"] == "2026-12-02T12:05:00Z"
+    assert "3 newer Job(s)" in text and "1 newer Job(s) of this CronJob have failed" in text
+    assert "run directory" in text
+
+
+def test_a_zero_limit_deletes_it_at_once_and_a_ttl_is_named() -> None:
+    from cronctl.procedure.predict import history_limit_removal
+
+    c = cj()
+    c["spec"].update(successfulJobsHistoryLimit=0, failedJobsHistoryLimit=2)
+    c["spec"]["jobTemplate"]["spec"]["ttlSecondsAfterFinished"] = 600
+    text, info = history_limit_removal(c, NOW)
+    assert "next sync after it succeeded" in text and info["earliest_if_succeeded"] is None
+    assert "2 newer Job(s) of this CronJob have failed; the earliest is the Job for 2026-12-02T12:04:00Z" in text
+    assert "ttlSecondsAfterFinished=600" in text and info["ttl_seconds_after_finished"] == 600
+
+
+@pytest.mark.parametrize("base,attempt,want", [
+    ("sync-manual", 2, "sync-manual-r2"),
+    ("a" * 63, 12, "a" * 59 + "-r12"),
+    ("x-" * 31 + "y", 3, ("x-" * 31)[:60].rstrip("-") + "-r3"),
+])
+def test_a_retry_s_job_name_is_derived_and_stays_a_dns_label(base: str, attempt: int, want: str) -> None:
+    from cronctl.procedure.run_manual import _DNS_LABEL, retry_job_name
+
+    name = retry_job_name(base, attempt)
+    assert name == want and len(name) <= 63 and _DNS_LABEL.match(name)

@@ -1,0 +1,70 @@
+"""cronctl's audit trail on the real control plane: an Event on the CronJob for each change, and
+the finished run kept in ``cronctl.dev/runs`` after its record is cleared and after the history
+limit deleted its manual Job; status, history and the bundle read it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster_support import (RUNS_ANNOTATION, cronctl, create_cronjob, read_cronjob, read_job,
+                             record_annotations, wait_for)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
+
+
+def _events(k8s: Any, ns: str, name: str) -> list[Any]:
+    return [e for e in k8s.core.list_namespaced_event(ns, field_selector=f"involvedObject.name={name}").items
+            if e.involved_object.kind == "CronJob"]
+
+
+def test_a_run_leaves_events_and_its_account_outlives_the_record_and_the_deleted_manual_job(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    body = create_cronjob(k8s, namespace, "ledger", duration=2)
+    # a history limit of 0: the controller deletes the finished manual Job at its next sync
+    k8s.batch.patch_namespaced_cron_job("ledger", namespace, {"spec": {"successfulJobsHistoryLimit": 0}})
+    assert body["metadata"]["name"] == "ledger"
+    r = cronctl(["run-manual", "ledger", "-n", namespace, "--yes", "--settle", "1s", "--reason", "INC-42 re-run",
+                 "--occurrence", "2026-12-01T00:00:00Z", "--ad-hoc-occurrence", "-o", "json"],
+                kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    done = json.loads(r.stdout)
+    run_id = done["run_id"]
+    # the plan said when the history limit removes the manual Job
+    assert "next sync after it succeeded" in done["plan"]["job_removal"]["if_succeeded"]
+
+    # one Event per change, naming the run, the operator and the reason
+    evs = _events(k8s, namespace, "ledger")
+    ours = {e.reason: e for e in evs if e.source and e.source.component == "cronctl"}
+    assert {"CronctlSuspended", "CronctlJobCreated", "CronctlRestored"} <= set(ours), sorted(ours)
+    for reason in ("CronctlSuspended", "CronctlJobCreated", "CronctlRestored"):
+        assert run_id in ours[reason].message and "INC-42 re-run" in ours[reason].message, ours[reason].message
+    assert "ledger-manual" in ours["CronctlJobCreated"].message
+
+    # the record is gone, the run stays in cronctl.dev/runs (written by cronctl: field manager)
+    cj = read_cronjob(k8s, namespace, "ledger")
+    assert record_annotations(cj) == {} and cj["spec"]["suspend"] is False
+    (kept,) = json.loads(cj["metadata"]["annotations"][RUNS_ANNOTATION])
+    assert (kept["run_id"], kept["reason"], kept["last_step"], kept["job_name"]) == (
+        run_id, "INC-42 re-run", "succeeded", "ledger-manual")
+    assert kept["occurrence"] == "2026-12-01T00:00:00Z" and kept["restored_to"] is False
+    assert kept["operator"] and kept["operator"] != "unknown"
+
+    # the controller's history limit deletes the manual Job; the account does not depend on it
+    wait_for("the history limit to delete the manual Job", lambda: read_job(k8s, namespace, "ledger-manual") is None
+             or None, 90)
+    s = json.loads(cronctl(["status", "ledger", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert [p["run_id"] for p in s["past_runs"]] == [run_id]
+    text = cronctl(["status", "ledger", "-n", namespace], kubeconfig)
+    assert text.returncode == 0 and f"cronctl run {run_id} of" in text.stdout and "INC-42 re-run" in text.stdout
+
+    out = tmp_path / "bundle"
+    b = cronctl(["bundle", "ledger", "-n", namespace, "--out", str(out), "-o", "json"], kubeconfig, run_dir=tmp_path)
+    assert b.returncode == 0, b.stderr
+    doc = json.loads((out / "bundle.json").read_text())
+    periods = doc["cronjobs"][0]["suspended_periods"]
+    assert any(run_id in p["source"] and "INC-42 re-run" in p["source"] and p["end"] for p in periods), periods
+    assert "INC-42 re-run" in (out / "REPORT.md").read_text()
