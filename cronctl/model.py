@@ -408,7 +408,8 @@ class PastRun:
     occurrence: str
     suspended_at: str      # when the run suspended the CronJob (the record's started)
     restored_at: str       # when the restore cleared the record
-    last_step: str         # the record's step at the restore (succeeded, failed, timeout, ...)
+    last_step: str         # how it ended: succeeded or aborted (said by the run restoring itself), else the
+                           # record's step at the restore or takeover (failed, timeout, interrupted, ...)
     original_suspend: bool
     restored_to: bool      # the suspend value the restore set
     forced: bool = False   # restored with --force (a stale or unconfirmed record)
@@ -463,7 +464,7 @@ def read_runs(cronjob: Obj) -> list[PastRun]:
 
 
 def runs_with(cronjob: Obj, rec: RunRecord, *, restored_at: datetime, restored_to: bool,
-              forced: bool = False) -> str:
+              forced: bool = False, last_step: str | None = None) -> str:
     """The ``cronctl.dev/runs`` value after the restore of ``rec``: the runs kept so far plus this
     one, at most :data:`RUNS_KEPT`, each text field cut to :data:`RUN_FIELD_MAX` characters."""
     import json
@@ -471,7 +472,7 @@ def runs_with(cronjob: Obj, rec: RunRecord, *, restored_at: datetime, restored_t
     this = PastRun(run_id=_short(rec.run_id), operator=_short(rec.operator), reason=_short(rec.reason),
                    job_name=_short(rec.job_name), occurrence=_short(rec.occurrence),
                    suspended_at=_short(rec.started), restored_at=rfc3339_z(restored_at),
-                   last_step=_short(rec.step), original_suspend=rec.original_suspend,
+                   last_step=_short(last_step or rec.step), original_suspend=rec.original_suspend,
                    restored_to=restored_to, forced=forced)
     kept = [r for r in read_runs(cronjob) if r.run_id != rec.run_id] + [this]
     return json.dumps([r.as_dict() for r in kept[-RUNS_KEPT:]], separators=(",", ":"), ensure_ascii=False)

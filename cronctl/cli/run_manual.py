@@ -40,6 +40,10 @@ def run_manual_cmd(
     timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s).")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
+    expected_duration: Annotated[Optional[str], typer.Option(
+        "--expected-duration", help="How long the Job runs (90s, 20m, 1h), for the plan's slots that pass while "
+                                    "suspended and the restore at the end (default: the median of the last "
+                                    "successful Jobs, else activeDeadlineSeconds).")] = None,
     retry: Annotated[bool, typer.Option(
         "--retry", help="After a failed run (the CronJob stays suspended): run the same occurrence again as "
                         "<job>-r2, -r3, ... under the same record, so the CronJob is never un-suspended in "
@@ -85,7 +89,8 @@ def run_manual_cmd(
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
-        after_step=kill_hook(), catch_up=catch_up.value, retry=retry)
+        after_step=kill_hook(), catch_up=catch_up.value, retry=retry,
+        expected_duration=parse_duration(expected_duration, flag="--expected-duration") if expected_duration else None)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_manual(cluster, opts, SystemClock(), RichReporter())

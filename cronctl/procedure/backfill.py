@@ -210,7 +210,7 @@ class _Backfill(_Run):
                                  f"of {len(self.todo)} slot(s); the CronJob stays suspended", nxt)
         res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                              expect_original=self.original_suspend,
-                                             catch_up=self.o.catch_up), self.clock, self.r)
+                                             catch_up=self.o.catch_up, outcome="succeeded"), self.clock, self.r)
         self.record.update(outcome="succeeded", restored_at=self._now(), prediction=res.get("prediction"),
                            catch_up={"mode": mode, "given_up": res.get("given_up", [])},
                            exit_code=int(ExitCode.OK))

@@ -207,3 +207,27 @@ def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[
     if isinstance(ttl, int) and not isinstance(ttl, bool):
         text += f"; ttlSecondsAfterFinished={ttl} deletes it {ttl}s after it finishes, if sooner"
     return text + ". Its record, logs and job.json stay in the run directory, and the run in cronctl.dev/runs", info
+
+
+#: how many recent successful Jobs the expected run time is the median of
+RECENT_FOR_DURATION = 5
+
+
+def expected_duration(cronjob: model.Obj, jobs: list[model.Obj], now: datetime,
+                      given: float | None = None) -> tuple[float | None, str]:
+    """How long the manual Job is expected to run, in seconds, and how that is known: ``given``
+    (``--expected-duration``), else the median run time of the CronJob's last successful Jobs,
+    else ``activeDeadlineSeconds`` (an upper bound), else unknown (None)."""
+    if given is not None:
+        return given, "--expected-duration"
+    done = sorted((j for j in jobs if model.owned_by(j, cronjob) and model.job_outcome(j) == "Complete"
+                   and model.started(j) is not None), key=lambda j: model.started(j) or now)
+    secs = sorted(d.total_seconds() for j in done[-RECENT_FOR_DURATION:] for d in (model.duration(j, now),)
+                  if d is not None)
+    if secs:
+        mid = secs[len(secs) // 2] if len(secs) % 2 else (secs[len(secs) // 2 - 1] + secs[len(secs) // 2]) / 2
+        return mid, f"the median of the last {len(secs)} successful Job(s)"
+    ads = ((cronjob.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("activeDeadlineSeconds")
+    if isinstance(ads, int) and not isinstance(ads, bool) and ads > 0:
+        return float(ads), "activeDeadlineSeconds (an upper bound)"
+    return None, "unknown (no successful Job to learn from, no activeDeadlineSeconds; --expected-duration says it)"

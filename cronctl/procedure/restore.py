@@ -47,6 +47,8 @@ class RestoreOptions:
     catch_up: str = "latest"           # latest | none (see give_up_catch_up); all: procedure.backfill.restore_all
     #: run-manual restoring its own run: the original value it wrote (a changed record is refused)
     expect_original: bool | None = None
+    #: run-manual/backfill restoring its own run: how it ended (succeeded, aborted) for cronctl.dev/runs
+    outcome: str | None = None
 
 
 def starts_catch_up(pred: Prediction) -> bool:
@@ -185,7 +187,8 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)
             # the record goes, its account stays: appended to cronctl.dev/runs in the same guarded write
             ann: dict[str, str | None] = {**model.clear_record_annotations(), model.ANN_RUNS: model.runs_with(
-                cj, rec, restored_at=clock.now(), restored_to=target, forced=bool(stale_reasons))}
+                cj, rec, restored_at=clock.now(), restored_to=target, forced=bool(stale_reasons),
+                last_step=opts.outcome)}
             cj = cluster.patch_cronjob(name, {"spec": {"suspend": target}, "metadata": {"annotations": ann}},
                                        resource_version=rv(cj))
         except Conflict:

@@ -25,7 +25,7 @@ import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl import model
@@ -33,7 +33,8 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout)
 from cronctl.procedure.base import Audit, Clock, Progress, Reporter, RunDir, next_commands, run_words, rv
-from cronctl.procedure.predict import Prediction, history_limit_removal, next_runs, predict, schedule_words
+from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
+                                       schedule_words)
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
                                     schedule_of, show, standing_for)
@@ -96,6 +97,7 @@ class RunOptions:
     takeover: str | None = None           # the run id of an interrupted run's record to take over (its
                                           # suspension and original value): restore --catch-up all
     retry: bool = False                   # --retry: run the failed run's occurrence again (see _prepare_retry)
+    expected_duration: float | None = None  # --expected-duration: the Job's run time for the plan
 
 
 @dataclass
@@ -158,6 +160,7 @@ class _Run:
         self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
         self.done: list[str] = []                             # slots run and done (UTC), oldest first
         self.audit = Audit(cluster, self.r, clock)            # Events on the CronJob, one per change
+        self.announced: bool | None = None                    # the plan foresaw a catch-up at the restore
         self.retry_of: model.RunRecord | None = None          # --retry: the failed run taken over
         self.attempt = 1
 
@@ -418,6 +421,7 @@ class _Run:
             "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],
             "job_name": self.job_name, "settle_seconds": self.o.settle, "timeout_seconds": self.o.timeout,
         }
+        end_row = self._plan_end(jobs, now, suspended, lst_plan)
         removal, removal_info = history_limit_removal(self.cj, now)
         self.record["plan"]["job_removal"] = removal_info
         if self.slot is not None:
@@ -436,6 +440,7 @@ class _Run:
                      f"success {'set lastScheduleTime to the slot and ' if lst_plan.get('patch') else ''}"
                      f"set suspend back to {str(suspended).lower()}"),
             ("after the run", self._after_text(after, suspended)),
+            ("while suspended", end_row),
             ("manual Job kept", removal),
         ]
         if self.slot is not None:
@@ -486,6 +491,28 @@ class _Run:
             return f"if restored now: {after.text}"
         return (f"if restored now: nothing starts (--catch-up none marks {rfc3339_z(after.catch_up_for)} "
                 f"processed; {after.never_made_up + 1} slot(s) given up); the restore says which")
+
+    def _plan_end(self, jobs: list[Obj], now: datetime, suspended: bool, lst_plan: dict[str, Any]) -> str:
+        """The plan's "while suspended" row: the slots expected to pass before the run ends, and what
+        the restore will do then (not now). Remembers whether that restore starts a catch-up Job, so
+        a restore that would start one the plan did not announce asks again (:meth:`_confirm_restore`)."""
+        secs, how = expected_duration(self.cj, jobs, now, self.o.expected_duration)
+        info: dict[str, Any] = {"expected_seconds": secs, "from": how}
+        self.record["plan"]["end"] = info
+        if secs is None:
+            self.announced = None
+            return f"the Job's run time is {how}: the slots that pass meanwhile cannot be foreseen"
+        end = now + timedelta(seconds=self.o.settle + secs)
+        passing = [t for t in next_runs(self.cj, now, 50) if t <= end]
+        cj = self._after_patch(self.cj) if lst_plan.get("patch") else self.cj
+        at_end = predict(cj, end, suspended=suspended, jobs=jobs)
+        self.announced = starts_catch_up(at_end)
+        info.update(end=rfc3339_z(end), slots_passing=[rfc3339_z(t) for t in passing],
+                    at_end=at_end.as_dict())
+        shown = ", ".join(rfc3339_z(t) for t in passing[:5]) + (" ..." if len(passing) > 5 else "")
+        return (f"about {human_duration(self.o.settle + secs)} ({how}), until about {rfc3339_z(end)}; "
+                + (f"{len(passing)} slot(s) pass meanwhile: {shown}" if passing else "no slot passes meanwhile")
+                + ("" if suspended or self.o.catch_up != "latest" else f"; at the restore then: {at_end.text}"))
 
     def _after_patch(self, cj: Obj) -> Obj:
         """The CronJob as it will be after lastScheduleTime = the slot (for the plan's prediction)."""
@@ -622,7 +649,7 @@ class _Run:
         """Set suspend back to the original value and clear our record; nothing was created."""
         restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                        expect_original=self.original_suspend,
-                                       check_children=False), self.clock, self.r)
+                                       check_children=False, outcome="aborted"), self.clock, self.r)
         self.record["restored_at"] = self._now()
         self._step_local("aborted", why)
 
@@ -870,10 +897,14 @@ class _Run:
             self.job_name = manual
             if failed is not None:
                 return self._finish(failed, "failed", tail, [])
+        declined = self._confirm_restore()
+        if declined is not None:
+            return self._finish(declined, "succeeded-not-restored", tail, [])
         try:
             res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                                  expect_original=self.original_suspend,
-                                                 catch_up="none" if self.o.catch_up == "all" else self.o.catch_up),
+                                                 catch_up="none" if self.o.catch_up == "all" else self.o.catch_up,
+                                                 outcome="succeeded"),
                           self.clock, self.r)
         except CronctlError as e:
             # The Job succeeded but the restore could not be done (record changed, API down):
@@ -900,6 +931,31 @@ class _Run:
         self._hook("restored")
         return self._finish(RunResult(ExitCode.OK, f"job {self.job_name} succeeded{slot_note}; {res['message']}",
                                       self.record, final, []), "succeeded", tail, [])
+
+    def _confirm_restore(self) -> RunResult | None:
+        """On a terminal without --yes: when the restore would start a catch-up Job that the plan did
+        not announce (the run took longer, a slot passed), ask again. Declined: the CronJob stays
+        suspended with the record at step succeeded (exit 3); ``cronctl restore`` finishes later."""
+        if self.o.yes or not self.o.interactive or self.o.catch_up != "latest" or self.announced is not False \
+                or self.original_suspend:
+            return None
+        try:
+            cj = self.c.get_cronjob(self.name)
+            jobs, _ = self.c.list_jobs()
+        except CronctlError:
+            return None  # the restore reads again and says what it does
+        pred = predict(cj, self.clock.now(), suspended=False, jobs=jobs)
+        if not starts_catch_up(pred):
+            return None
+        self.record["unannounced_catch_up"] = pred.as_dict()
+        if self.r.confirm(f"The restore would start what the plan did not announce: {pred.text}. Restore now "
+                          f"(no: it stays suspended; `cronctl restore {self.name} -n {self.ns} --catch-up none` "
+                          f"gives the slot up)?"):
+            return None
+        return RunResult(ExitCode.REFUSED, f"job {self.job_name} succeeded; the restore was declined (it would "
+                         f"start: {pred.text}): the CronJob stays suspended",
+                         self.record, None, [f"cronctl restore {self.name} -n {self.ns}",
+                                             f"cronctl restore {self.name} -n {self.ns} --catch-up none"])
 
     def _save_logs_so_far(self) -> None:
         """After Ctrl-C: the logs the Job's pods have written so far (a second Ctrl-C skips them)."""

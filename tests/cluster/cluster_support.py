@@ -177,8 +177,10 @@ def owned_jobs(k8s: Any, ns: str, cj: dict[str, Any]) -> list[dict[str, Any]]:
             if any(r.get("uid") == uid and r.get("controller") for r in j["metadata"].get("ownerReferences") or [])]
 
 
-def on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path) -> tuple[int, str]:
-    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompt, return (code, screen)."""
+def on_a_terminal(args: list[str], kubeconfig: str, answer: str | list[str], tmp_path: Path,
+                  wait: float = 120) -> tuple[int, str]:
+    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompts (one answer
+    each, in order), return (code, screen)."""
     import os
     import pty
     import select
@@ -194,8 +196,9 @@ def on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path)
                          cwd=str(tmp_path), close_fds=True)
     os.close(slave)
     screen = b""
-    answered = False
-    deadline = time.monotonic() + 120
+    answers = [answer] if isinstance(answer, str) else list(answer)
+    answered = 0
+    deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         r, _, _ = select.select([master], [], [], 0.2)
         if r:
@@ -206,9 +209,9 @@ def on_a_terminal(args: list[str], kubeconfig: str, answer: str, tmp_path: Path)
             if not chunk:
                 break
             screen += chunk
-        if not answered and b"[y/N]" in screen:
-            os.write(master, answer.encode() + b"\n")
-            answered = True
+        if answered < len(answers) and screen.count(b"[y/N]") > answered:
+            os.write(master, answers[answered].encode() + b"\n")
+            answered += 1
         if p.poll() is not None and not r:
             break
     os.close(master)

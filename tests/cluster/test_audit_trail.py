@@ -68,3 +68,27 @@ def test_a_run_leaves_events_and_its_account_outlives_the_record_and_the_deleted
     periods = doc["cronjobs"][0]["suspended_periods"]
     assert any(run_id in p["source"] and "INC-42 re-run" in p["source"] and p["end"] for p in periods), periods
     assert "INC-42 re-run" in (out / "REPORT.md").read_text()
+
+
+def test_the_plan_is_about_the_end_of_the_run_and_an_unannounced_catch_up_is_asked_again(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    from cluster_support import on_a_terminal, run_record
+
+    # */1, no deadline: whatever slot passes while suspended is started at the restore. The Job runs
+    # 75 s, but the operator said 1 s: the plan foresees no slot passing and no catch-up.
+    create_cronjob(k8s, namespace, "tick", schedule="*/1 * * * *", duration=75, policy="Forbid")
+    wait_for("the controller's first Job", lambda: [j for j in k8s.batch.list_namespaced_job(namespace).items]
+             or None, 90)
+    wait_for("no Job running", lambda: all(j.status.completion_time for j in
+                                           k8s.batch.list_namespaced_job(namespace).items) or None, 150)
+    code, screen = on_a_terminal(["run-manual", "tick", "-n", namespace, "--settle", "1s",
+                                  "--expected-duration", "1s"], kubeconfig, ["y", "n"], tmp_path, wait=240)
+    rec = run_record(tmp_path / "runs" if (tmp_path / "runs").exists() else tmp_path)
+    assert rec["plan"]["end"]["expected_seconds"] == 1.0 and rec["plan"]["end"]["from"] == "--expected-duration"
+    assert "would start what the plan did not announce" in screen, screen[-3000:]
+    assert code == 3, screen[-3000:]
+    assert rec["unannounced_catch_up"]["decision"] == "create"
+    cj = read_cronjob(k8s, namespace, "tick")
+    assert cj["spec"]["suspend"] is True and record_annotations(cj)["cronctl.dev/step"] == "succeeded"
+    r = cronctl(["restore", "tick", "-n", namespace, "--yes", "--catch-up", "none"], kubeconfig)
+    assert r.returncode == 0, r.stderr

@@ -195,3 +195,26 @@ def test_a_retry_s_job_name_is_derived_and_stays_a_dns_label(base: str, attempt:
 
     name = retry_job_name(base, attempt)
     assert name == want and len(name) <= 63 and _DNS_LABEL.match(name)
+
+
+def _done_job(name: str, start: str, end: str, outcome: str = "Complete") -> dict:
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "CronJob", "name": "sync", "uid": "u",
+                                                           "controller": True}]},
+            "status": {"startTime": start, "completionTime": end if outcome == "Complete" else None,
+                       "conditions": [{"type": outcome, "status": "True", "lastTransitionTime": end}]}}
+
+
+def test_the_expected_run_time_is_the_median_of_recent_successes_else_the_deadline_else_unknown() -> None:
+    from cronctl.procedure.predict import expected_duration
+
+    jobs = [_done_job("a", "2026-12-02T11:00:00Z", "2026-12-02T11:00:30Z"),   # 30 s
+            _done_job("b", "2026-12-02T11:10:00Z", "2026-12-02T11:12:00Z"),   # 120 s
+            _done_job("c", "2026-12-02T11:20:00Z", "2026-12-02T11:20:50Z"),   # 50 s
+            _done_job("d", "2026-12-02T11:30:00Z", "2026-12-02T11:59:00Z", "Failed")]  # not a success
+    assert expected_duration(cj(), jobs, NOW) == (50.0, "the median of the last 3 successful Job(s)")
+    assert expected_duration(cj(), jobs, NOW, 7.0) == (7.0, "--expected-duration")
+    c = cj()
+    c["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] = 600
+    assert expected_duration(c, [], NOW)[0] == 600.0
+    secs, how = expected_duration(cj(), [], NOW)
+    assert secs is None and "unknown" in how
