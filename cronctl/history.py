@@ -291,12 +291,13 @@ def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[J
             job = ev["object_name"].rsplit("-", 1)[0]
             if job not in existing and (job in out or slot_of_name(job, cj_name) is not None):
                 seen(get(job), "Pod/" + reason)
+    kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
     for g in out.values():
-        g.removed_by, g.removed = _removal(g, spec, recs)
+        g.removed_by, g.removed = _removal(g, spec, kept)
     return out
 
 
-def _removal(g: GoneJob, spec: Obj, recs: list[JobRecord]) -> tuple[str, str]:
+def _removal(g: GoneJob, spec: Obj, kept: dict[str, int]) -> tuple[str, str]:
     """What removed a gone Job, in words: the CronJob controller (its SuccessfulDelete event), a
     client while the Job ran (MissingJob), the TTL-after-finished controller (it records no
     event), or unknown (a person, another client, or a controller whose event expired)."""
@@ -316,7 +317,6 @@ def _removal(g: GoneJob, spec: Obj, recs: list[JobRecord]) -> tuple[str, str]:
     if ttl is not None:
         return ("ttl-after-finished", f"probably the TTL-after-finished controller (ttlSecondsAfterFinished={ttl}, "
                 "it records no event), or a person")
-    kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
     limits = {"Complete": spec.get("successfulJobsHistoryLimit"), "Failed": spec.get("failedJobsHistoryLimit")}
     lims = {o: int(v) if isinstance(v, int) and not isinstance(v, bool) else (3 if o == "Complete" else 1)
             for o, v in limits.items()}
