@@ -69,10 +69,7 @@ def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
     t = model.scheduled_for(job)
     if t is not None:
         return t
-    m = re.fullmatch(re.escape(cronjob_name) + r"-(\d{8,10})", model.name_of(job))
-    if m and model.origin(job) == "scheduled":
-        return datetime.fromtimestamp(int(m.group(1)) * 60, UTC)
-    return None
+    return slot_of_name(model.name_of(job), cronjob_name) if model.origin(job) == "scheduled" else None
 
 
 @dataclass(frozen=True)
@@ -201,6 +198,7 @@ _NAMED_BY = {
 #: reason of its Failed condition)
 _JOB_FAILED_REASONS = frozenset({"BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy",
                                  "MaxFailedIndexesExceeded", "FailedIndexes"})
+_DEFAULT_LIMIT = {"successfulJobsHistoryLimit": "3", "failedJobsHistoryLimit": "1"}
 #: how a gone Job was removed (``removed_by``)
 REMOVERS = ("history-limit", "cronjob-controller", "ttl-after-finished", "deleted-while-running", "unknown")
 
@@ -306,10 +304,12 @@ def _removal(g: GoneJob, spec: Obj, kept: dict[str, int]) -> tuple[str, str]:
         if policy == "Replace" and g.outcome is None:
             return ("cronjob-controller", f"deleted by the CronJob controller at {_z(g.deleted)} (SuccessfulDelete): "
                     "Replace removed it while it ran, or the history limit")
-        key, default = (("failedJobsHistoryLimit", 1) if g.outcome == "Failed" else ("successfulJobsHistoryLimit", 3))
-        limit = spec.get(key)
+        keys = [k for o, k in (("Complete", "successfulJobsHistoryLimit"), ("Failed", "failedJobsHistoryLimit"))
+                if g.outcome in (o, None)]  # the outcome unknown (no SawCompletedJob left): either limit
+        named = " or ".join(f"{k}={spec[k] if spec.get(k) is not None else _DEFAULT_LIMIT[k] + ' (default)'}"
+                             for k in keys)
         return ("history-limit", f"deleted by the CronJob controller's history limit at {_z(g.deleted)} "
-                f"(SuccessfulDelete; {key}={limit if limit is not None else f'{default} (default)'})")
+                f"(SuccessfulDelete; {named})")
     if g.missing is not None:
         return ("deleted-while-running", f"deleted while it was still active, not by the CronJob controller "
                 f"(MissingJob at {_z(g.missing)}): a person or another client")

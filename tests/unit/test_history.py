@@ -351,6 +351,16 @@ def test_what_removed_a_gone_job_without_a_delete_event() -> None:
     assert d["removed_by"] == "unknown" and "SuccessfulDelete event expired" in d["removed"]
 
 
+def test_a_deletion_without_the_outcome_names_both_history_limits() -> None:
+    gone = slotname(T(10, 0))
+    evs = [event("SuccessfulCreate", f"Created job {gone}", T(10, 0, 1)),
+           event("SuccessfulDelete", f"Deleted job {gone}", T(10, 1, 30))]
+    d = row(judge(cronjob(last=T(10, 1), ok_limit=0), [scheduled(T(10, 1))], evs, now=T(10, 1, 50)),
+            "10:00")["job_details"][0]
+    assert d["removed_by"] == "history-limit"
+    assert "successfulJobsHistoryLimit=0 or failedJobsHistoryLimit=1 (default)" in d["removed"]
+
+
 def test_a_failed_job_s_reason_is_in_its_slot_s_reason() -> None:
     failed = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1), done=T(10, 0, 40), outcome="Failed",
                  why="DeadlineExceeded")
