@@ -69,10 +69,7 @@ def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
     t = model.scheduled_for(job)
     if t is not None:
         return t
-    m = re.fullmatch(re.escape(cronjob_name) + r"-(\d{8,10})", model.name_of(job))
-    if m and model.origin(job) == "scheduled":
-        return datetime.fromtimestamp(int(m.group(1)) * 60, UTC)
-    return None
+    return slot_of_name(model.name_of(job), cronjob_name) if model.origin(job) == "scheduled" else None
 
 
 @dataclass(frozen=True)
@@ -89,6 +86,7 @@ class JobRecord:
     start: datetime  # interval start: started, else created
     end: datetime  # interval end: completed, else now (still running)
     running: bool
+    failure_reason: str | None = None  # the reason of its Failed (or FailureTarget) condition
 
 
 def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
@@ -112,6 +110,7 @@ def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
         origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
         claims=model.occurrence(job), created=created, started=started, completed=completed,
         outcome=outcome, start=start, end=max(end, start), running=outcome is None,
+        failure_reason=failure.reason if (failure := model.job_failure(job)) is not None else None,
     )
 
 
@@ -184,6 +183,195 @@ def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids
     return out
 
 
+# --- Jobs that are gone: what the events still say about them -----------------------------
+
+_NAME = r"([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)"
+#: the CronJob controller's events that name a Job (pkg/controller/cronjob/cronjob_controllerv2.go)
+_NAMED_BY = {
+    "SuccessfulCreate": re.compile(r"Created job " + _NAME),
+    "SawCompletedJob": re.compile(r"Saw completed job: " + _NAME + r", condition: (\w+)"),
+    "SuccessfulDelete": re.compile(r"Deleted job " + _NAME),
+    "MissingJob": re.compile(r"Active job went missing: " + _NAME),
+    "UnexpectedJob": re.compile(r"did not create or forgot: " + _NAME),
+}
+#: the Job controller's event reasons on a Job that ended (Normal Completed, or Warning with the
+#: reason of its Failed condition)
+_JOB_FAILED_REASONS = frozenset({"BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy",
+                                 "MaxFailedIndexesExceeded", "FailedIndexes"})
+_DEFAULT_LIMIT = {"successfulJobsHistoryLimit": "3", "failedJobsHistoryLimit": "1"}
+#: how a gone Job was removed (``removed_by``)
+REMOVERS = ("history-limit", "cronjob-controller", "ttl-after-finished", "deleted-while-running", "unknown")
+
+
+@dataclass
+class GoneJob:
+    """A Job of the CronJob that no longer exists, as its events still tell it.
+
+    Events outlive the objects they are about (the API server keeps them about an hour), so a Job
+    the history limit or a TTL deleted is still named by the controller's ``SuccessfulCreate``
+    ("Created job NAME"), ``SawCompletedJob`` and ``SuccessfulDelete`` ("Deleted job NAME"), and by
+    its own and its pods' events. ``removed_by`` / ``removed`` say what deleted it, as far as the
+    evidence tells (see :func:`gone_jobs`).
+    """
+
+    name: str
+    origin: str  # scheduled (the controller's name or its SuccessfulCreate) | manual
+    slot: datetime | None  # from the controller's name <cronjob>-<minutes since the epoch>
+    created: datetime | None = None  # SuccessfulCreate
+    finished: datetime | None = None  # when the controller or the Job controller saw it end
+    outcome: str | None = None  # Complete | Failed
+    failure_reason: str | None = None  # the Job controller's Warning event (its Failed condition)
+    failure_message: str | None = None
+    deleted: datetime | None = None  # SuccessfulDelete (the CronJob controller deleted it)
+    missing: datetime | None = None  # MissingJob (gone while in .status.active)
+    evidence: list[str] = field(default_factory=list)  # "CronJob/SuccessfulCreate", "Job/Completed", ...
+    removed_by: str = "unknown"
+    removed: str = ""
+
+
+def slot_of_name(job_name: str, cronjob_name: str) -> datetime | None:
+    """The slot the controller's Job name ``<cronjob>-<minutes since the epoch>`` stands for."""
+    digits = job_name[len(cronjob_name) + 1:] if job_name.startswith(cronjob_name + "-") else ""
+    if digits.isdigit() and 8 <= len(digits) <= 10:
+        return datetime.fromtimestamp(int(digits) * 60, UTC)
+    return None
+
+
+def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[JobRecord]) -> dict[str, GoneJob]:
+    """The CronJob's Jobs that ``evs`` (records of :func:`events_for`) name but that do not exist
+    (``existing``: the names of the Jobs there are), each with what removed it.
+
+    A controller's event with an aggregated message ("(combined from similar events): Created job
+    X") names the Job of its latest occurrence, whose time is the event's ``last``.
+    """
+    cj_name = model.name_of(cronjob)
+    spec = cronjob.get("spec") or {}
+    out: dict[str, GoneJob] = {}
+
+    def get(name: str) -> GoneJob:
+        if name not in out:
+            slot = slot_of_name(name, cj_name)
+            out[name] = GoneJob(name=name, origin="scheduled" if slot is not None else "manual", slot=slot)
+        return out[name]
+
+    def seen(g: GoneJob, what: str) -> None:
+        if what not in g.evidence:
+            g.evidence.append(what)
+
+    for ev in evs:
+        kind, reason, at = ev["object_kind"], ev["reason"], _ts(ev["last"])
+        if kind == "CronJob" and reason in _NAMED_BY:
+            m = _NAMED_BY[reason].search(ev["message"])
+            if m is None or m.group(1) in existing:
+                continue
+            g = get(m.group(1))
+            seen(g, f"CronJob/{reason}")
+            if reason == "SuccessfulCreate":
+                g.created, g.origin = at, "scheduled"
+            elif reason == "SawCompletedJob":
+                g.finished = g.finished or at
+                g.outcome = g.outcome or (m.group(2) if m.group(2) in ("Complete", "Failed") else None)
+            elif reason == "SuccessfulDelete":
+                g.deleted = at
+            elif reason == "MissingJob":
+                g.missing = at
+            elif reason == "UnexpectedJob":
+                g.origin = "manual" if g.created is None else g.origin
+        elif kind == "Job" and ev["object_name"] not in existing and ev["matched_by"] == "name":
+            g = get(ev["object_name"])
+            seen(g, f"Job/{reason}")
+            if reason == "Completed":
+                g.finished, g.outcome = g.finished or at, "Complete"
+            elif reason in _JOB_FAILED_REASONS:
+                g.finished, g.outcome = g.finished or at, "Failed"
+                g.failure_reason, g.failure_message = reason, ev["message"] or None
+        elif kind == "Pod" and ev["matched_by"] == "name":
+            job = ev["object_name"].rsplit("-", 1)[0]
+            if job not in existing and (job in out or slot_of_name(job, cj_name) is not None):
+                seen(get(job), "Pod/" + reason)
+    kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
+    for g in out.values():
+        g.removed_by, g.removed = _removal(g, spec, kept)
+    return out
+
+
+def _removal(g: GoneJob, spec: Obj, kept: dict[str, int]) -> tuple[str, str]:
+    """What removed a gone Job, in words: the CronJob controller (its SuccessfulDelete event), a
+    client while the Job ran (MissingJob), the TTL-after-finished controller (it records no
+    event), or unknown (a person, another client, or a controller whose event expired)."""
+    policy = str(spec.get("concurrencyPolicy") or "Allow")
+    if g.deleted is not None:
+        if policy == "Replace" and g.outcome is None:
+            return ("cronjob-controller", f"deleted by the CronJob controller at {_z(g.deleted)} (SuccessfulDelete): "
+                    "Replace removed it while it ran, or the history limit")
+        keys = [k for o, k in (("Complete", "successfulJobsHistoryLimit"), ("Failed", "failedJobsHistoryLimit"))
+                if g.outcome in (o, None)]  # the outcome unknown (no SawCompletedJob left): either limit
+        named = " or ".join(f"{k}={spec[k] if spec.get(k) is not None else _DEFAULT_LIMIT[k] + ' (default)'}"
+                             for k in keys)
+        return ("history-limit", f"deleted by the CronJob controller's history limit at {_z(g.deleted)} "
+                f"(SuccessfulDelete; {named})")
+    if g.missing is not None:
+        return ("deleted-while-running", f"deleted while it was still active, not by the CronJob controller "
+                f"(MissingJob at {_z(g.missing)}): a person or another client")
+    ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
+    if ttl is not None:
+        return ("ttl-after-finished", f"probably the TTL-after-finished controller (ttlSecondsAfterFinished={ttl}, "
+                "it records no event), or a person")
+    limits = {"Complete": spec.get("successfulJobsHistoryLimit"), "Failed": spec.get("failedJobsHistoryLimit")}
+    lims = {o: int(v) if isinstance(v, int) and not isinstance(v, bool) else (3 if o == "Complete" else 1)
+            for o, v in limits.items()}
+    if all(kept[o] < lims[o] for o in ([g.outcome] if g.outcome else kept)):
+        # the limit deletes down to the limit, never below it: fewer left means another deletion
+        return ("unknown", f"no event says who deleted it, and the history limits do not explain it (kept now: "
+                f"{kept['Complete']} succeeded of {lims['Complete']}, {kept['Failed']} failed of {lims['Failed']}): "
+                "a person or another client, unless the limits were changed since")
+    return ("unknown", "no event says who deleted it: the history limit (its SuccessfulDelete event expired), "
+            "a person or another client")
+
+
+def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[JobRecord],
+                        gone: dict[str, GoneJob]) -> Obj | None:
+    """Which Job set ``status.lastSuccessfulTime``, and the last scheduled success beside it.
+
+    controller: lastSuccessfulTime is the latest completionTime of any succeeded Job the CronJob
+    owns, a manual one (kubectl create job --from, cronctl run-manual) included. When it is a
+    manual Job's, an alert on lastSuccessfulTime does not see that the schedule has not succeeded
+    since: ``note`` says so. None when lastSuccessfulTime is unset.
+    """
+    t = _ts((cronjob.get("status") or {}).get("lastSuccessfulTime"))
+    if t is None:
+        return None
+    setters = sorted((r for r in recs if r.outcome == "Complete" and r.completed == t),
+                     key=lambda r: (r.origin != "scheduled", r.name))  # a scheduled one, if both
+    setter = setters[0] if setters else None
+    done = [r for r in recs if r.origin == "scheduled" and r.outcome == "Complete" and r.completed is not None]
+    last = max(done, key=lambda r: (r.completed or t, r.name)) if done else None
+    seen = [g for g in gone.values() if g.origin == "scheduled" and g.outcome == "Complete" and g.finished]
+    last_gone = max(seen, key=lambda g: (g.finished or t, g.name)) if seen else None
+    note = None
+    if setter is not None and setter.origin == "manual":
+        ann = next((model.annotations(j) for j in owned if model.name_of(j) == setter.name), {})
+        how = (f"cronctl run-manual {ann[model.ANN_RUN_ID]} of {ann.get(model.ANN_OPERATOR, '?')}"
+               if model.ANN_RUN_ID in ann else "kubectl create job --from, or another client")
+        if last is not None:
+            since = f"the last scheduled success was {_z(last.completed)} ({last.name})"
+        elif last_gone is not None:
+            since = (f"no scheduled Job that succeeded is kept; the latest one the events name, {last_gone.name}, "
+                     f"was seen complete at {_z(last_gone.finished)}")
+        else:
+            since = "no scheduled Job that succeeded is kept or named by an event"
+        note = (f"lastSuccessfulTime {_z(t)} comes from the manual Job {setter.name} ({how}), not from a scheduled "
+                f"run; {since}. An alert on lastSuccessfulTime is fooled: it does not show whether the schedule "
+                "itself still succeeds")
+    return {
+        "time": _z(t), "job": setter.name if setter else None, "origin": setter.origin if setter else None,
+        "from_manual": bool(setter is not None and setter.origin == "manual"),
+        "last_scheduled_success": _z(last.completed) if last else None,
+        "last_scheduled_success_job": last.name if last else None,
+        "note": note,
+    }
+
+
 def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
     writes = _suspend_writes(cronjob)
@@ -243,6 +431,10 @@ class _Stand:
     exists: bool = True
     operator: str | None = None
     retry_of: str | None = None  # run-manual --retry: the failed Job this one ran again
+    failure_reason: str | None = None
+    known_from: list[str] = field(default_factory=list)  # the events that name a gone Job
+    removed_by: str | None = None  # a gone Job: what removed it (REMOVERS) and in words
+    removed: str | None = None
 
 
 @dataclass
@@ -292,9 +484,6 @@ def _minutes_name(cj: str, t: datetime) -> str:
     return f"{cj}-{secs // 60}"
 
 
-_CREATED = re.compile(r"Created job (\S+)")
-
-
 def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> Obj:
     """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
     of the namespace: ownership and involvedObject decide what belongs to it)."""
@@ -334,16 +523,14 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     recs = sorted((job_record(j, name, now) for j in owned), key=lambda r: (r.created or now, r.name))
     by_name = {model.name_of(j): j for j in owned}
     evs = events_for(events, cronjob, {r.uid for r in recs}, set(), {r.name for r in recs}, set())
+    gone = gone_jobs(evs, cronjob, set(by_name), recs)
 
     # -- the window ------------------------------------------------------------------------
     # (a manual run for an earlier slot stands for it: the slot is evidence too, or the window starts after it)
     evidence = [t for r in recs for t in (r.scheduled_for, r.created, r.claims) if t is not None]
     evidence += [t for e in evs for t in (_ts(e["first"]),) if t is not None]
-    for ev in evs:  # a Job the controller created stands for the slot in its name, before the event
-        m = _CREATED.search(ev["message"]) if ev["reason"] == "SuccessfulCreate" else None
-        digits = m.group(1)[len(name) + 1:] if m and m.group(1).startswith(name + "-") else ""
-        if digits.isdigit() and len(digits) <= 10:
-            evidence.append(datetime.fromtimestamp(int(digits) * 60, UTC))
+    # a gone Job the controller created stands for the slot in its name, before its events
+    evidence += [g.slot for g in gone.values() if g.slot is not None]
     evidence += [t for t in (last_schedule,) if t is not None]
     # writes of spec.suspend and cronctl's own records say when a suspension began or ended
     evidence += [t for t, _m in _suspend_writes(cronjob)]
@@ -384,7 +571,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         ann = model.annotations(j)
         base = dict(name=r.name, origin=r.origin, created=r.created, started=r.started, completed=r.completed,
                     outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR),
-                    retry_of=ann.get(model.ANN_RETRY_OF))
+                    retry_of=ann.get(model.ANN_RETRY_OF), failure_reason=r.failure_reason)
         if r.origin == "scheduled" and r.scheduled_for is not None:
             add(r.scheduled_for, _Stand(how="scheduled", **base))  # type: ignore[arg-type]
             standing_names.add(r.name)
@@ -395,15 +582,13 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         if r.claims is not None:
             add(r.claims, _Stand(how="occurrence", **base))  # type: ignore[arg-type]
             standing_names.add(r.name)
-    # Jobs that are gone: the controller's SuccessfulCreate event still names them
-    for ev in evs:
-        if ev["reason"] != "SuccessfulCreate" or ev["object_kind"] != "CronJob":
-            continue
-        m = _CREATED.search(ev["message"])
-        if not m or m.group(1) in by_name or m.group(1) not in name_to_slot:
-            continue
-        add(name_to_slot[m.group(1)], _Stand(name=m.group(1), origin="scheduled", how="event",
-                                             created=_ts(ev["first"]), exists=False))
+    # Jobs that are gone: the events still name them (the controller's name gives the slot)
+    for g in gone.values():
+        if g.name in name_to_slot:
+            add(name_to_slot[g.name], _Stand(name=g.name, origin=g.origin, how="event", created=g.created,
+                                             outcome=g.outcome, exists=False, failure_reason=g.failure_reason,
+                                             known_from=list(g.evidence), removed_by=g.removed_by,
+                                             removed=g.removed))
     # Jobs of cronctl runs that are gone: the run's entry in cronctl.dev/runs still names them
     slot_set = set(times)
     for pr in past:
@@ -413,7 +598,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             continue
         add(at, _Stand(name=pr.job_name, origin="manual", how="cronctl-runs", created=None, exists=False,
                        outcome={"succeeded": "Complete", "failed": "Failed"}.get(pr.last_step),
-                       operator=pr.operator or None))
+                       operator=pr.operator or None, known_from=[f"cronctl run {pr.run_id} in {model.ANN_RUNS}"],
+                       removed="by the history limit or a TTL (the controller counts the manual Job)"))
 
     # -- evidence: causes ----------------------------------------------------------------------
     blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
@@ -503,6 +689,9 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             "run_id": ann.get(model.ANN_RUN_ID), "overlaps": overl,
         })
     out["notes"].extend(ctx.notes)
+    source = last_success_source(cronjob, owned, recs, gone)
+    if source is not None and source["note"]:
+        out["notes"].append(source["note"])
     return out
 
 
@@ -531,7 +720,9 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) ->
         "jobs": [s.name for s in sorted(st, key=lambda s: (s.created or t, s.name))],
         "job_details": [{"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
                          "created": _z(s.created), "started": _z(s.started), "completed": _z(s.completed),
-                         "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator}
+                         "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
+                         "failure_reason": s.failure_reason, "known_from": s.known_from,
+                         "removed_by": s.removed_by, "removed": s.removed}
                         for s in sorted(st, key=lambda s: (s.created or t, s.name))],
         "start_delay_seconds": int((began - t).total_seconds()) if began is not None else None,
         "duration_seconds": (_duration(began, first.completed, first.running, t)
@@ -575,8 +766,7 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         return _row(t, ctx.zone, st, "duplicate", f"{n} Jobs stand for this slot: {what}")
     if n == 1:
         s = st[0]
-        gone = "" if s.exists else ("; the Job was deleted since (history limit or TTL), its SuccessfulCreate "
-                                    "event remains")
+        gone = "" if s.exists else _gone_words(s)
         if s.running:
             late = (f"; {_late_cause(t, s, ctx)}" if s.origin == "scheduled" and s.created
                     and s.created - t > ctx.late_after else "")
@@ -584,11 +774,9 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         if s.origin == "manual":
             who = f" by {s.operator}" if s.operator else ""
             return _row(t, ctx.zone, st, "ran", f"run manually{who} as {s.name} ({s.how})"
-                        + (f", {s.outcome}" if s.outcome else "")
-                        + ("" if s.exists else f"; the Job was deleted since (history limit or TTL), "
-                                               f"{model.ANN_RUNS} on the CronJob keeps the run"))
+                        + (f", {_outcome_words(s)}" if s.outcome else "") + gone)
         delay = (s.created - t) if s.created else timedelta(0)
-        outcome = f" ({s.outcome})" if s.outcome and s.outcome != "Complete" else ""
+        outcome = f" ({_outcome_words(s)})" if s.outcome and s.outcome != "Complete" else ""
         if delay <= ctx.late_after:
             return _row(t, ctx.zone, st, "ran", (outcome.strip(" ()") + gone).strip("; "))
         return _row(t, ctx.zone, st, "ran-late", _late_cause(t, s, ctx) + outcome + gone)
@@ -614,6 +802,17 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
                     "no Job and no event: successfulJobsHistoryLimit/failedJobsHistoryLimit or a TTL remove Jobs "
                     "this old, and the controller's events expire after an hour; it probably ran")
     return _row(t, ctx.zone, st, "missed", "")  # the gap pass below says why
+
+
+def _outcome_words(s: _Stand) -> str:
+    return f"{s.outcome}: {s.failure_reason}" if s.outcome == "Failed" and s.failure_reason else str(s.outcome)
+
+
+def _gone_words(s: _Stand) -> str:
+    """What the evidence says about a Job that stands for a slot but is gone."""
+    when = "" if s.created is not None else "; when it was created is not known"
+    return (f"; the Job was deleted since: {s.removed or 'by whom is not known'}; it ran, as "
+            f"{', '.join(s.known_from) or 'its events'} show{when}")
 
 
 def _late_cause(t: datetime, s: _Stand, ctx: _Ctx) -> str:

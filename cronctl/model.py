@@ -122,6 +122,39 @@ def job_outcome(job: Obj) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a Job failed, from its ``Failed`` condition (``BackoffLimitExceeded``,
+    ``DeadlineExceeded``, ``PodFailurePolicy``, ``MaxFailedIndexesExceeded``, ...).
+
+    ``final`` is False for a ``FailureTarget`` condition alone (since 1.31 the Job controller
+    writes it first and ``Failed`` once the pods are gone): the Job is failing, not yet failed.
+    """
+
+    reason: str | None
+    message: str | None
+    at: datetime | None
+    final: bool = True
+
+
+def job_failure(job: Obj) -> Failure | None:
+    """The failure of a Job (see :class:`Failure`), or None when it has not failed."""
+    target: Failure | None = None
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if not isinstance(c, dict) or str(c.get("status")) != "True" or c.get("type") not in ("Failed", "FailureTarget"):
+            continue
+        f = Failure(reason=_str_or_none(c.get("reason")), message=_str_or_none(c.get("message")),
+                    at=_time(c.get("lastTransitionTime")), final=c.get("type") == "Failed")
+        if f.final:
+            return f
+        target = target or f
+    return target
+
+
+def _str_or_none(v: Any) -> str | None:
+    return None if v is None or v == "" else str(v)
+
+
 def is_finished(job: Obj) -> bool:
     return job_outcome(job) is not None
 

@@ -408,6 +408,11 @@ class Redactor:
                                 detail["message"] = self.text(detail["message"])
             if isinstance(status.get("message"), str):
                 status["message"] = self.text(status["message"])
+            # a condition's message can quote the application (a PodFailurePolicy rule, a pod's reason)
+            conditions = status.get("conditions")
+            for cond in conditions if isinstance(conditions, list) else []:
+                if isinstance(cond, dict) and isinstance(cond.get("message"), str):
+                    cond["message"] = self.text(cond["message"])
 
     def _last_applied(self, text: str) -> str:
         try:

@@ -22,9 +22,12 @@ from cronctl.history import (
     LOST,
     Options as HistoryOptions,
     slot_history,
+    GoneJob,
     JobRecord as _Job,
     events_for,
+    gone_jobs,
     job_record as _job,
+    last_success_source,
     suspend_set_at,
 )
 from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
@@ -198,6 +201,10 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     event_counts: dict[str, int] = {}
     for ev in evs:
         event_counts[ev["reason"]] = event_counts.get(ev["reason"], 0) + int(ev["count"])
+    gone = gone_jobs(evs, cronjob, {r.name for r in recs}, recs)
+    last_ok_from = last_success_source(cronjob, child_dicts, recs, gone)
+    if last_ok_from is not None and last_ok_from["note"]:
+        notes.append(last_ok_from["note"])
 
     # -- overlaps -----------------------------------------------------------------------------
     by_name = {r.name: r for r in recs}
@@ -272,6 +279,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     for o in occ_out:
         for jn in o["jobs"]:
             occurrence_of[jn] = o["expected"]
+    by_uid = {model.meta(j).get("uid"): j for j in child_dicts}
     for r in recs:
         jobs_out.append({
             "name": r.name, "uid": r.uid, "origin": r.origin,
@@ -284,6 +292,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
                               if r.created and r.scheduled_for else None),
             "occurrence": occurrence_of.get(r.name),
+            "failure": _failure_view(by_uid.get(r.uid) or {}),
             "pods": [_pod_view(p) for p in sorted(pods_by_job.get(r.uid, []),
                                                    key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
                                                                   str(model.meta(p).get("name", ""))))],
@@ -302,7 +311,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             "starting_deadline_seconds": deadline,
             "successful_jobs_history_limit": hist_ok, "failed_jobs_history_limit": hist_failed,
         },
-        "checkpoint": {"last_schedule_time": _z(last_schedule), "last_successful_time": _z(last_success)},
+        "checkpoint": {"last_schedule_time": _z(last_schedule), "last_successful_time": _z(last_success),
+                       "last_successful_from": last_ok_from},
         "schedule": schedule_out,
         "active": {
             "from_status": active_refs,
@@ -311,6 +321,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             "stale_in_status": [n for n in active_refs if n not in unfinished],
         },
         "jobs": jobs_out,
+        "removed_jobs": [_gone_view(g, occurrence_of) for g in sorted(gone.values(), key=_gone_order)],
         "window": window_out,
         "occurrences": occ_out,
         "verdict_counts": verdict_counts,
@@ -389,6 +400,7 @@ def _occurrence(r: Obj) -> Obj:
         "expected": r["slot"], "expected_local": r["slot_local"], "jobs": r["jobs"],
         "created": first.get("created"), "started": first.get("started"), "completed": first.get("completed"),
         "outcome": first.get("outcome") if first.get("outcome") != "running" else None,
+        "jobs_gone": [d["name"] for d in r["job_details"] if not d["exists"]],
         "delay_seconds": r["start_delay_seconds"], "manual_overlap": r["manual_beside"],
         "verdict": r["verdict"], "reason": r["reason"],
     }
@@ -421,6 +433,37 @@ def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None
         periods[0]["lost"] = sum(1 for o in occ if o["verdict"] == "missed-suspended")
 
 
+def _failure_view(job: Obj) -> Obj | None:
+    """The Job's Failed (or, while its pods stop, FailureTarget) condition: reason and message."""
+    f = model.job_failure(job)
+    if f is None:
+        return None
+    return {"reason": f.reason, "message": f.message, "at": _z(f.at), "final": f.final}
+
+
+def _gone_order(g: GoneJob) -> tuple[str, str]:
+    return (_z(g.slot or g.created or g.finished or g.deleted) or "", g.name)
+
+
+def _gone_view(g: GoneJob, occurrence_of: dict[str, str]) -> Obj:
+    """A Job the events name that no longer exists (:func:`cronctl.history.gone_jobs`)."""
+    return {
+        "name": g.name, "origin": g.origin, "scheduled_for": _z(g.slot), "occurrence": occurrence_of.get(g.name),
+        "created": _z(g.created), "finished": _z(g.finished), "outcome": g.outcome,
+        "failure_reason": g.failure_reason, "failure_message": g.failure_message,
+        "deleted": _z(g.deleted), "removed_by": g.removed_by, "removed": g.removed, "known_from": list(g.evidence),
+    }
+
+
+def _text(v: Any) -> str | None:
+    """A string field of the API as a string (a hand-made dump may hold anything), None if absent."""
+    return None if v is None or v == "" else str(v)
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def _pod_view(p: Obj) -> Obj:
     st = p.get("status") or {}
     containers = []
@@ -431,19 +474,28 @@ def _pod_view(p: Obj) -> Obj:
             kind = next((k for k in ("waiting", "running", "terminated") if isinstance(state.get(k), dict)), None)
             detail = state[kind] if kind else {}
             last = (cs.get("lastState") or {}).get("terminated") or {}
+            last = last if isinstance(last, dict) else {}
             containers.append({
                 "name": str(cs.get("name", "")),
                 "init": key == "initContainerStatuses",
                 "state": kind,
                 "reason": detail.get("reason"),
                 "exit_code": detail.get("exitCode"),
+                "signal": _int(detail.get("signal")),
+                "message": _text(detail.get("message")),
                 "restarts": int(cs.get("restartCount") or 0),
                 "last_exit_code": last.get("exitCode"),
+                "last_reason": _text(last.get("reason")),
+                # which build ran: the image as the pod asked for it, and the digest the node resolved
+                "image": _text(cs.get("image")),
+                "image_id": _text(cs.get("imageID")),
             })
     return {
         "name": str(model.meta(p).get("name", "")),
         "uid": str(model.meta(p).get("uid", "")),
         "phase": st.get("phase"),
+        "reason": _text(st.get("reason")),
+        "message": _text(st.get("message")),
         "node": (p.get("spec") or {}).get("nodeName"),
         "created": _z(_ts(model.meta(p).get("creationTimestamp"))),
         "started": _z(_ts(st.get("startTime"))),

@@ -254,3 +254,58 @@ def test_a_service_account_without_pods_log_gets_a_partial_bundle_that_says_so(
     assert not (out / "logs").exists()
     # the Secret API was never touched: the reader may not read secrets and nothing failed on it
     assert not [m for m in doc["missing"] if "secret" in m["what"]]
+
+
+@pytest.mark.xdist_group("bundle-history-limit")
+def test_a_slot_whose_job_the_history_limit_deleted_ran_and_a_manual_job_s_success_is_told(
+        k8s: Any, kubeconfig: str, namespace: str, tmp_path: Path) -> None:
+    # issue 10 item 5 on the real controller: with successfulJobsHistoryLimit 1 the first scheduled
+    # Job is deleted when the second completes (SuccessfulDelete); the bundle must say its slot ran
+    body = cronjob("hist", "* * * * *", duration=3, log="hist run")
+    body["spec"].update(successfulJobsHistoryLimit=1, failedJobsHistoryLimit=1)
+    k8s.batch.create_namespaced_cron_job(namespace, body)
+
+    def deleted() -> list[str]:
+        return [e["message"].split()[-1] for e in events(k8s, namespace)
+                if e["reason"] == "SuccessfulDelete" and e["involvedObject"]["name"] == "hist"]
+
+    first = wait_for("the history limit to delete the first scheduled Job", deleted, timeout=200, every=2.0)[0]
+    # then a manual run while the CronJob is suspended: its completion becomes lastSuccessfulTime,
+    # and the limit (1) deletes the second scheduled Job too
+    k8s.batch.patch_namespaced_cron_job("hist", namespace, {"spec": {"suspend": True}})
+    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job", "hist-manual",
+                        "--from=cronjob/hist"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+    def moved() -> str | None:
+        m = [j for j in jobs(k8s, namespace) if j["metadata"]["name"] == "hist-manual"]
+        done = (m[0].get("status") or {}).get("completionTime") if m else None
+        cj = json.loads(k8s.batch.read_namespaced_cron_job("hist", namespace, _preload_content=False).data)
+        return done if done and (cj.get("status") or {}).get("lastSuccessfulTime") == done else None
+
+    manual_done = wait_for("lastSuccessfulTime to be the manual Job's completion", moved, timeout=90, every=1.0)
+    wait_for("the second scheduled Job to be deleted", lambda: len(deleted()) >= 2 or None, timeout=60, every=1.0)
+
+    out = tmp_path / "bundle"
+    r2 = cronctl(["bundle", "hist", "-n", namespace, "--out", str(out)], kubeconfig, tmp_path)
+    assert r2.returncode == 0, r2.stderr
+    cj = check_files(out)["cronjobs"][0]
+    gone = {g["name"]: g for g in cj["removed_jobs"]}
+    assert first in gone and gone[first]["removed_by"] == "history-limit", gone
+    assert {"CronJob/SuccessfulCreate", "CronJob/SuccessfulDelete"} <= set(gone[first]["known_from"])
+    slot = gone[first]["scheduled_for"]
+    occ = [o for o in cj["occurrences"] if o["expected"] == slot]
+    assert occ and occ[0]["verdict"] in ("ran", "ran-late") and occ[0]["jobs_gone"] == [first], occ
+    assert "deleted by the CronJob controller's history limit" in occ[0]["reason"]
+    assert slot not in cj["lost_history"]
+    src = cj["checkpoint"]["last_successful_from"]
+    assert (src["job"], src["from_manual"], src["time"]) == ("hist-manual", True, manual_done), src
+    assert any(n.startswith(f"lastSuccessfulTime {manual_done} comes from the manual Job hist-manual")
+               for n in cj["notes"]), cj["notes"]
+    # which build ran (the simulator reports imageID sim://<image>)
+    [mj] = [j for j in cj["jobs"] if j["name"] == "hist-manual"]
+    c = mj["pods"][0]["containers"][0]
+    assert (c["image"], c["image_id"], c["exit_code"]) == ("registry.example/mp-orders-sync:1.4.2",
+                                                          "sim://registry.example/mp-orders-sync:1.4.2", 0)
+    md = (out / "REPORT.md").read_text()
+    assert "### Jobs that are gone" in md and f"`{first}`" in md and "not a scheduled run" in md

@@ -133,8 +133,16 @@ def test_the_seed_004_schedule_record_has_base_now_checkpoint_and_active_ids() -
         "Europe/Moscow", "2026-12-02T11:30:00Z", "status.lastScheduleTime", "2026-12-02T11:35:00Z")
     assert s["due"] == [] and s["decision"]["decision"] == "no-unmet"
     assert s["next_runs"][:2] == ["2026-12-02T11:40:00Z", "2026-12-02T11:50:00Z"]
-    assert a["checkpoint"] == {"last_schedule_time": "2026-12-02T11:30:00Z",
-                               "last_successful_time": "2026-12-02T11:28:20Z"}
+    ck = a["checkpoint"]
+    assert (ck["last_schedule_time"], ck["last_successful_time"]) == ("2026-12-02T11:30:00Z", "2026-12-02T11:28:20Z")
+    # 11:28:20 is when the manual Job mp-orders-sync-fix ended (it ran 11:02:11-11:28:20), not a
+    # scheduled one: the 11:20 Job, the last scheduled success, ended at 11:23:40
+    src = ck["last_successful_from"]
+    assert (src["job"], src["origin"], src["from_manual"]) == ("mp-orders-sync-fix", "manual", True)
+    assert (src["last_scheduled_success"], src["last_scheduled_success_job"]) == (
+        "2026-12-02T11:23:40Z", "mp-orders-sync-29936840")
+    assert any(n.startswith("lastSuccessfulTime 2026-12-02T11:28:20Z comes from the manual Job mp-orders-sync-fix")
+               for n in a["notes"])
     assert a["active"]["from_status"] == ["mp-orders-sync-29936850"]
     assert a["active"]["unfinished_children"] == ["mp-orders-sync-29936850"]
 
@@ -340,6 +348,122 @@ def test_a_ttl_after_finished_makes_every_missing_time_evidence_gone() -> None:
     cj["spec"]["jobTemplate"]["spec"]["ttlSecondsAfterFinished"] = 60
     a = analyse_cronjob(cj, [], [], [], Options(now=T(10, 17)))
     assert [v for _, v in verdicts(a)] == ["evidence-gone"] * 3
+
+
+
+# --- evidence before verdicts: gone Jobs, failure reasons, images (issue 10 item 5) ------------
+
+def _event(reason: str, message: str, at: datetime, *, kind: str = "CronJob", name: str = "cj",
+           etype: str = "Normal") -> dict[str, Any]:
+    return {"metadata": {"name": f"e-{reason}-{name}-{at:%H%M%S}"},
+            "involvedObject": {"kind": kind, "name": name, "uid": CJ_UID if kind == "CronJob" else ""},
+            "reason": reason, "message": message, "type": etype, "count": 1,
+            "firstTimestamp": z(at), "lastTimestamp": z(at)}
+
+
+def test_a_slot_whose_job_the_history_limit_deleted_ran_and_the_bundle_says_what_removed_it() -> None:
+    # */5 Forbid, successfulJobsHistoryLimit 1: the 10:05 Job was deleted when 10:10 completed
+    # (10:10:41); its SuccessfulCreate, SawCompletedJob and SuccessfulDelete events remain
+    gone = "cj-29936765"  # 10:05 = minute 29936765 since the epoch
+    assert datetime.fromtimestamp(29936765 * 60, UTC) == T(10, 5)
+    cj = cronjob(last=T(10, 10), successfulJobsHistoryLimit=1)
+    kept = job("cj-29936770", slot=T(10, 10), created=T(10, 10, 1), done=T(10, 10, 40))
+    evs = [_event("SuccessfulCreate", f"Created job {gone}", T(10, 5, 1)),
+           _event("SawCompletedJob", f"Saw completed job: {gone}, condition: Complete", T(10, 5, 31)),
+           _event("JobAlreadyActive", "Not starting job because prior execution is running and concurrency "
+                  "policy is Forbid", T(10, 10, 0)),
+           _event("SuccessfulDelete", f"Deleted job {gone}", T(10, 10, 41))]
+    a = analyse_cronjob(cj, [kept], [], evs, Options(now=T(10, 11)))
+    occ = {o["expected"][11:16]: o for o in a["occurrences"]}
+    assert (occ["10:05"]["verdict"], occ["10:05"]["jobs"], occ["10:05"]["jobs_gone"]) == ("ran", [gone], [gone])
+    assert "history limit at 2026-12-02T10:10:41Z" in occ["10:05"]["reason"]
+    assert occ["10:10"]["jobs_gone"] == []
+    assert a["lost_history"] == [] and a["verdict_counts"]["ran"] == 2
+    [g] = a["removed_jobs"]
+    assert g == {"name": gone, "origin": "scheduled", "scheduled_for": z(T(10, 5)), "occurrence": z(T(10, 5)),
+                 "created": z(T(10, 5, 1)), "finished": z(T(10, 5, 31)), "outcome": "Complete",
+                 "failure_reason": None, "failure_message": None, "deleted": z(T(10, 10, 41)),
+                 "removed_by": "history-limit",
+                 "removed": "deleted by the CronJob controller's history limit at 2026-12-02T10:10:41Z "
+                            "(SuccessfulDelete; successfulJobsHistoryLimit=1)",
+                 "known_from": ["CronJob/SuccessfulCreate", "CronJob/SawCompletedJob", "CronJob/SuccessfulDelete"]}
+
+
+def test_a_gone_manual_job_is_listed_with_what_removed_it_but_stands_for_no_slot() -> None:
+    evs = [_event("UnexpectedJob", "Saw a job that the controller did not create or forgot: cj-fix", T(10, 2),
+                  etype="Warning"),
+           _event("SuccessfulDelete", "Deleted job cj-fix", T(10, 6, 1))]
+    a = analyse_cronjob(cronjob(last=T(10, 5)), [job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6))],
+                        [], evs, Options(now=T(10, 7)))
+    [g] = a["removed_jobs"]
+    assert (g["name"], g["origin"], g["scheduled_for"], g["occurrence"], g["removed_by"]) == (
+        "cj-fix", "manual", None, None, "history-limit")
+    assert all(o["jobs_gone"] == [] for o in a["occurrences"])
+
+
+def test_each_job_says_why_it_failed_and_a_failing_one_says_it_is_not_final() -> None:
+    failed = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6), outcome="Failed")
+    failed["status"]["conditions"] = [
+        {"type": "FailureTarget", "status": "True", "reason": "DeadlineExceeded",
+         "message": "Job was active longer than specified deadline", "lastTransitionTime": z(T(10, 5, 59))},
+        {"type": "Failed", "status": "True", "reason": "DeadlineExceeded",
+         "message": "Job was active longer than specified deadline", "lastTransitionTime": z(T(10, 6))}]
+    failing = job("cj-29936890", slot=T(10, 10), created=T(10, 10))
+    failing["status"]["conditions"] = [
+        {"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy",
+         "message": "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 0",
+         "lastTransitionTime": z(T(10, 10, 30))}]
+    ok = job("cj-29936895", slot=T(10, 15), created=T(10, 15), done=T(10, 16))
+    a = analyse_cronjob(cronjob(last=T(10, 15)), [failed, failing, ok], [], [], Options(now=T(10, 17)))
+    by = {j["name"]: j["failure"] for j in a["jobs"]}
+    assert by["cj-29936885"] == {"reason": "DeadlineExceeded", "message": "Job was active longer than specified "
+                                 "deadline", "at": z(T(10, 6)), "final": True}
+    assert by["cj-29936890"] is not None and (by["cj-29936890"]["reason"], by["cj-29936890"]["final"]) == (
+        "PodFailurePolicy", False)
+    assert by["cj-29936895"] is None
+    assert {o["expected"][11:16]: o["reason"] for o in a["occurrences"]}["10:05"] == "Failed: DeadlineExceeded"
+
+
+def test_each_container_shows_its_image_digest_and_how_it_ended() -> None:
+    j = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6), outcome="Failed")
+    pod = {"metadata": {"name": "cj-29936885-abcde", "uid": "p1", "creationTimestamp": z(T(10, 5, 1)),
+                        "ownerReferences": [{"kind": "Job", "name": j["metadata"]["name"], "uid": j["metadata"]["uid"],
+                                             "controller": True}]},
+           "spec": {"nodeName": "n1"},
+           "status": {"phase": "Failed", "reason": "DeadlineExceeded", "message": "Pod was active too long",
+                      "initContainerStatuses": [{"name": "migrate", "image": "reg.example/migrate:7",
+                                                 "imageID": "reg.example/migrate@sha256:" + "a" * 64, "restartCount": 0,
+                                                 "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                      "containerStatuses": [{"name": "main", "image": "reg.example/app:1.2", "imageID": "",
+                                             "restartCount": 1,
+                                             "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                                             "state": {"terminated": {"exitCode": 143, "signal": 15, "reason": "Error",
+                                                                      "message": "shutting down"}}}]}}
+    a = analyse_cronjob(cronjob(last=T(10, 5)), [j], [pod], [], Options(now=T(10, 7)))
+    p = a["jobs"][0]["pods"][0]
+    assert (p["reason"], p["message"]) == ("DeadlineExceeded", "Pod was active too long")
+    init, main = p["containers"]
+    assert (init["init"], init["image"], init["image_id"]) == (True, "reg.example/migrate:7",
+                                                              "reg.example/migrate@sha256:" + "a" * 64)
+    # an empty imageID (not pulled yet) is no digest
+    assert (main["image"], main["image_id"], main["exit_code"], main["signal"], main["message"]) == (
+        "reg.example/app:1.2", None, 143, 15, "shutting down")
+    assert (main["restarts"], main["last_exit_code"], main["last_reason"]) == (1, 137, "OOMKilled")
+
+
+def test_a_job_condition_message_is_masked_in_the_bundle() -> None:
+    from cronctl.bundle.assemble import build_bundle
+    from cronctl.bundle.raw import RawData
+
+    j = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6), outcome="Failed")
+    j["status"]["conditions"][0].update(reason="PodFailurePolicy",
+                                        message="rule matched: curl https://bot:s3cr3t-pw@api.example/x")
+    raw = RawData(namespace="ns", source="dump", now=T(10, 7), now_source="--now", collected_at=T(10, 7),
+                  cronjobs=[cronjob(last=T(10, 5))], jobs=[j], pods=[], events=[])
+    doc = build_bundle(raw, None, Options(now=T(10, 7))).doc
+    msg = doc["cronjobs"][0]["jobs"][0]["failure"]["message"]
+    assert "s3cr3t-pw" not in msg and msg == "rule matched: curl https://<redacted:1>@api.example/x"
+
 
 _interval = st.tuples(st.integers(0, 200), st.integers(0, 60))
 

@@ -63,4 +63,22 @@ def test_the_schema_rejects_an_unknown_verdict(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_golden_cases_exist() -> None:
-    assert {"incident-004", "billing-two-cronjobs"} <= set(CASES)
+    assert {"incident-004", "billing-two-cronjobs", "orders-fast-catch-up"} <= set(CASES)
+
+
+def test_the_issue_s_catch_up_deleted_by_the_history_limit_is_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 10 item 5: the restore's catch-up orders-fast-29937148 (16:28) ran and the history
+    # limit deleted it at 16:32:22 (when orders-fast-29937152 completed, the 4th success after it)
+    cj = _bundle("orders-fast-catch-up", monkeypatch)["cronjobs"][0]  # type: ignore[index]
+    occ = {o["expected"][11:16]: o for o in cj["occurrences"]}
+    assert occ["16:28"]["verdict"] == "ran-late" and occ["16:28"]["jobs_gone"] == ["orders-fast-29937148"]
+    assert "un-suspended (cronctl at 2026-12-02T16:28:50Z)" in occ["16:28"]["reason"]
+    assert occ["16:29"]["verdict"] == "skipped-forbid"  # the catch-up still ran then
+    assert "2026-12-02T16:28:00Z" not in cj["lost_history"]
+    gone = {g["name"]: g for g in cj["removed_jobs"]}
+    assert gone["orders-fast-29937148"]["deleted"] == "2026-12-02T16:32:22Z"
+    assert gone["orders-fast-29937153"]["failure_reason"] == "BackoffLimitExceeded"
+    assert "failedJobsHistoryLimit=1" in gone["orders-fast-29937153"]["removed"]
+    # which build ran: 2.3.1 failed at 16:36, 2.3.2 ran from 16:37
+    images = {j["name"][-2:]: j["pods"][0]["containers"][0]["image_id"][-4:] for j in cj["jobs"]}
+    assert images == {"56": "1111", "57": "2222", "58": "2222", "59": "2222"}

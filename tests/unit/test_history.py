@@ -34,8 +34,10 @@ def T(h: int, m: int, s: int = 0, day: int = 2) -> datetime:
 def cronjob(schedule: str = "*/1 * * * *", *, tz: str | None = None, policy: str | None = None,
             deadline: int | None = None, suspend: bool = False, last: datetime | None = None,
             suspend_written: datetime | None = None, created: datetime = T(9, 0), ok_limit: int | None = None,
-            active: list[str] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedule": schedule, "suspend": suspend, "jobTemplate": {"spec": {}}}
+            active: list[str] | None = None, ttl: int | None = None, last_ok: datetime | None = None,
+            name: str = "cj") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedule": schedule, "suspend": suspend,
+                            "jobTemplate": {"spec": {} if ttl is None else {"ttlSecondsAfterFinished": ttl}}}
     if tz:
         spec["timeZone"] = tz
     if policy:
@@ -44,7 +46,7 @@ def cronjob(schedule: str = "*/1 * * * *", *, tz: str | None = None, policy: str
         spec["startingDeadlineSeconds"] = deadline
     if ok_limit is not None:
         spec["successfulJobsHistoryLimit"] = ok_limit
-    meta: dict[str, Any] = {"name": "cj", "namespace": "ns", "uid": UID, "creationTimestamp": z(created)}
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": UID, "creationTimestamp": z(created)}
     if suspend_written:
         meta["managedFields"] = [{"manager": "kubectl-patch", "operation": "Update", "time": z(suspend_written),
                                   "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
@@ -53,12 +55,14 @@ def cronjob(schedule: str = "*/1 * * * *", *, tz: str | None = None, policy: str
         status["lastScheduleTime"] = z(last)
     if active:
         status["active"] = [{"name": a, "namespace": "ns"} for a in active]
+    if last_ok:
+        status["lastSuccessfulTime"] = z(last_ok)
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": spec, "status": status}
 
 
 def job(name: str, *, slot: datetime | None = None, created: datetime, done: datetime | None = None,
         outcome: str = "Complete", manual: bool = False, occurrence: datetime | None = None,
-        operator: str | None = None) -> dict[str, Any]:
+        operator: str | None = None, why: str | None = None, cj: str = "cj") -> dict[str, Any]:
     ann: dict[str, str] = {}
     if slot is not None:
         ann["batch.kubernetes.io/cronjob-scheduled-timestamp"] = z(slot)
@@ -73,16 +77,19 @@ def job(name: str, *, slot: datetime | None = None, created: datetime, done: dat
     if done is not None:
         status["completionTime"] = z(done) if outcome == "Complete" else None
         status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": z(done)}]
+        if why:
+            status["conditions"][0].update(reason=why, message=f"Job failed: {why}")
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}", "creationTimestamp": z(created),
                          "annotations": ann,
-                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": UID, "controller": True}]},
+                         "ownerReferences": [{"kind": "CronJob", "name": cj, "uid": UID, "controller": True}]},
             "status": status}
 
 
 def event(reason: str, message: str, first: datetime, last: datetime | None = None, *, kind: str = "CronJob",
           name: str = "cj", etype: str = "Normal") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"e-{reason}-{first:%H%M%S}", "namespace": "ns"},
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"e-{reason}-{name}-{first:%H%M%S}", "namespace": "ns"},
             "involvedObject": {"kind": kind, "name": name, "uid": UID if kind == "CronJob" else ""},
             "reason": reason, "message": message, "type": etype, "count": 1,
             "firstTimestamp": z(first), "lastTimestamp": z(last or first)}
@@ -313,6 +320,138 @@ def test_a_second_run_beside_a_retried_one_is_still_a_duplicate() -> None:
             _attempt("by-hand", T(10, 2), T(10, 2, 40), "Complete", None)]  # not linked: a second run
     h = judge(cronjob(last=T(10, 3)), jobs + [scheduled(T(10, 3))], now=T(10, 3, 30))
     assert row(h, "10:02")["verdict"] == "duplicate"
+
+
+# --- Jobs that are gone: evidence before verdicts (issue 10 item 5) ---------------------------
+
+def _forbid_restore_catch_up() -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], str]:
+    """The issue's incident, as the objects showed it at 16:39:30: a */1 Forbid CronJob "orders-fast"
+    was suspended by cronctl run-manual (manual Job 16:24:40-16:27:50), restored at 16:28:50; the
+    controller's catch-up for 16:28, orders-fast-29937148 (16:28 = minute 29937148 since the epoch),
+    was created at 16:28:55, ran to 16:29:30 (so 16:29 was refused: JobAlreadyActive), and the
+    history limit (3) deleted it at 16:33:30. Only 16:37-16:39 are kept."""
+    name = "orders-fast"
+
+    def sched(m: int) -> dict[str, Any]:
+        t = T(16, m)
+        return job(f"{name}-{int(t.timestamp()) // 60}", slot=t, created=t + timedelta(seconds=1),
+                   done=t + timedelta(seconds=20), cj=name)
+
+    catch = "orders-fast-29937148"
+    assert datetime.fromtimestamp(29937148 * 60, UTC) == T(16, 28)
+    manual = job("orders-fast-manual", created=T(16, 24, 40), done=T(16, 27, 50), manual=True, operator="alice",
+                 cj=name)
+    cj = cronjob(name=name, policy="Forbid", last=T(16, 39), suspend_written=T(16, 28, 50), ok_limit=3,
+                 created=T(16, 0), last_ok=T(16, 39, 20))
+
+    def ev(reason: str, msg: str, at: datetime) -> dict[str, Any]:
+        return event(reason, msg, at, name=name)
+
+    evs = [ev("SuccessfulCreate", f"Created job {catch}", T(16, 28, 55)),
+           ev("JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy "
+              "is Forbid", T(16, 29, 0)),
+           ev("SawCompletedJob", f"Saw completed job: {catch}, condition: Complete", T(16, 29, 31)),
+           ev("SuccessfulDelete", f"Deleted job {catch}", T(16, 33, 30))]
+    return cj, [sched(37), sched(38), sched(39), manual], evs, catch
+
+
+def test_a_catch_up_the_history_limit_deleted_ran_late_and_is_not_lost() -> None:
+    cj, jobs, evs, catch = _forbid_restore_catch_up()
+    h = judge(cj, jobs, evs, now=T(16, 39, 30), since=T(16, 27, 30))
+    r = row(h, "16:28")
+    assert (r["verdict"], r["jobs"]) == ("ran-late", [catch])
+    d = r["job_details"][0]
+    assert (d["exists"], d["stands_by"], d["outcome"], d["created"]) == (False, "event", "Complete", z(T(16, 28, 55)))
+    assert d["removed_by"] == "history-limit"
+    assert d["known_from"] == ["CronJob/SuccessfulCreate", "CronJob/SawCompletedJob", "CronJob/SuccessfulDelete"]
+    assert "history limit at 2026-12-02T16:33:30Z" in r["reason"] and "successfulJobsHistoryLimit=3" in r["reason"]
+    assert "un-suspended" in r["reason"]  # the cause of the lateness is still told
+    assert row(h, "16:29")["verdict"] == "skipped-forbid"  # the catch-up ran over it: that one is lost
+    assert f"ns/orders-fast {z(T(16, 28))}" not in " ".join(fail_on([h], {"lost"}))
+    # the SuccessfulCreate expired first: the later events still say the Job ran (not when it was created)
+    h = judge(cj, jobs, evs[1:], now=T(16, 39, 30), since=T(16, 27, 30))
+    r = row(h, "16:28")
+    assert (r["verdict"], r["jobs"]) == ("ran", [catch]) and "when it was created is not known" in r["reason"]
+
+
+def test_a_gone_job_named_only_by_its_end_and_its_deletion_ran() -> None:
+    # the SuccessfulCreate event expired (or was folded into a combined event naming a later Job)
+    gone = slotname(T(10, 0))
+    evs = [event("SawCompletedJob", f"Saw completed job: {gone}, condition: Failed", T(10, 0, 30)),
+           event("BackoffLimitExceeded", "Job has reached the specified backoff limit", T(10, 0, 29),
+                 kind="Job", name=gone, etype="Warning"),
+           event("SuccessfulDelete", f"Deleted job {gone}", T(10, 1, 40))]
+    h = judge(cronjob(last=T(10, 1)), [scheduled(T(10, 1), outcome="Failed")], evs, now=T(10, 1, 50))
+    r = row(h, "10:00")
+    assert r["verdict"] == "ran" and r["jobs"] == [gone]
+    d = r["job_details"][0]
+    assert (d["outcome"], d["failure_reason"], d["created"]) == ("Failed", "BackoffLimitExceeded", None)
+    # Failed: the failed limit (default 1) deleted it
+    assert d["removed_by"] == "history-limit" and "failedJobsHistoryLimit=1 (default)" in d["removed"]
+    assert "Failed: BackoffLimitExceeded" in r["reason"] and "when it was created is not known" in r["reason"]
+    assert "Job/BackoffLimitExceeded" in d["known_from"]
+
+
+def test_a_combined_event_names_the_job_of_its_latest_occurrence() -> None:
+    # client-go folds the 11th similar event in ten minutes into one, keeping the latest message
+    gone = slotname(T(10, 20))
+    evs = [event("SuccessfulCreate", f"(combined from similar events): Created job {gone}", T(10, 5, 1),
+                 T(10, 20, 1))]
+    h = judge(cronjob(last=T(10, 21)), [scheduled(T(10, 21))], evs, now=T(10, 21, 30), since=T(10, 19, 30))
+    r = row(h, "10:20")
+    assert r["verdict"] == "ran" and r["job_details"][0]["created"] == z(T(10, 20, 1))
+
+
+def test_what_removed_a_gone_job_without_a_delete_event() -> None:
+    gone = slotname(T(10, 0))
+    created = [event("SuccessfulCreate", f"Created job {gone}", T(10, 0, 1))]
+    # a TTL deletes without an event
+    h = judge(cronjob(last=T(10, 1), ttl=30), [scheduled(T(10, 1))], created, now=T(10, 1, 50))
+    d = row(h, "10:00")["job_details"][0]
+    assert d["removed_by"] == "ttl-after-finished" and "ttlSecondsAfterFinished=30" in d["removed"]
+    # gone while it was in .status.active: not the controller's cleanup
+    missing = created + [event("MissingJob", f"Active job went missing: {gone}", T(10, 0, 40))]
+    d = row(judge(cronjob(last=T(10, 1)), [scheduled(T(10, 1))], missing, now=T(10, 1, 50)), "10:00")["job_details"][0]
+    assert d["removed_by"] == "deleted-while-running" and "a person or another client" in d["removed"]
+    # one succeeded Job is kept and the limit is 3: the limit did not delete it
+    d = row(judge(cronjob(last=T(10, 1)), [scheduled(T(10, 1))], created, now=T(10, 1, 50)), "10:00")["job_details"][0]
+    assert d["removed_by"] == "unknown" and "do not explain it" in d["removed"] and "1 succeeded of 3" in d["removed"]
+    # three kept of three: the limit may have, its event may have expired
+    jobs = [scheduled(T(10, m)) for m in (1, 2, 3)]
+    d = row(judge(cronjob(last=T(10, 3)), jobs, created, now=T(10, 3, 50)), "10:00")["job_details"][0]
+    assert d["removed_by"] == "unknown" and "SuccessfulDelete event expired" in d["removed"]
+
+
+def test_a_deletion_without_the_outcome_names_both_history_limits() -> None:
+    gone = slotname(T(10, 0))
+    evs = [event("SuccessfulCreate", f"Created job {gone}", T(10, 0, 1)),
+           event("SuccessfulDelete", f"Deleted job {gone}", T(10, 1, 30))]
+    d = row(judge(cronjob(last=T(10, 1), ok_limit=0), [scheduled(T(10, 1))], evs, now=T(10, 1, 50)),
+            "10:00")["job_details"][0]
+    assert d["removed_by"] == "history-limit"
+    assert "successfulJobsHistoryLimit=0 or failedJobsHistoryLimit=1 (default)" in d["removed"]
+
+
+def test_a_failed_job_s_reason_is_in_its_slot_s_reason() -> None:
+    failed = job(slotname(T(10, 0)), slot=T(10, 0), created=T(10, 0, 1), done=T(10, 0, 40), outcome="Failed",
+                 why="DeadlineExceeded")
+    h = judge(cronjob(last=T(10, 0)), [failed], now=T(10, 0, 50))
+    r = row(h, "10:00")
+    assert r["verdict"] == "ran" and r["reason"] == "Failed: DeadlineExceeded"
+    assert r["job_details"][0]["failure_reason"] == "DeadlineExceeded"
+
+
+def test_last_successful_time_moved_by_a_manual_job_is_told() -> None:
+    s1 = scheduled(T(10, 0))  # completes 10:00:21
+    manual = job("cj-manual", created=T(10, 0, 30), done=T(10, 0, 45), manual=True, operator="alice")
+    h = judge(cronjob(last=T(10, 0), last_ok=T(10, 0, 45)), [s1, manual], now=T(10, 0, 50))
+    note = [n for n in h["notes"] if "lastSuccessfulTime" in n]
+    assert note and "2026-12-02T10:00:45Z comes from the manual Job cj-manual" in note[0]
+    assert "cronctl run-manual r1 of alice" in note[0]
+    assert f"the last scheduled success was 2026-12-02T10:00:21Z ({slotname(T(10, 0))})" in note[0]
+    # the scheduled Job's own completion: nothing to say
+    h = judge(cronjob(last=T(10, 0), last_ok=T(10, 0, 21)), [s1, manual], now=T(10, 0, 50))
+    assert not [n for n in h["notes"] if "lastSuccessfulTime" in n]
 
 
 def test_older_than_what_history_limits_keep_is_evidence_gone() -> None:

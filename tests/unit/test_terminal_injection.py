@@ -86,6 +86,15 @@ def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp
     for item in d["items"]:  # a hand-edited dump: a Job name the API server would refuse, drawn in the SVG
         if item["kind"] == "Job" and item["metadata"]["name"] == "mp-orders-sync-fix":
             item["metadata"]["name"] += PAYLOAD
+            # the failure reason and message, and a pod's image, digest and termination message (issue 10)
+            item["status"]["conditions"] = [{"type": "Failed", "status": "True", "reason": "Backoff|" + PAYLOAD,
+                                             "message": "<script>alert(2)</script> | " + PAYLOAD,
+                                             "lastTransitionTime": item["status"]["completionTime"]}]
+        if item["kind"] == "Pod":
+            cs = item["status"]["containerStatuses"][0]
+            cs.update(image="registry.example/app:1|" + PAYLOAD, imageID="sha256:`" + PAYLOAD)
+            for st in cs["state"].values():
+                st["message"] = "<script>alert(3)</script> | " + PAYLOAD
     f = tmp_path / "dump.yaml"
     f.write_text(yaml.safe_dump(d))
     code, screen = cronctl_in_pty(["bundle", "--from-dump", str(f), "--now", NOW, "--out", str(tmp_path / "b")],
@@ -102,8 +111,18 @@ def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp
     rows = md.split(head, 1)[1].strip().splitlines()[1:]
     rows = rows[:rows.index("")] if "" in rows else rows
     assert rows and all(len(re.findall(r"(?<!\\)\|", r)) == 7 for r in rows), rows[:3]
+    # the same for the pods (image, digest, termination message) and the Jobs (failure reason, message)
+    for head, cells in (("| pod | Job | phase | container | state | reason | exit code | restarts (last exit) | image "
+                         "| image ID |", 10),
+                        ("| Job | origin | scheduled for | created | started | completed | outcome | failure | "
+                         "duration | pods |", 10)):
+        rows = md.split(head, 1)[1].strip().splitlines()[1:]
+        rows = rows[:rows.index("")] if "" in rows else rows
+        assert rows and all(len(re.findall(r"(?<!\\)\|", r)) == cells + 1 for r in rows), rows[:3]
+    assert "Backoff\\|" in md and "&lt;script&gt;alert(3)" in md and "registry.example/app:1\\|" in md
     html = (tmp_path / "b" / "report.html").read_text()
     assert "\x1b" not in html and "\u202e" not in html and "<script>alert" not in html
+    assert "&lt;script&gt;alert(2)" in html and "&lt;script&gt;alert(3)" in html
     assert "\\x1b]52;c;" in html
     svg = html[html.index("<svg"):html.index("</svg>")]
     assert "mp-orders-sync-fix\\x1b]52;c;" in svg and "\x07" not in svg and "\x9b" not in svg
