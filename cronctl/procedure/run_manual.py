@@ -63,6 +63,7 @@ MAX_SLOTS = 500
 MIN_FREE_BYTES = 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+CHECK_AFTER_RESTORE = 30.0  # how long to watch for a predicted catch-up Job after un-suspending (s)
 TAIL_LINES = 10  # the last lines of each container's log shown at the end of a run
 TAIL_MAX = 40    # ... and of all of them together
 _RETRY_NAME = re.compile(r"^(.+)-r(\d{1,4})$")  # <job>-r<N>: attempt N of a run retried with --retry
@@ -916,6 +917,7 @@ class _Run:
                                 tail, [])
         self.record["restored_at"] = self._now()
         self.record["prediction"] = res.get("prediction")
+        slot_note += self._check_prediction(res.get("prediction"))
         self.record["restored_suspend"] = res.get("suspend")
         self.record["catch_up"] = {"mode": self.o.catch_up, "given_up": res.get("given_up", []),
                                    **({"ran": list(self.done)} if self.o.catch_up == "all" else {})}
@@ -956,6 +958,30 @@ class _Run:
                          f"start: {pred.text}): the CronJob stays suspended",
                          self.record, None, [f"cronctl restore {self.name} -n {self.ns}",
                                              f"cronctl restore {self.name} -n {self.ns} --catch-up none"])
+
+    def _check_prediction(self, pred: dict[str, Any] | None) -> str:
+        """After un-suspending: when the restore predicted a catch-up Job, watch (bounded) for the
+        controller to create it and say whether it did (seed 004: check the new Jobs after restoring)."""
+        if not pred or pred.get("decision") != "create" or not pred.get("job_name") or pred.get("suspended"):
+            return ""
+        name = str(pred["job_name"])
+        until = self.clock.monotonic() + CHECK_AFTER_RESTORE
+        seen: Obj | None = None
+        while seen is None and self.clock.monotonic() < until:
+            try:
+                seen = self.c.get_job(name)
+            except CronctlError:
+                break
+            if seen is None:
+                self.clock.sleep(2)
+        self.record["restore_check"] = {"expected_job": name, "seen": seen is not None,
+                                        "created": model.meta(seen).get("creationTimestamp") if seen else None}
+        if seen is not None:
+            self.r.step(f"as predicted, the controller started the catch-up Job {name}")
+            return f"; as predicted, the controller started {name}"
+        self.r.warn(f"the catch-up Job {name} the restore predicted was not seen within "
+                    f"{human_duration(CHECK_AFTER_RESTORE)}; see cronctl status {self.name} -n {self.ns}")
+        return f"; the predicted catch-up Job {name} was NOT seen within {human_duration(CHECK_AFTER_RESTORE)}"
 
     def _save_logs_so_far(self) -> None:
         """After Ctrl-C: the logs the Job's pods have written so far (a second Ctrl-C skips them)."""

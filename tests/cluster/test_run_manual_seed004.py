@@ -85,7 +85,11 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
             assert _t(catch_up["metadata"]["annotations"][SCHEDULED_AT]) == _t(pred["catch_up_for"])
             created = _t(catch_up["metadata"]["creationTimestamp"])
             assert restored_at - timedelta(seconds=2) <= created <= restored_at + timedelta(seconds=15)
+            # cronctl watched for it after un-suspending and saw what it had predicted
+            assert rec["restore_check"] == {"expected_job": pred["job_name"], "seen": True,
+                                            "created": catch_up["metadata"]["creationTimestamp"]}, rec
         else:
+            assert "restore_check" not in rec  # nothing predicted, nothing to watch for
             # give the controller's immediate post-unsuspend sync time to (not) act
             time.sleep(max(0.0, (restored_at + timedelta(seconds=10) - datetime.now(UTC)).total_seconds()))
         now = datetime.now(UTC)
