@@ -129,5 +129,9 @@ def _duration(text: str) -> timedelta:
         secs = parse_since(t) if t else 0
     except BadInput:
         raise BadInput(f"bad --window {text!r}: expected a duration like 6h, 90m or 7d") from None
+    if days == 0 and secs == 0:
+        from cronctl.errors import BadUsage
+
+        raise BadUsage(f"bad --window {text!r}: must be more than 0 (no scheduled time could be judged)")
     return timedelta(days=days, seconds=secs)
 

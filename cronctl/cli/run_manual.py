@@ -58,7 +58,7 @@ def run_manual_cmd(
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
-                                     print_data, sigterm_as_interrupt)
+                                     print_data, settle_seconds, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
@@ -76,7 +76,7 @@ def run_manual_cmd(
         cronjob=cronjob, job_name=job_name, reason=reason, occurrence=at,
         occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
-        settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
+        settle=settle_seconds(settle), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
         after_step=kill_hook(), catch_up=catch_up.value)
     cluster = connect(kubeconfig, context, namespace)
