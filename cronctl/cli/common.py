@@ -124,6 +124,17 @@ def job_name_opt(value: Optional[str]) -> Optional[str]:
     return None if value is None else job_name(value)
 
 
+def file_list(filenames: list[str] | None, extra: list[str] | None = None) -> list[str]:
+    """The files of ``-f a -f b`` (and of ``-f a b``: ``extra`` are the positionals of a command
+    that takes no name beside -f), in order; ``-`` (stdin) at most once."""
+    from cronctl.errors import BadUsage
+
+    paths = [*(filenames or []), *(extra or [])]
+    if paths.count("-") > 1:
+        raise BadUsage("-f - (standard input) can be given only once")
+    return paths
+
+
 NamespaceOpt = Annotated[
     Optional[str],
     typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Optional
@@ -73,10 +74,11 @@ def lint(
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
+        from cronctl.cli.common import file_list
         from cronctl.manifest import load_objects, read_text
         from cronctl.model import check_objects
 
-        for path in filename:
+        for path in file_list(filename):
             objs = load_objects(path)
             if path != "-":
                 texts[path] = read_text(path)
@@ -91,6 +93,12 @@ def lint(
                 err.print(f"{path}: no CronJob named {name} in this file", markup=False)
             checked += n
             findings.extend(fs)
+        if name is not None and checked == 0:  # never "0 CronJobs checked", exit 0: a false green in CI
+            from cronctl.errors import NotFound
+
+            raise NotFound(f"no CronJob named {name} in {', '.join(filename)}"
+                           + (f"; {name} is a file: give each file its own -f (-f {filename[-1]} -f {name})"
+                              if os.path.isfile(name) else ""))
     else:
         from cronctl.kube import connect
 

@@ -4,7 +4,13 @@ where the name exists, and what a refusal under --yes changed and set back."""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
 import pytest
+import yaml
 
 from cronctl.cli import main
 from cronctl.cli.runtime import parse_duration
@@ -41,3 +47,98 @@ def test_every_duration_flag_refuses_zero_in_one_line_with_exit_2_before_any_req
 def test_settle_zero_says_why_the_second_check_needs_a_delay(capfd: pytest.CaptureFixture[str]) -> None:
     assert main(["run-manual", "cj", "--settle", "0"]) == 2
     assert "controller was creating" in capfd.readouterr().err
+
+
+# --- never-firing schedules ------------------------------------------------------------------
+
+def test_explain_of_a_never_firing_schedule_explains_then_exits_5_in_one_line(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "0 0 31 2 *", "-o", "json"]) == ExitCode.BAD_INPUT
+    out, err = capfd.readouterr()
+    assert json.loads(out)["neverFires"] is True  # the explanation is still printed, on stdout
+    assert err.strip().splitlines() == [
+        "error: schedule '0 0 31 2 *' never fires (day 31 of February never exists); "
+        "pass --allow-never to explain it with exit 0"]
+
+
+def test_allow_never_explains_a_never_firing_schedule_with_exit_0(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "0 0 31 2 *", "--allow-never"]) == 0
+    out, err = capfd.readouterr()
+    assert "never fires" in out and err == ""
+
+
+def test_explain_f_names_each_never_firing_cronjob_of_the_files(capfd: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    a = _manifest(tmp_path / "a.yaml", ("ok", "0 3 * * *"), ("feb", "0 0 30 2 *"))
+    assert main(["explain", "-f", str(a)]) == ExitCode.BAD_INPUT
+    out, err = capfd.readouterr()
+    assert "ok" in out and "feb" in out
+    assert "ns1/feb: schedule '0 0 30 2 *' never fires" in err and "ns1/ok" not in err
+
+
+def test_status_does_not_say_a_never_firing_cronjob_schedules_normally() -> None:
+    from cronctl.procedure.status import explain_record
+
+    cj = _cronjob("feb", "0 0 31 2 *")
+    text = explain_record(cj, None, None, datetime(2026, 12, 3, tzinfo=timezone.utc))
+    assert "normally" not in text
+    assert text == ("not suspended, but day 31 of February never exists: this schedule never fires: "
+                    "the controller never starts a Job for it")
+    assert "normally" in explain_record(_cronjob("ok", "0 3 * * *"), None, None,
+                                        datetime(2026, 12, 3, tzinfo=timezone.utc))
+
+
+# --- -f: several files -----------------------------------------------------------------------
+
+def _cronjob(name: str, schedule: str, namespace: str = "ns1") -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "spec": {"schedule": schedule, "timeZone": "Europe/Berlin", "jobTemplate": {"spec": {"template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}}
+
+
+def _manifest(path: Path, *cronjobs: tuple[str, str]) -> Path:
+    path.write_text(yaml.safe_dump_all([_cronjob(n, s) for n, s in cronjobs]))
+    return path
+
+
+def test_explain_reads_every_file_of_a_repeated_f_in_order(capfd: pytest.CaptureFixture[str],
+                                                          tmp_path: Path) -> None:
+    a = _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
+    b = _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"), ("three", "0 5 * * *"))
+    assert main(["explain", "-f", str(a), "-f", str(b), "-o", "json"]) == 0
+    assert [r["name"] for r in json.loads(capfd.readouterr().out)] == ["one", "two", "three"]
+
+
+def test_explain_f_with_a_second_file_as_positional_says_to_repeat_f(capfd: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    a = _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
+    b = _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
+    assert main(["explain", "-f", str(a), str(b)]) == ExitCode.USAGE
+    assert f"give each its own -f: -f {a} -f {b}" in capfd.readouterr().err
+
+
+def test_stdin_can_be_named_once(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "-f", "-", "-f", "-"]) == ExitCode.USAGE
+    assert main(["lint", "-f", "-", "-f", "-"]) == ExitCode.USAGE
+    assert capfd.readouterr().err.count("error: -f - (standard input) can be given only once") == 2
+
+
+def test_lint_f_with_a_second_file_where_the_name_goes_is_not_a_silent_green(
+        capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # issue 10: `lint -f a.yaml b.yaml --fail-on info` said "0 CronJobs checked" and exit 0
+    monkeypatch.chdir(tmp_path)
+    _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
+    _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
+    assert main(["lint", "-f", "a.yaml", "b.yaml", "--fail-on", "info"]) == ExitCode.NOT_FOUND
+    out, err = capfd.readouterr()
+    assert "0 CronJobs checked" not in out
+    assert "error: no CronJob named b.yaml in a.yaml; b.yaml is a file: give each file its own -f " \
+           "(-f a.yaml -f b.yaml)" in err
+
+
+def test_lint_reads_every_file_of_a_repeated_f(capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    a = _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
+    b = _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
+    main(["lint", "-f", str(a), "-f", str(b), "-o", "json"])
+    assert json.loads(capfd.readouterr().out)["checked"] == 2
