@@ -228,9 +228,28 @@ class KubeCluster:
         return bool(st.get("allowed")), str(st.get("reason") or st.get("evaluationError") or "")
 
     def get_cronjob(self, name: str) -> Obj:
-        r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
-                               what=f"cronjob {self.namespace}/{name}")
+        try:
+            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
+                                   what=f"cronjob {self.namespace}/{name}")
+        except NotFound as e:
+            elsewhere = self._namespaces_of_cronjob(name)
+            if not elsewhere:
+                raise
+            raise NotFound(names.not_found_elsewhere("cronjob", name, self.namespace, elsewhere)) from e
         return r
+
+    def _namespaces_of_cronjob(self, name: str) -> list[str]:
+        """The other namespaces holding a CronJob ``name``: ONE bounded list call across namespaces
+        (field selector on the name, one page, short timeout). Not allowed to list across
+        namespaces, or any other failure: none known, silently (the NotFound stands as it is)."""
+        try:
+            page = self._request("GET", "/apis/batch/v1/cronjobs",
+                                 query=[("fieldSelector", f"metadata.name={name}"), ("limit", "100")],
+                                 timeout=5.0)
+        except (NotFound, PermissionMissing, ApiError, Conflict):
+            return []
+        found = {str((it.get("metadata") or {}).get("namespace") or "") for it in page.get("items") or []}
+        return sorted(found - {"", self.namespace})
 
     def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
         path = "/apis/batch/v1/cronjobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs"
