@@ -173,17 +173,20 @@ def _start_child(k8s: Any, ns: str, cj: dict[str, Any], name: str, duration: flo
     wait_for(f"job {name} to start", lambda: (read_job(k8s, ns, name) or {}).get("status", {}).get("active"), 30)
 
 
-def test_an_unfinished_child_stops_the_run_and_sets_suspend_back(kubeconfig: str, namespace: str, k8s: Any,
-                                                                  tmp_path: Path) -> None:
+def test_an_unfinished_child_refuses_the_run_before_the_suspend(kubeconfig: str, namespace: str, k8s: Any,
+                                                                 tmp_path: Path) -> None:
+    # issue 10: --yes with a running child Job suspended and un-suspended before refusing (exit 3
+    # promises nothing changed); the plan's read of the Jobs refuses it before any write now
     cj = create_cronjob(k8s, namespace, "busy", duration=1)
     _start_child(k8s, namespace, cj, "busy-fix", 60)
     r = cronctl(["run-manual", "busy", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "busy-fix" in r.stderr and "--wait-active" in r.stderr
+    assert "busy-fix" in r.stderr and "--wait-active" in r.stderr and "nothing was changed" in r.stderr
     after = read_cronjob(k8s, namespace, "busy")
     assert after["spec"]["suspend"] is False and record_annotations(after) == {}
+    assert all(m.get("manager") != "cronctl" for m in after["metadata"].get("managedFields") or [])  # no write
     assert read_job(k8s, namespace, "busy-manual") is None
-    assert run_record(tmp_path)["step"] == "aborted"
+    assert list(tmp_path.iterdir()) == []  # not even a run directory
 
 
 def test_wait_active_waits_for_the_running_child_then_runs(kubeconfig: str, namespace: str, k8s: Any,
@@ -312,7 +315,8 @@ def test_a_job_the_api_server_refuses_puts_suspend_back_and_says_why(kubeconfig:
                       .get("status") or {}).get("hard"), 30)
     r = cronctl(["run-manual", "quota", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "exceeded quota" in r.stderr and "suspend set back to false, nothing created" in r.stderr
+    assert "exceeded quota" in r.stderr and f"cronctl suspended cronjob {namespace}/quota at " in r.stderr
+    assert "and set suspend back to false at " in r.stderr and "nothing else changed, nothing created" in r.stderr
     cj = read_cronjob(k8s, namespace, "quota")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
     assert run_record(tmp_path)["step"] == "aborted"

@@ -142,3 +142,52 @@ def test_lint_reads_every_file_of_a_repeated_f(capfd: pytest.CaptureFixture[str]
     b = _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
     main(["lint", "-f", str(a), "-f", str(b), "-o", "json"])
     assert json.loads(capfd.readouterr().out)["checked"] == 2
+
+
+# --- a refusal under --yes says what it changed and set back ---------------------------------
+
+def _child(cj: dict[str, Any], name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "resourceVersion": "7", "creationTimestamp": "2026-12-02T11:59:00Z",
+                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": cj["metadata"]["uid"],
+                                              "controller": True}]},
+            "status": {"active": 1}}
+
+
+def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> None:
+    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+
+    from cronctl.errors import Refused
+    from cronctl.procedure.base import QuietReporter
+    from cronctl.procedure.run_manual import RunOptions, run_manual
+
+    c = FakeCluster(FakeClock())
+    c.cronjob = _cronjob()
+    c.lists = [([_child(c.cronjob, "cj-fix")], "1")]  # the plan's read
+    with pytest.raises(Refused, match="unfinished child Jobs: cj-fix; nothing was changed") as e:
+        run_manual(c, RunOptions(cronjob="cj", yes=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
+    assert "--wait-active" in (e.value.hint or "")
+    assert c.patches == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_and_when(tmp_path: Path) -> None:
+    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+
+    from cronctl.errors import Refused
+    from cronctl.procedure.base import QuietReporter
+    from cronctl.procedure.run_manual import RunOptions, run_manual
+
+    clock = FakeClock()
+    c = FakeCluster(clock)
+    c.cronjob = _cronjob()
+    # the plan sees nothing; the verify right after the suspend sees a Job the controller was creating
+    late = _child(c.cronjob, "cj-29900000")
+    c.lists = [([], "1"), ([late], "2"), ([late], "3"), ([late], "4")]
+    c.server_version = lambda: "v1.36.0"  # type: ignore[method-assign]  # the restore's prediction
+    with pytest.raises(Refused) as e:
+        run_manual(c, RunOptions(cronjob="cj", yes=True, settle=5, run_dir=str(tmp_path)), clock, QuietReporter())
+    assert e.value.message == (
+        "cronjob ns/cj has unfinished child Jobs: cj-29900000; cronctl suspended cronjob ns/cj at "
+        "2026-12-02T12:00:00Z and set suspend back to false at 2026-12-02T12:00:00Z; nothing else changed, "
+        "nothing created")
+    assert c.cronjob["spec"]["suspend"] is False
+    assert not any(k.startswith("cronctl.dev/") for k in c.cronjob["metadata"]["annotations"])
