@@ -10,12 +10,12 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 @app.command()
 def backfill(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     missed: Annotated[bool, typer.Option("--missed", help="The slots cronctl history calls lost (skipped-forbid, "
                                          "missed*).")] = False,
     since: Annotated[Optional[str], typer.Option(

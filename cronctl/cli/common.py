@@ -16,6 +16,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
+from cronctl.cli.candidates import cronjob_names as cronjob_names
+from cronctl.cli.candidates import namespaces
 from cronctl.textsafe import is_visible, json_visible, visible
 
 # typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
@@ -138,7 +140,7 @@ def file_list(filenames: list[str] | None, extra: list[str] | None = None) -> li
 NamespaceOpt = Annotated[
     Optional[str],
     typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",
-                 show_default=False, callback=namespace_opt),
+                 show_default=False, callback=namespace_opt, autocompletion=namespaces),
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 

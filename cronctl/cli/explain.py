@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import candidates
 from cronctl.cli.app import app
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, file_list,
                                 out, yaml_text)
@@ -25,14 +26,14 @@ from cronctl.textsafe import json_visible, visible
 def explain(
     target: Annotated[Optional[str], typer.Argument(
         help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
-        show_default=False, metavar="SCHEDULE|cronjob/NAME")] = None,
+        show_default=False, metavar="SCHEDULE|cronjob/NAME", autocompletion=candidates.explain_target)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Explain every CronJob in this manifest, multi-document YAML, JSON or "
         "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too; repeatable.", show_default=False,
         metavar="FILE")] = None,
     tz: Annotated[Optional[str], typer.Option(
         "--tz", help="IANA zone, as spec.timeZone (default: none = the controller's local zone, UTC).",
-        show_default=False, metavar="ZONE")] = None,
+        show_default=False, metavar="ZONE", autocompletion=candidates.zones)] = None,
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="List runs strictly after this RFC3339 instant (default: --now, else now).",
         show_default=False, metavar="INSTANT")] = None,

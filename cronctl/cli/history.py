@@ -14,7 +14,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -27,7 +27,7 @@ class FailOn(str, Enum):
 def history(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
-        show_default=False, callback=cronjob_arg)] = None,
+        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="Every CronJob of every namespace.")] = False,
     from_dump: Annotated[Optional[str], typer.Option(

@@ -13,7 +13,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -38,7 +38,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def lint(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
-             "or in the files given with -f.", show_default=False, callback=cronjob_arg)] = None,
+             "or in the files given with -f.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
         show_default=False)] = None,

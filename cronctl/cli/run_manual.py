@@ -9,13 +9,13 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
-from cronctl.cli.common import cronjob_arg, job_name_opt
+from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 
 
 @app.command("run-manual")
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
-                                           callback=cronjob_arg)],
+                                           callback=cronjob_arg, autocompletion=cronjob_names)],
     job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default <cronjob>-manual); "
                                                     "the fixed name is what stops a second run. Not with a slot "
                                                     "--occurrence (the Job takes the slot's name).",

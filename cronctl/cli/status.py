@@ -8,7 +8,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -16,7 +16,7 @@ from cronctl.textsafe import visible
 def status_cmd(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
-        show_default=False, callback=cronjob_arg)] = None,
+        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     output: OutputOpt = Output.text,
