@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,23 +166,31 @@ def test_a_cluster_lookup_that_hangs_is_abandoned_after_its_bound(tmp_path: Path
 
 
 class _ApiServer:
-    """A tiny plain-HTTP API server answering list requests from a table, recording each path."""
+    """A tiny plain-HTTP API server answering list requests from a table (items: a name, or a whole
+    metadata; or an int: that error status), 404 elsewhere, recording each request's path and query."""
 
-    def __init__(self, lists: dict[str, list[str]]) -> None:
+    def __init__(self, lists: dict[str, Any]) -> None:
         import http.server
         import json
         import threading
 
         self.paths: list[str] = []
+        self.requests: list[str] = []
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 path = self.path.partition("?")[0]
                 outer.paths.append(path)
+                outer.requests.append(self.path)
                 names = lists.get(path)
-                body = json.dumps({"kind": "List", "items": [{"metadata": {"name": n}} for n in names or []]})
-                self.send_response(200 if names is not None else 404)
+                if isinstance(names, int):  # an error status, e.g. 403 Forbidden
+                    code, names = names, None
+                else:
+                    code = 200 if names is not None else 404
+                body = json.dumps({"kind": "List", "items": [{"metadata": n if isinstance(n, dict) else {"name": n}}
+                                                             for n in names or []]})
+                self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 self.wfile.write(body.encode())

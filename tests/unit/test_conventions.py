@@ -191,3 +191,46 @@ def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_a
         "nothing created")
     assert c.cronjob["spec"]["suspend"] is False
     assert not any(k.startswith("cronctl.dev/") for k in c.cronjob["metadata"]["annotations"])
+
+
+# --- "not found" names the namespaces where the CronJob exists ---------------------------------
+
+def test_the_not_found_message_names_the_other_namespaces_and_the_flag_to_use() -> None:
+    from cronctl.names import not_found_elsewhere
+
+    assert not_found_elsewhere("cronjob", "orders", "default", ["shop-eu", "shop", "default"]) == (
+        "cronjob orders not found in namespace default; it exists in shop, shop-eu (use -n shop)")
+    many = not_found_elsewhere("cronjob", "x", "a", [f"n{i}" for i in range(8)])
+    assert many.endswith("it exists in n0, n1, n2, n3, n4 and 3 more (use -n n0)")
+
+
+def _stub_api(lists: dict[str, list[Any]], tmp_path: Path) -> tuple[Any, Path]:
+    from test_completion import _ApiServer, _kubeconfig
+
+    api = _ApiServer(lists)
+    return api, _kubeconfig(tmp_path / "kc", api.url)
+
+
+def test_status_of_a_cronjob_in_another_namespace_says_where_it_is_in_one_list_call(
+        capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    api, kc = _stub_api({"/apis/batch/v1/cronjobs": [{"name": "orders", "namespace": "shop"},
+                                                     {"name": "orders", "namespace": "shop-eu"}]}, tmp_path)
+    try:
+        assert main(["status", "orders", "-n", "default", "--kubeconfig", str(kc)]) == ExitCode.NOT_FOUND
+    finally:
+        api.close()
+    assert capfd.readouterr().err.strip().splitlines() == [
+        "error: cronjob orders not found in namespace default; it exists in shop, shop-eu (use -n shop)"]
+    assert api.requests[-1] == "/apis/batch/v1/cronjobs?fieldSelector=metadata.name%3Dorders&limit=100"
+
+
+@pytest.mark.parametrize("across", [403, [], [{"name": "orders", "namespace": "default"}]])
+def test_not_found_stays_plain_when_listing_across_namespaces_is_forbidden_or_finds_no_other(
+        capfd: pytest.CaptureFixture[str], tmp_path: Path, across: Any) -> None:
+    api, kc = _stub_api({"/apis/batch/v1/cronjobs": across}, tmp_path)
+    try:
+        assert main(["explain", "cronjob/orders", "-n", "default", "--kubeconfig", str(kc)]) == ExitCode.NOT_FOUND
+    finally:
+        api.close()
+    assert capfd.readouterr().err.strip().splitlines() == ["error: cronjob default/orders not found"]
+    assert api.paths[-1] == "/apis/batch/v1/cronjobs"  # asked once, silently
