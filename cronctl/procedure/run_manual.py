@@ -39,7 +39,7 @@ from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_p
                                     schedule_of, show, standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
 from cronctl.redact import Redactor
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
+from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
 
 #: (verb, resource, group, subresource, why) — every permission a run needs, checked up front.
@@ -357,7 +357,7 @@ class _Run:
             ("suspend now", str(suspended).lower()),
             ("active", ", ".join(model.active_names(self.cj)) or "none"),
             ("unfinished child Jobs", ", ".join(unfinished) or "none"),
-            ("next runs", ", ".join(rfc3339_z(t) for t in runs) or "unknown"),
+            ("next runs", ", ".join(local_and_utc(t, spec.get("timeZone")) for t in runs) or "unknown"),
             ("operator", self.operator),
             ("will", f"suspend it, check for running Jobs (again after {human_duration(self.o.settle)}), create "
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "

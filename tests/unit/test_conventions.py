@@ -234,3 +234,62 @@ def test_not_found_stays_plain_when_listing_across_namespaces_is_forbidden_or_fi
         api.close()
     assert capfd.readouterr().err.strip().splitlines() == ["error: cronjob default/orders not found"]
     assert api.paths[-1] == "/apis/batch/v1/cronjobs"  # asked once, silently
+
+
+# --- local time beside UTC -----------------------------------------------------------------------
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize(("at", "zone", "shown"), [
+    (datetime(2026, 12, 3, 8, 0, tzinfo=UTC), "Europe/Berlin", "2026-12-03 09:00 CET (08:00 UTC)"),
+    (datetime(2026, 7, 3, 8, 0, tzinfo=UTC), "Europe/Berlin", "2026-07-03 10:00 CEST (08:00 UTC)"),
+    (datetime(2026, 12, 2, 23, 30, tzinfo=UTC), "Europe/Berlin", "2026-12-03 00:30 CET (2026-12-02 23:30 UTC)"),
+    (datetime(2026, 12, 3, 8, 0, 5, tzinfo=UTC), "Asia/Kolkata", "2026-12-03 13:30:05 IST (08:00:05 UTC)"),
+    (datetime(2026, 12, 3, 8, 0, tzinfo=UTC), None, "2026-12-03 08:00 UTC"),
+    (datetime(2026, 12, 3, 8, 0, tzinfo=UTC), "UTC", "2026-12-03 08:00 UTC"),
+    (datetime(2026, 12, 3, 8, 0, tzinfo=UTC), "Not/AZone", "2026-12-03 08:00 UTC"),
+])
+def test_an_instant_for_people_is_in_the_cronjobs_zone_with_utc_beside_it(
+        at: datetime, zone: str | None, shown: str) -> None:
+    from cronctl.timeutil import local_and_utc
+
+    assert local_and_utc(at, zone) == shown
+
+
+def test_the_run_manual_plan_lists_the_next_runs_in_local_time_beside_utc(tmp_path: Path) -> None:
+    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+
+    from cronctl.procedure.base import QuietReporter
+    from cronctl.procedure.run_manual import RunOptions, run_manual
+
+    c = FakeCluster(FakeClock())  # the clock reads 2026-12-02T12:00Z
+    c.cronjob = _cronjob()
+    c.cronjob["spec"].update(schedule="0 9 * * *", timeZone="Europe/Berlin")
+    c.lists = [([], "1")]
+    rep = QuietReporter()
+    run_manual(c, RunOptions(cronjob="cj", dry_run=True, run_dir=str(tmp_path)), FakeClock(), rep)
+    [row] = [line for line in rep.lines if line.startswith("  next runs: ")]
+    assert row.startswith("  next runs: 2026-12-03 09:00 CET (08:00 UTC), 2026-12-04 09:00 CET (08:00 UTC)")
+
+
+def test_the_bundle_timeline_labels_its_axis_and_titles_in_the_cronjobs_zone_too() -> None:
+    from cronctl.bundle.render import timeline
+
+    def doc(zone: str) -> dict[str, Any]:
+        return {"schedule": {"now": "2026-12-02T11:30:00Z", "zone": zone},
+                "jobs": [{"name": "j", "origin": "scheduled", "outcome": "Complete", "running": False,
+                          "created": "2026-12-02T10:00:01Z", "started": "2026-12-02T10:00:02Z",
+                          "completed": "2026-12-02T10:01:00Z"}],
+                "occurrences": [{"expected": "2026-12-02T10:00:00Z", "verdict": "ran", "reason": ""}],
+                "overlaps": [], "suspended_periods": []}
+
+    msk, utc = timeline(doc("Europe/Moscow")), timeline(doc("UTC"))
+    assert msk["zone"] == "Europe/Moscow" and utc["zone"] is None
+    assert [a["label"] for a in msk["axis"]] == [a["label"] for a in utc["axis"]]
+    assert msk["axis"][0]["label"] == "12-02 10:00" and msk["axis"][0]["local"] == "12-02 13:00"
+    assert all(a["local"] is None for a in utc["axis"])
+    assert msk["ticks"][0]["title"] == "2026-12-02 13:00 MSK (10:00 UTC) ran"
+    assert msk["rows"][0]["title"] == ("j (scheduled) 2026-12-02 13:00:02 MSK (10:00:02 UTC) -> "
+                                       "2026-12-02 13:01 MSK (10:01 UTC) Complete")
+    assert msk["top"] == utc["top"] + 14  # a band for the local labels above the UTC ones
