@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from completion_support import bash_complete
+
 from cronctl.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,24 +29,6 @@ def test_the_committed_script_is_exactly_what_cronctl_completion_prints(capfd, s
     assert printed == kept, f"regenerate: cronctl completion {shell} > completions/{FILES[shell]}"
     assert errors == ""
     assert "_CRONCTL_COMPLETE=complete_" in printed
-
-
-def bash_complete(*words: str, **extra_env: str) -> list[str]:
-    """Load completions/cronctl.bash into a real bash, set COMP_WORDS/COMP_CWORD as bash would
-    for the command line `words` (cursor on the last word), call the function, return COMPREPLY."""
-    assert (BIN / "cronctl").exists(), "install the package into the venv first (pip install -e .)"
-    arr = " ".join(f"'{w}'" for w in words)
-    script = (f"source {ROOT / 'completions' / 'cronctl.bash'}\n"
-              f"COMP_WORDS=({arr}); COMP_CWORD={len(words) - 1}\n"
-              "_cronctl_completion cronctl\n"
-              "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("_CRONCTL")}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    env.update(extra_env)
-    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
-                       env=env, timeout=60)
-    assert r.returncode == 0, r.stderr
-    return [line for line in r.stdout.splitlines() if line]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash on this machine")
