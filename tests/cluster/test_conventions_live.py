@@ -53,8 +53,9 @@ def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back(k
             "metadata": {"name": "late-29900000",
                          "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "late",
                                               "uid": cj["metadata"]["uid"], "controller": True}]},
-            "spec": {"template": {"spec": {"restartPolicy": "Never",
-                                           "containers": [{"name": "c", "image": "busybox:1.36"}]}}}})
+            "spec": {"template": {  # the pod simulator runs it for 120 s: still running at the verify
+                "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": "120"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}}})
         t0 = time.monotonic()
         _out, err = p.communicate(timeout=120)
     finally:
