@@ -88,6 +88,10 @@ class Cluster(Protocol):
         """
         ...
 
+    def create_event(self, body: Obj) -> Obj:
+        """Create a core/v1 Event in :attr:`namespace` (cronctl's audit trail on the CronJob)."""
+        ...
+
     def get_job(self, name: str) -> Obj | None:
         """The Job, or ``None`` when it does not exist."""
         ...

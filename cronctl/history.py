@@ -224,13 +224,17 @@ class Options:
     max_slots: int = 20_000
 
 
+#: the last steps of a run whose Job was created (a run stopped before it made none)
+_JOB_MADE_STEPS = frozenset({"created", "waiting", "succeeded", "failed", "timeout"})
+
+
 @dataclass
 class _Stand:
     """A Job that stands for a slot (``exists`` False: known only from its SuccessfulCreate event)."""
 
     name: str
     origin: str  # scheduled | manual
-    how: str  # scheduled | slot-named | occurrence | event
+    how: str  # scheduled | slot-named | occurrence | event | cronctl-runs
     created: datetime | None
     started: datetime | None = None
     completed: datetime | None = None
@@ -343,6 +347,9 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     evidence += [t for t, _m in _suspend_writes(cronjob)]
     pause_ = model.read_pause(cronjob)
     evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
+    past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
+    evidence += [h[0] for pr in past for h in (pr.held,) if h is not None]
+    evidence += [t for pr in past for t in (_ts(pr.occurrence),) if t is not None]
     if opts.since is not None:
         start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
     else:
@@ -394,6 +401,16 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             continue
         add(name_to_slot[m.group(1)], _Stand(name=m.group(1), origin="scheduled", how="event",
                                              created=_ts(ev["first"]), exists=False))
+    # Jobs of cronctl runs that are gone: the run's entry in cronctl.dev/runs still names them
+    slot_set = set(times)
+    for pr in past:
+        at = _ts(pr.occurrence)
+        if at is None or at not in slot_set or not pr.job_name or pr.job_name in by_name \
+                or pr.last_step not in _JOB_MADE_STEPS:
+            continue
+        add(at, _Stand(name=pr.job_name, origin="manual", how="cronctl-runs", created=None, exists=False,
+                       outcome={"succeeded": "Complete", "failed": "Failed"}.get(pr.last_step),
+                       operator=pr.operator or None))
 
     # -- evidence: causes ----------------------------------------------------------------------
     blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
@@ -422,6 +439,9 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             runs_.append((begin, r.completed if not r.running else None,
                           f"cronctl run-manual {ann.get(model.ANN_RUN_ID)} of {ann.get(model.ANN_OPERATOR, '?')} "
                           f"(manual Job {r.name})"))
+    # the time each finished cronctl run held the CronJob suspended (exact, from cronctl.dev/runs) first
+    runs_ = [(h[0], h[1], f"cronctl run {pr.run_id} of {pr.operator or 'unknown'}, kept in {model.ANN_RUNS}")
+             for pr in past for h in (pr.held,) if h is not None] + runs_
     ctx = _Ctx(name=name, zone=zone, policy=policy, deadline=deadline, now=now, late_after=opts.late_after,
                recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
                suspend_writes=writes, cronctl_runs=runs_,
@@ -553,7 +573,9 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         if s.origin == "manual":
             who = f" by {s.operator}" if s.operator else ""
             return _row(t, ctx.zone, st, "ran", f"run manually{who} as {s.name} ({s.how})"
-                        + (f", {s.outcome}" if s.outcome else ""))
+                        + (f", {s.outcome}" if s.outcome else "")
+                        + ("" if s.exists else f"; the Job was deleted since (history limit or TTL), "
+                                               f"{model.ANN_RUNS} on the CronJob keeps the run"))
         delay = (s.created - t) if s.created else timedelta(0)
         outcome = f" ({s.outcome})" if s.outcome and s.outcome != "Complete" else ""
         if delay <= ctx.late_after:

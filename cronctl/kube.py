@@ -300,6 +300,10 @@ class KubeCluster:
             raise Conflict(f"job {self.namespace}/{name} already exists") from e
         return r
 
+    def create_event(self, body: Obj) -> Obj:
+        r: Obj = self._request("POST", f"/api/v1/namespaces/{self.namespace}/events", query=[*_MANAGER], body=body)
+        return r
+
     def get_job(self, name: str) -> Obj | None:
         try:
             r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{_seg(name)}",

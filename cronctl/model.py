@@ -40,6 +40,8 @@ ANN_PAUSED_AT = PREFIX + "paused-at"
 ANN_PAUSE_REASON = PREFIX + "pause-reason"
 ANN_PAUSED_UNTIL = PREFIX + "paused-until"
 PAUSE_KEYS = (ANN_PAUSED_BY, ANN_PAUSED_AT, ANN_PAUSE_REASON, ANN_PAUSED_UNTIL)
+# the finished runs: a bounded JSON list that outlives the run record (see :class:`PastRun`)
+ANN_RUNS = PREFIX + "runs"
 
 #: The env var that carries ``--occurrence`` into every container of the manual Job.
 OCCURRENCE_ENV = "CRONCTL_OCCURRENCE"
@@ -381,6 +383,97 @@ def read_pause(cronjob: Obj) -> Pause | None:
 
 def clear_pause_annotations() -> dict[str, None]:
     return {k: None for k in PAUSE_KEYS}
+
+
+# -- the finished runs (audit trail) -------------------------------------------------------------
+#: how many finished runs ``cronctl.dev/runs`` keeps (the oldest go first)
+RUNS_KEPT = 20
+#: the longest text kept per field of a finished run (an annotation is at most 256 KiB in all)
+RUN_FIELD_MAX = 200
+
+
+@dataclass(frozen=True)
+class PastRun:
+    """One finished run in ``cronctl.dev/runs``: written by the restore that clears its record, in
+    the same guarded write, so the trail survives the record, the manual Job (deleted by the
+    history limit) and its events (deleted after an hour). It is evidence, not proof: anyone who
+    may patch the CronJob may edit it; readers take it leniently and show it as cronctl's account.
+    """
+
+    run_id: str
+    operator: str
+    reason: str
+    job_name: str
+    occurrence: str
+    suspended_at: str      # when the run suspended the CronJob (the record's started)
+    restored_at: str       # when the restore cleared the record
+    last_step: str         # the record's step at the restore (succeeded, failed, timeout, ...)
+    original_suspend: bool
+    restored_to: bool      # the suspend value the restore set
+    forced: bool = False   # restored with --force (a stale or unconfirmed record)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def held(self) -> tuple[datetime, datetime] | None:
+        """The time the run held the CronJob suspended (when it suspended it; a run that found it
+        suspended held nothing new), or None."""
+        s, e = _time(self.suspended_at), _time(self.restored_at)
+        if s is None or e is None or self.original_suspend or e < s:
+            return None
+        return s, e
+
+    def words(self) -> str:
+        occ = f" for {self.occurrence}" if self.occurrence else ""
+        job = f" Job {self.job_name}{occ}" if self.job_name else occ
+        why = f": {self.reason}" if self.reason else ""
+        return (f"cronctl run {self.run_id} of {self.operator or 'unknown'}{job}, {self.last_step or '?'}; "
+                f"held {self.suspended_at or '?'} to {self.restored_at or '?'}{why}")
+
+
+def _short(v: Any) -> str:
+    text = str(v)
+    return text if len(text) <= RUN_FIELD_MAX else text[:RUN_FIELD_MAX - 1] + "\u2026"
+
+
+def read_runs(cronjob: Obj) -> list[PastRun]:
+    """The finished runs recorded on the CronJob, oldest first. Lenient: an annotation that is not a
+    JSON list, or entries of the wrong shape, give nothing rather than an error (it is evidence
+    written by cronctl but editable by anyone who may patch the CronJob)."""
+    import json
+
+    raw = annotations(cronjob).get(ANN_RUNS)
+    if not raw:
+        return []
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    out: list[PastRun] = []
+    for e in data if isinstance(data, list) else []:
+        if not isinstance(e, dict) or not isinstance(e.get("run_id"), str):
+            continue
+        text = {k: _short(e.get(k) or "") for k in ("run_id", "operator", "reason", "job_name", "occurrence",
+                                                   "suspended_at", "restored_at", "last_step")}
+        out.append(PastRun(**text, original_suspend=e.get("original_suspend") is True,
+                           restored_to=e.get("restored_to") is True, forced=e.get("forced") is True))
+    return out[-RUNS_KEPT:]
+
+
+def runs_with(cronjob: Obj, rec: RunRecord, *, restored_at: datetime, restored_to: bool,
+              forced: bool = False) -> str:
+    """The ``cronctl.dev/runs`` value after the restore of ``rec``: the runs kept so far plus this
+    one, at most :data:`RUNS_KEPT`, each text field cut to :data:`RUN_FIELD_MAX` characters."""
+    import json
+
+    this = PastRun(run_id=_short(rec.run_id), operator=_short(rec.operator), reason=_short(rec.reason),
+                   job_name=_short(rec.job_name), occurrence=_short(rec.occurrence),
+                   suspended_at=_short(rec.started), restored_at=rfc3339_z(restored_at),
+                   last_step=_short(rec.step), original_suspend=rec.original_suspend,
+                   restored_to=restored_to, forced=forced)
+    kept = [r for r in read_runs(cronjob) if r.run_id != rec.run_id] + [this]
+    return json.dumps([r.as_dict() for r in kept[-RUNS_KEPT:]], separators=(",", ":"), ensure_ascii=False)
 
 
 def clear_record_annotations() -> dict[str, None]:

@@ -227,6 +227,13 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         else:
             source = "spec.suspend is true; when it was set is not recorded"
         suspended_periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
+    # the finished cronctl runs that held it suspended (kept on the CronJob in cronctl.dev/runs after
+    # their records, Jobs and events are gone)
+    for pr in model.read_runs(cronjob):
+        held = pr.held
+        if held is not None:
+            suspended_periods.append({"start": _z(held[0]), "end": _z(held[1]), "inferred": False, "lost": 0,
+                                      "source": f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"})
 
     # -- occurrences --------------------------------------------------------------------------
     occ_out: list[Obj] = []
@@ -247,6 +254,10 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
                                                                   max_slots=opts.max_occurrences))
         occ_out = [_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now)]
         # link lost runs to the late catch-up that followed them (unsuspend / controller back)
+        for per in suspended_periods:  # the lost slots inside each known, finished period
+            if per["end"] is not None and per["start"] is not None:
+                per["lost"] = sum(1 for o in occ_out if o["verdict"] in LOST
+                                  and per["start"] <= o["expected"] <= per["end"])
         _infer_gaps(occ_out, suspended_periods, suspended)
 
     verdict_counts = {v: 0 for v in VERDICTS}
@@ -395,7 +406,9 @@ def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None
         j = i
         while j < len(occ) and occ[j]["verdict"] in LOST:
             j += 1
-        if j < len(occ) and (occ[j]["delay_seconds"] or 0) > 10 and occ[j]["jobs"]:
+        known = any(not p["inferred"] and p["start"] and p["end"] and p["start"] <= occ[i]["expected"] <= p["end"]
+                    for p in periods)
+        if not known and j < len(occ) and (occ[j]["delay_seconds"] or 0) > 10 and occ[j]["jobs"]:
             start, end = occ[i]["expected"], occ[j]["created"]
             periods.append({
                 "start": start, "end": end,

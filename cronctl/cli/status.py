@@ -37,6 +37,7 @@ def status_cmd(
     from cronctl.cli.runtime import print_data
     from cronctl.errors import BadInput
     from cronctl.kube import connect
+    from cronctl.model import PastRun
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
@@ -106,6 +107,18 @@ def status_cmd(
             jobs = ", ".join(r["jobs"])
             why = "; ".join(x for x in (jobs, r["reason"]) if x)
             out.print(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip(), markup=False)
+    if s["past_runs"]:
+        # cronctl's own account of its finished runs (annotation cronctl.dev/runs): anyone with patch
+        # on the CronJob can edit it, so it is shown as text, one line each, escapes visible
+        shown = s["past_runs"][-PAST_RUNS_SHOWN:]
+        out.print("")
+        out.print(f"cronctl runs (the last {len(shown)} of {len(s['past_runs'])} kept in cronctl.dev/runs):", markup=False)
+        for pr in shown:
+            out.print("  " + visible(PastRun(**pr).words()), markup=False)
+
+
+#: how many of the finished runs kept on the CronJob ``status`` prints (-o json gives all)
+PAST_RUNS_SHOWN = 5
 
 
 def _overview(kubeconfig: str | None, context: str | None, namespace: str | None, all_namespaces: bool,

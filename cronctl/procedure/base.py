@@ -106,6 +106,56 @@ def server_version_if_needed(cluster: Cluster, jobs: list[Obj]) -> str | None:
         return None
 
 
+#: the reasons of cronctl's Events on a CronJob (``kubectl get events --field-selector
+#: involvedObject.name=CJ`` lists them beside the controller's)
+EVENT_REASONS = ("CronctlSuspended", "CronctlJobCreated", "CronctlSlotMarked", "CronctlRestored",
+                 "CronctlRefused", "CronctlPaused", "CronctlResumed")
+_EVENT_MESSAGE_MAX = 1024  # core/v1 Event messages are cut by kubectl describe around here
+
+
+class Audit:
+    """cronctl's Events on the CronJob: one per step that changes something (who, why, run id,
+    occurrence). Best effort: without ``create events`` (or on any API error) the run goes on and
+    the reporter is told once; the run record, ``cronctl.dev/runs`` and the run directory still
+    hold the account."""
+
+    def __init__(self, cluster: Cluster, reporter: Reporter, clock: Clock) -> None:
+        self.c, self.r, self.clock = cluster, reporter, clock
+        self.failed = False
+        self.written = 0
+
+    def event(self, cronjob: Obj, reason: str, message: str, *, warning: bool = False) -> None:
+        from cronctl.textsafe import visible
+
+        m = cronjob.get("metadata") or {}
+        name, ns = str(m.get("name") or ""), str(m.get("namespace") or self.c.namespace)
+        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        text = visible(message)
+        body: Obj = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{name[:200]}.cronctl-", "namespace": ns},
+            "involvedObject": {"apiVersion": "batch/v1", "kind": "CronJob", "name": name, "namespace": ns,
+                               **({"uid": m["uid"]} if m.get("uid") else {})},
+            "reason": reason, "message": text[:_EVENT_MESSAGE_MAX], "type": "Warning" if warning else "Normal",
+            "source": {"component": "cronctl"}, "reportingComponent": "cronctl",
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+        }
+        try:
+            self.c.create_event(body)
+            self.written += 1
+        except CronctlError as e:
+            if not self.failed:
+                self.r.warn(f"could not record an Event on cronjob {ns}/{name} ({e.message}); the run goes on, "
+                            f"its account stays in the run record and the run directory")
+            self.failed = True
+
+
+def run_words(run_id: str, operator: str, reason: str = "", occurrence: str = "") -> str:
+    """``run R of OPERATOR [for OCCURRENCE] [(reason: …)]``: the who/why part of an Event message."""
+    return (f"run {run_id} of {operator or 'unknown'}" + (f" for {occurrence}" if occurrence else "")
+            + (f" (reason: {reason})" if reason else ""))
+
+
 def next_commands(cronjob: str, namespace: str) -> list[str]:
     """What to run next after a run that did not restore."""
     return [f"cronctl status {cronjob} -n {namespace}",

@@ -21,7 +21,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, Conflict, Refused
-from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
+from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import predict
 from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
 from cronctl.timeutil import rfc3339_z
@@ -87,13 +87,15 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
         ann = {model.ANN_PAUSED_BY: who, model.ANN_PAUSED_AT: rfc3339_z(now), model.ANN_PAUSE_REASON: reason,
                model.ANN_PAUSED_UNTIL: rfc3339_z(until) if until else None}
         try:
-            cluster.patch_cronjob(name, {"spec": {"suspend": True}, "metadata": {"annotations": ann}},
-                                  resource_version=rv(cj))
+            cj = cluster.patch_cronjob(name, {"spec": {"suspend": True}, "metadata": {"annotations": ann}},
+                                       resource_version=rv(cj))
         except Conflict:
             continue
         p = model.Pause(by=who, at=now, reason=reason, until=until)
         msg = f"cronjob {ns}/{name} {p.words()}" + (" (it was already suspended)" if was else "")
         reporter.step(msg)
+        Audit(cluster, reporter, clock).event(cj, "CronctlPaused", f"cronctl pause: {p.words()}"
+                                              + (" (it was already suspended)" if was else ""))
         return {"cronjob": name, "namespace": ns, "changed": True, "was_suspended": was, "pause": p.as_dict(),
                 "message": msg}
     raise Conflict(f"cronjob {ns}/{name} kept changing while pausing; nothing changed, try again")
@@ -136,13 +138,16 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         try:
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)
-            cluster.patch_cronjob(name, patch, resource_version=rv(cj))
+            cj = cluster.patch_cronjob(name, patch, resource_version=rv(cj))
         except Conflict:
             continue
         after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
                  + (" ..." if len(given) > 10 else "")) if given else pred.text
         msg = f"resumed cronjob {ns}/{name}; {after}"
         reporter.step(msg)
+        Audit(cluster, reporter, clock).event(cj, "CronctlResumed", f"cronctl resume by {cluster.whoami()}"
+                                              + (f" of a pause ({p.words()})" if p else " (no pause record)")
+                                              + f"; expected next: {after}")
         return {"cronjob": name, "namespace": ns, "changed": True, "pause": p.as_dict() if p else None,
                 "prediction": pred.as_dict(), "message": msg, "catch_up": opts.catch_up, "given_up": given}
     raise Conflict(f"cronjob {ns}/{name} kept changing while resuming; nothing changed, try again")

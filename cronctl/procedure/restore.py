@@ -30,7 +30,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import Conflict, Refused
-from cronctl.procedure.base import Clock, Reporter, rv, server_version_if_needed
+from cronctl.procedure.base import Audit, Clock, Reporter, run_words, rv, server_version_if_needed
 from cronctl.procedure.predict import Prediction, predict
 
 
@@ -180,8 +180,11 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         try:
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)
-            patch = {"spec": {"suspend": target}, "metadata": {"annotations": model.clear_record_annotations()}}
-            cluster.patch_cronjob(name, patch, resource_version=rv(cj))
+            # the record goes, its account stays: appended to cronctl.dev/runs in the same guarded write
+            ann: dict[str, str | None] = {**model.clear_record_annotations(), model.ANN_RUNS: model.runs_with(
+                cj, rec, restored_at=clock.now(), restored_to=target, forced=bool(stale_reasons))}
+            cj = cluster.patch_cronjob(name, {"spec": {"suspend": target}, "metadata": {"annotations": ann}},
+                                       resource_version=rv(cj))
         except Conflict:
             continue  # changed under us (status update, or another operator): read again, re-check
         after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
@@ -189,6 +192,10 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         msg = (f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record "
                f"{rec.run_id}; {after}")
         reporter.step(msg)
+        Audit(cluster, reporter, clock).event(
+            cj, "CronctlRestored", f"cronctl restore of {run_words(rec.run_id, rec.operator, rec.reason, rec.occurrence)}"
+            f" (last step: {rec.step or '?'}{', forced' if stale_reasons else ''}): suspend={str(target).lower()}, "
+            f"record cleared and kept in {model.ANN_RUNS}; expected next: {after}")
         return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
                 "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons),
                 "record_confirmed": unconfirmed is None, "record_unconfirmed": unconfirmed,

@@ -32,7 +32,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout)
-from cronctl.procedure.base import Clock, Progress, Reporter, RunDir, next_commands, rv
+from cronctl.procedure.base import Audit, Clock, Progress, Reporter, RunDir, next_commands, run_words, rv
 from cronctl.procedure.predict import Prediction, next_runs, predict, schedule_words
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
@@ -146,6 +146,7 @@ class _Run:
         self.without_patch = ""                               # what the controller does if not patched
         self.todo: list[datetime] = []                        # slots to run (backfill, --catch-up all)
         self.done: list[str] = []                             # slots run and done (UTC), oldest first
+        self.audit = Audit(cluster, self.r, clock)            # Events on the CronJob, one per change
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _now(self) -> str:
@@ -185,6 +186,10 @@ class _Run:
             raise BadInput(f"the disk of the run directory {self.dir.path} has only {free} bytes free (at least "
                            f"{MIN_FREE_BYTES} needed for the record and logs); nothing was changed",
                            hint="free some space or use --run-dir elsewhere")
+
+    def _who(self) -> str:
+        return run_words(self.run_id, self.operator, self.o.reason,
+                         rfc3339_z(self.occurrence) if self.occurrence else "")
 
     def _hook(self, step: str) -> None:
         if self.o.after_step is not None:
@@ -497,6 +502,11 @@ class _Run:
             if rec is not None:
                 self.record.update(took_over=rec.run_id, suspended_at=rec.started or self._now())
             self._step_local("suspended")
+            self.audit.event(self.cj, "CronctlSuspended", f"cronctl {self._who()}: "
+                             + (f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspend was "
+                                f"{str(self.original_suspend).lower()} before it)" if rec is not None else
+                                f"suspended the CronJob (it was suspend={str(self.original_suspend).lower()}) "
+                                f"for a manual run"))
             self.r.step(f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspended since "
                         f"{rec.started}, suspend={str(self.original_suspend).lower()} before it): run record "
                         f"{self.run_id} written on it" if rec is not None else
@@ -557,12 +567,13 @@ class _Run:
     def _set_back(self) -> str:
         """What a run stopped after its suspend changed and set back, exactly (after :meth:`_undo`)."""
         at, back = self.record.get("suspended_at", "?"), self.record.get("restored_at", "?")
+        kept = f"(the run's account kept in {model.ANN_RUNS} and in Events on the CronJob)"
         if self.original_suspend:  # suspend was true already: only the run record came and went
             return (f"cronctl wrote its run record on cronjob {self.ns}/{self.name} at {at} (it was suspended "
-                    f"already) and removed it at {back}, suspend set back to true; nothing else changed, "
+                    f"already) and removed it at {back}, suspend set back to true {kept}; nothing else changed, "
                     f"nothing created")
         return (f"cronctl suspended cronjob {self.ns}/{self.name} at {at} and set suspend back to false at "
-                f"{back}; nothing else changed, nothing created")
+                f"{back} {kept}; nothing else changed, nothing created")
 
     def _abort(self, why: str, hint: str = "use --wait-active to wait for them (bounded by --timeout)") -> None:
         self._undo(why)
@@ -597,6 +608,7 @@ class _Run:
         self.record["job"] = {"name": self.job_name, "uid": model.meta(job).get("uid"),
                               "created": model.meta(job).get("creationTimestamp")}
         self.r.step(f"created Job {self.ns}/{self.job_name}")
+        self.audit.event(self.cj, "CronctlJobCreated", f"cronctl {self._who()}: created Job {self.job_name}")
         self._update_step("created")
         return job
 
@@ -866,6 +878,8 @@ class _Run:
                 info.update(patched=True, why=lp.why, at=self._now(),
                             value=(cj.get("status") or {}).get("lastScheduleTime"))
                 self.r.step(f"slot {self.slot.shown} recorded as run: {lp.why}")
+                self.audit.event(cj, "CronctlSlotMarked", f"cronctl {self._who()}: status.lastScheduleTime set to "
+                                 f"{t} (the slot was run by Job {self.job_name}): the controller will not run it again")
                 self._save()
                 return f"; lastScheduleTime set to {t}"
         except CronctlError as e:

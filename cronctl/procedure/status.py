@@ -120,6 +120,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "after_restore": pred_restore.as_dict() if pred_restore else None,
         "recent_slots": slots,
         "pause": dict(pause.as_dict(), overdue=pause.overdue(now)) if pause else None,
+        "past_runs": [r.as_dict() for r in model.read_runs(cj)],
     }
 
 

@@ -161,6 +161,26 @@ def test_a_currently_suspended_cronjob_loses_every_time_since_it_was_suspended()
     assert a["schedule"]["due"] == [z(T(10, m)) for m in (10, 15, 20, 25, 30)]
 
 
+def test_a_finished_cronctl_run_is_a_known_suspended_period_with_who_and_why_after_its_job_is_gone() -> None:
+    import json
+
+    # run r5 of alice held the CronJob 10:08 to 10:22 (10:10, 10:15, 10:20 passed); the restore's
+    # catch-up for 10:20 ran late at 10:22:01. Its manual Job, record and events are all gone.
+    cj = cronjob(last=T(10, 20))
+    cj["metadata"]["annotations"] = {"cronctl.dev/runs": json.dumps([{
+        "run_id": "r5", "operator": "alice", "reason": "INC-7 reprocess", "job_name": "cj-manual",
+        "occurrence": "", "suspended_at": z(T(10, 8)), "restored_at": z(T(10, 22)), "last_step": "succeeded",
+        "original_suspend": False, "restored_to": False}])}
+    jobs = [job("cj-a", slot=T(10, 5), created=T(10, 5), done=T(10, 6)),
+            job("cj-c", slot=T(10, 20), created=T(10, 22, 1), done=T(10, 23))]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 24)))
+    assert verdicts(a) == [("10:05", "ran"), ("10:10", "missed-suspended"), ("10:15", "missed-suspended"),
+                           ("10:20", "ran-late")]
+    (p,) = a["suspended_periods"]  # the known period only: no second, inferred one for the same gap
+    assert (p["start"], p["end"], p["lost"], p["inferred"]) == (z(T(10, 8)), z(T(10, 22)), 2, False)
+    assert "alice" in p["source"] and "INC-7 reprocess" in p["source"] and "r5" in p["source"]
+
+
 def test_two_scheduled_jobs_for_one_time_are_a_duplicate() -> None:
     cj = cronjob(last=T(10, 5))
     jobs = [job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6)),

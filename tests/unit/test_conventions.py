@@ -187,10 +187,14 @@ def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_a
         run_manual(c, RunOptions(cronjob="cj", yes=True, settle=5, run_dir=str(tmp_path)), clock, QuietReporter())
     assert e.value.message == (
         "cronjob ns/cj has unfinished child Jobs: cj-29900000; cronctl suspended cronjob ns/cj at "
-        "2026-12-02T12:00:00Z and set suspend back to false at 2026-12-02T12:00:00Z; nothing else changed, "
-        "nothing created")
+        "2026-12-02T12:00:00Z and set suspend back to false at 2026-12-02T12:00:00Z (the run's account kept in "
+        "cronctl.dev/runs and in Events on the CronJob); nothing else changed, nothing created")
     assert c.cronjob["spec"]["suspend"] is False
-    assert not any(k.startswith("cronctl.dev/") for k in c.cronjob["metadata"]["annotations"])
+    from cronctl import model
+
+    # the record is gone; what is left is its account in the runs history
+    assert model.read_record(c.cronjob) is None
+    assert [k for k in c.cronjob["metadata"]["annotations"] if k.startswith("cronctl.dev/")] == [model.ANN_RUNS]
 
 
 # --- "not found" names the namespaces where the CronJob exists ---------------------------------

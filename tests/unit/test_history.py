@@ -244,6 +244,49 @@ def test_a_deleted_job_still_named_by_its_event_ran() -> None:
     assert "deleted since" in r["reason"]
 
 
+def _runs(cj: dict[str, Any], *runs: dict[str, Any]) -> dict[str, Any]:
+    """The CronJob with cronctl.dev/runs as cronctl's restore writes it (shape written out by hand)."""
+    full = [{"run_id": "r", "operator": "alice", "reason": "", "job_name": "", "occurrence": "",
+             "suspended_at": "", "restored_at": "", "last_step": "succeeded", "original_suspend": False,
+             "restored_to": False, **r} for r in runs]
+    cj["metadata"]["annotations"] = {"cronctl.dev/runs": json.dumps(full)}
+    return cj
+
+
+def test_a_slot_named_run_whose_job_the_history_limit_deleted_still_ran_by_cronctl_s_runs() -> None:
+    # a slot-named manual run for 10:02, its Job and events gone: only cronctl.dev/runs remembers it
+    cj = _runs(cronjob(last=T(10, 5), ok_limit=1),
+               {"run_id": "r7", "job_name": slotname(T(10, 2)), "occurrence": z(T(10, 2)),
+                "suspended_at": z(T(10, 2, 10)), "restored_at": z(T(10, 2, 50)), "last_step": "succeeded"})
+    h = judge(cj, [scheduled(T(10, 3)), scheduled(T(10, 4)), scheduled(T(10, 5))], now=T(10, 5, 30))
+    r = row(h, "10:02")
+    assert r["verdict"] == "ran" and r["jobs"] == [slotname(T(10, 2))]
+    assert r["job_details"][0]["stands_by"] == "cronctl-runs" and r["job_details"][0]["exists"] is False
+    assert "alice" in r["reason"] and "deleted since" in r["reason"]
+    assert fail_on([h], {"lost"}) == []
+
+
+def test_a_run_that_stopped_before_making_its_job_stands_for_nothing() -> None:
+    cj = _runs(cronjob(last=T(10, 5)),
+               {"run_id": "r8", "job_name": slotname(T(10, 2)), "occurrence": z(T(10, 2)),
+                "suspended_at": z(T(10, 1, 10)), "restored_at": z(T(10, 1, 20)), "last_step": "aborted"})
+    h = judge(cj, [scheduled(T(10, t)) for t in (1, 3, 4, 5)], now=T(10, 5, 30))
+    assert row(h, "10:02")["verdict"] != "ran" and row(h, "10:02")["job_details"] == []
+
+
+def test_slots_lost_while_a_finished_cronctl_run_held_the_cronjob_name_that_run() -> None:
+    # run r9 held the CronJob 10:00:30 to 10:03:30; its restore's catch-up ran 10:03 late; the
+    # manual Job and every event are gone, and nothing else says who suspended it
+    catch = job(slotname(T(10, 3)), slot=T(10, 3), created=T(10, 3, 31), done=T(10, 3, 50))
+    cj = _runs(cronjob(last=T(10, 3)),
+               {"run_id": "r9", "operator": "bob", "suspended_at": z(T(10, 0, 30)), "restored_at": z(T(10, 3, 30)),
+                "job_name": "cj-manual"})
+    h = judge(cj, [scheduled(T(10, 0)), catch], now=T(10, 3, 55))
+    assert (verdicts(h)["10:01"], verdicts(h)["10:02"]) == ("missed-suspended", "missed-suspended")
+    assert "r9" in row(h, "10:01")["reason"] and "bob" in row(h, "10:01")["reason"]
+    assert "r9" in row(h, "10:03")["reason"]  # the late catch-up: when r9 restored it
+
+
 def test_older_than_what_history_limits_keep_is_evidence_gone() -> None:
     h = judge(cronjob(last=T(10, 5), ok_limit=1), [scheduled(T(10, 5))], now=T(10, 5, 30), since=T(10, 2, 30))
     v = verdicts(h)

@@ -157,3 +157,67 @@ def test_overlapping_intervals_are_paired_and_touching_ones_are_not() -> None:
     assert model.overlaps(jobs, now) == [("manual", "s1")]
     assert model.duration(jobs[0], now) == timedelta(minutes=26)
     assert model.duration(jobs[3], now) == timedelta(minutes=10)
+
+
+# -- the finished runs (cronctl.dev/runs) ------------------------------------------------------
+def _record(run_id: str, **kw: object) -> model.RunRecord:
+    base = dict(run_id=run_id, original_suspend=False, operator="alice", reason="INC-1 reprocess",
+                job_name="mp-orders-sync-manual", step="succeeded", started="2026-12-01T10:00:00Z",
+                occurrence="2026-12-01T09:50:00Z")
+    base.update(kw)
+    return model.RunRecord(**base)  # type: ignore[arg-type]
+
+
+def _with_runs(value: str | None) -> dict:
+    cj = cronjob()
+    if value is not None:
+        cj["metadata"]["annotations"][model.ANN_RUNS] = value
+    return cj
+
+
+def test_a_restored_run_is_kept_with_who_why_what_and_the_time_it_held_the_cronjob() -> None:
+    cj = _with_runs(None)
+    at = datetime(2026, 12, 1, 10, 7, 30, tzinfo=UTC)
+    cj["metadata"]["annotations"][model.ANN_RUNS] = model.runs_with(cj, _record("r1"), restored_at=at,
+                                                                     restored_to=False)
+    (run,) = model.read_runs(cj)
+    assert (run.run_id, run.operator, run.reason, run.job_name, run.occurrence, run.last_step) == (
+        "r1", "alice", "INC-1 reprocess", "mp-orders-sync-manual", "2026-12-01T09:50:00Z", "succeeded")
+    assert run.held == (datetime(2026, 12, 1, 10, 0, tzinfo=UTC), at)
+    assert "alice" in run.words() and "INC-1 reprocess" in run.words() and "r1" in run.words()
+
+
+def test_a_run_that_found_the_cronjob_suspended_held_nothing_new() -> None:
+    cj = _with_runs(None)
+    cj["metadata"]["annotations"][model.ANN_RUNS] = model.runs_with(
+        cj, _record("r1", original_suspend=True), restored_at=datetime(2026, 12, 1, 11, tzinfo=UTC), restored_to=True)
+    assert model.read_runs(cj)[0].held is None
+
+
+def test_the_runs_kept_are_bounded_oldest_first_out_and_each_field_is_cut() -> None:
+    cj = _with_runs(None)
+    for i in range(model.RUNS_KEPT + 5):
+        cj["metadata"]["annotations"][model.ANN_RUNS] = model.runs_with(
+            cj, _record(f"r{i}", reason="x" * 5000), restored_at=datetime(2026, 12, 1, 12, i, tzinfo=UTC),
+            restored_to=False)
+    runs = model.read_runs(cj)
+    assert [r.run_id for r in runs] == [f"r{i}" for i in range(5, model.RUNS_KEPT + 5)]
+    assert all(len(r.reason) == model.RUN_FIELD_MAX for r in runs)
+    # 20 runs with every field at its longest stay far below the API's 256 KiB for all annotations
+    assert len(cj["metadata"]["annotations"][model.ANN_RUNS].encode()) < 64 * 1024
+
+
+def test_the_same_run_restored_twice_is_kept_once() -> None:
+    cj = _with_runs(None)
+    for minute in (1, 2):
+        cj["metadata"]["annotations"][model.ANN_RUNS] = model.runs_with(
+            cj, _record("r1"), restored_at=datetime(2026, 12, 1, 12, minute, tzinfo=UTC), restored_to=False)
+    assert [r.restored_at for r in model.read_runs(cj)] == ["2026-12-01T12:02:00Z"]
+
+
+@pytest.mark.parametrize("value", ["not json", "{}", "[1, \"x\", null]", "[{\"run_id\": 5}]", "",
+                                   "[{\"run_id\": \"r\", \"operator\": {\"a\": 1}, \"original_suspend\": \"yes\"}]"])
+def test_a_garbled_runs_annotation_reads_leniently(value: str) -> None:
+    runs = model.read_runs(_with_runs(value))
+    assert all(isinstance(r.operator, str) and isinstance(r.original_suspend, bool) for r in runs)
+    assert len(runs) <= 1

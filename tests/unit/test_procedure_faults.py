@@ -69,6 +69,7 @@ class FakeCluster:
         self.patch_faults: list[Exception] = []
         self.patches: list[Obj] = []
         self.created: list[Obj] = []
+        self.events: list[Obj] = []
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"FakeCluster does not implement {name!r}: use the real control plane")
@@ -113,6 +114,11 @@ class FakeCluster:
 
     def whoami(self) -> str:
         return "alice"
+
+    def create_event(self, body: Obj) -> Obj:
+        self.request_count += 1
+        self.events.append(body)
+        return body
 
     def patch_cronjob(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
         self.request_count += 1
