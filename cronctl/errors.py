@@ -43,6 +43,13 @@ class BadInput(CronctlError):
     exit_code = ExitCode.BAD_INPUT
 
 
+class BadUsage(CronctlError):
+    """A flag value the command line cannot mean: out of its range (``--settle 0``, a negative
+    duration). Exit 2, like click's own range checks (``--count -1``), but as one ``error:`` line."""
+
+    exit_code = ExitCode.USAGE
+
+
 class ScheduleError(BadInput):
     """A schedule expression or time zone that the engine (robfig/cron v3 rules) rejects."""
 

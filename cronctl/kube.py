@@ -30,6 +30,13 @@ _PAGE = 500
 _MANAGER = [("fieldManager", model.FIELD_MANAGER)]
 
 
+def load_client() -> None:
+    """Import the kubernetes client (what :func:`connect` does first): lets a caller with a time
+    bound on the connection (shell completion) pay for the import outside it."""
+    import kubernetes.client  # noqa: F401
+    import kubernetes.config  # noqa: F401
+
+
 def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
     """Load kubeconfig (``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``) and connect.
 
@@ -228,13 +235,40 @@ class KubeCluster:
         return bool(st.get("allowed")), str(st.get("reason") or st.get("evaluationError") or "")
 
     def get_cronjob(self, name: str) -> Obj:
-        r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
-                               what=f"cronjob {self.namespace}/{name}")
+        try:
+            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs/{_seg(name)}",
+                                   what=f"cronjob {self.namespace}/{name}")
+        except NotFound as e:
+            elsewhere = self._namespaces_of_cronjob(name)
+            if not elsewhere:
+                raise
+            raise NotFound(names.not_found_elsewhere("cronjob", name, self.namespace, elsewhere)) from e
         return r
+
+    def _namespaces_of_cronjob(self, name: str) -> list[str]:
+        """The other namespaces holding a CronJob ``name``: ONE bounded list call across namespaces
+        (field selector on the name, one page, short timeout). Not allowed to list across
+        namespaces, or any other failure: none known, silently (the NotFound stands as it is)."""
+        try:
+            page = self._request("GET", "/apis/batch/v1/cronjobs",
+                                 query=[("fieldSelector", f"metadata.name={name}"), ("limit", "100")],
+                                 timeout=5.0)
+        except (NotFound, PermissionMissing, ApiError, Conflict):
+            return []
+        found = {str((it.get("metadata") or {}).get("namespace") or "") for it in page.get("items") or []}
+        return sorted(found - {"", self.namespace})
 
     def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
         path = "/apis/batch/v1/cronjobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs"
         return self._list(path, kind="CronJob", api_version="batch/v1")[0]
+
+    def list_names(self, resource: str, *, timeout: float, limit: int = 500) -> list[str]:
+        """Names for shell completion: ``cronjobs`` of the namespace or ``namespaces``; one request,
+        one page, a short timeout (completion must not hang). Errors raise as any request's."""
+        path = {"cronjobs": f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs",
+                "namespaces": "/api/v1/namespaces"}[resource]
+        page = self._request("GET", path, query=[("limit", str(limit))], timeout=timeout)
+        return sorted(str((it.get("metadata") or {}).get("name") or "") for it in page.get("items") or [])
 
     def patch_cronjob(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
         body = dict(patch)

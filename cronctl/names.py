@@ -75,3 +75,11 @@ def is_cronjob_ref(text: str) -> bool:
     CronJob from a schedule, which may contain ``/``, by this)."""
     kind, slash, _ = text.partition("/")
     return bool(slash) and kind.lower() in CRONJOB_TYPES
+
+
+def not_found_elsewhere(kind: str, name: str, namespace: str, elsewhere: list[str], *, shown: int = 5) -> str:
+    """"cronjob X not found in namespace A; it exists in B, C (use -n B)": a NotFound message that
+    names the namespaces where an object of that name does exist (``elsewhere``, at least one)."""
+    others = sorted(set(elsewhere) - {namespace})
+    listed = ", ".join(others[:shown]) + (f" and {len(others) - shown} more" if len(others) > shown else "")
+    return f"{kind} {name} not found in namespace {namespace}; it exists in {listed} (use -n {others[0]})"

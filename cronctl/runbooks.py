@@ -30,7 +30,8 @@ NAMES: tuple[str, ...] = (
 EXIT_CODE_MEANINGS: dict[str, str] = {
     "OK": "Success: the command did what it said (for run-manual: the Job completed and the CronJob was restored).",
     "JOB_FAILED": "The manual Job ended Failed. The CronJob stays suspended with the record saying why.",
-    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer).",
+    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer), or a flag value out of "
+             "its range (--settle 0, a negative or zero --timeout, --since, --max-age, --window).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
                "active or unfinished child Jobs, the Job name exists, a Job already stands for the "
                "slot, a permission is missing, already paused, a run record cronctl did not write "

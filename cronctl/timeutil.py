@@ -44,6 +44,31 @@ def rfc3339_local(dt: datetime) -> str:
     return s[:-6] + "Z" if s.endswith("+00:00") else s
 
 
+def local_and_utc(dt: datetime, zone: str | None) -> str:
+    """An instant for people, in the CronJob's zone with UTC beside it:
+    ``2026-12-03 09:00 CET (08:00 UTC)``; the UTC date is written when it differs
+    (``2026-12-03 00:30 CET (2026-12-02 23:30 UTC)``), seconds only when not zero. Without a zone, in
+    UTC or in an unknown zone (the engine reports that one): ``2026-12-03 08:00 UTC``. Machine output
+    (-o json) stays RFC3339 UTC; this is for text.
+    """
+    u = dt.astimezone(UTC)
+    fmt = "%H:%M:%S" if u.second else "%H:%M"
+    utc = f"{u:%Y-%m-%d} {u.strftime(fmt)} UTC"
+    if not zone or zone in ("UTC", "Etc/UTC"):
+        return utc
+    try:
+        from zoneinfo import ZoneInfo
+
+        loc = u.astimezone(ZoneInfo(zone))
+    except (ValueError, KeyError, OSError):  # ZoneInfoNotFoundError is a KeyError
+        return utc
+    if loc.utcoffset() == timedelta(0) and loc.tzname() == "UTC":
+        return utc
+    same_day = loc.date() == u.date()
+    return (f"{loc:%Y-%m-%d} {loc.strftime(fmt)} {loc.tzname()} "
+            f"({u.strftime(fmt) if same_day else utc[:-4]} UTC)")
+
+
 def human_duration(d: timedelta | float) -> str:
     """A duration the way kubectl prints ages (k8s.io/apimachinery HumanDuration): 12s, 6m5s, 3h, 2d4h."""
     total = d.total_seconds() if isinstance(d, timedelta) else float(d)

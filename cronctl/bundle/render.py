@@ -7,13 +7,13 @@ is tested without a browser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl.history import LOST
 from cronctl.textsafe import md_code, md_text, visible
-from cronctl.timeutil import human_duration, parse_rfc3339
+from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339
 
 Obj = dict[str, Any]
 
@@ -48,9 +48,18 @@ def _t(s: str | None) -> datetime | None:
 def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
     """The drawing of one CronJob's analysis: axis, scheduled ticks, one bar per Job, overlaps.
 
-    All coordinates are numbers rounded to 0.1 px; times are shown in UTC. The time span runs
+    All coordinates are numbers rounded to 0.1 px; the axis is labelled in UTC and, for a CronJob
+    in another zone, in that zone too (a band above); hover titles give both. The time span runs
     from the earliest tick or Job start to ``now`` (plus 3% margin on each side).
     """
+    zone = str(cj["schedule"].get("zone") or "UTC")
+    local = zone not in ("UTC", "Etc/UTC") and _zone(zone) is not None
+    geo = replace(geo, top=geo.top + 14) if local else geo  # room for the local labels
+
+    def when(s: str | None) -> str:
+        t = _t(s)
+        return local_and_utc(t, zone) if t else ""
+
     now = _t(cj["schedule"]["now"])
     assert now is not None
     jobs = cj["jobs"][-MAX_ROWS:]
@@ -86,8 +95,8 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
             "label_y": round(y + geo.bar - 3, 1),
             "fill": COLOURS["manual"] if j["origin"] == "manual" else COLOURS["scheduled"],
             "stroke": COLOURS["failed"] if j["outcome"] == "Failed" else "none",
-            "title": (f"{j['name']} ({j['origin']}) {j['started'] or j['created']} -> "
-                      f"{j['completed'] or 'running'} {j['outcome'] or ''}").strip(),
+            "title": (f"{j['name']} ({j['origin']}) {when(j['started'] or j['created'])} -> "
+                      f"{when(j['completed']) or 'running'} {j['outcome'] or ''}").strip(),
             "created_x": x(_t(j["created"]) or s),
         })
     ticks: list[Obj] = []
@@ -96,7 +105,7 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         if t is None or t < t0:
             continue
         ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS[o["verdict"]],
-                      "title": f"{o['expected']} {o['verdict']} {o['reason']}".strip(),
+                      "title": f"{when(o['expected'])} {o['verdict']} {o['reason']}".strip(),
                       "lost": o["verdict"] in LOST})
     overlaps: list[Obj] = []
     for ov in cj["overlaps"]:
@@ -119,12 +128,12 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         suspended.append({"x": x(ps), "w": round(max(x(pe) - x(ps), 2.0), 1),
                           "label": "suspended?" if per["inferred"] else "suspended",
                           "title": per["source"]})
-    axis = _axis(t0, t1, x)
+    axis = _axis(t0, t1, x, zone if local else None)
     return {
         "width": geo.width, "height": height, "left": geo.left, "top": geo.top,
         "plot_right": geo.width - geo.right, "bottom": geo.top + geo.row * max(1, len(jobs)),
         "rows": rows, "ticks": ticks, "overlaps": overlaps, "axis": axis, "omitted": omitted,
-        "suspended": suspended,
+        "suspended": suspended, "zone": zone if local else None,
         "now_x": x(now), "colours": COLOURS,
         "legend_y": geo.top + geo.row * max(1, len(jobs)) + 34,
     }
@@ -134,8 +143,8 @@ _STEPS = [timedelta(seconds=s) for s in (10, 30, 60, 120, 300, 600, 900, 1800, 3
                                           21600, 43200, 86400, 172800, 604800)]
 
 
-def _axis(t0: datetime, t1: datetime, x: Any) -> list[Obj]:
-    """About 6-12 labelled gridlines at a round step."""
+def _axis(t0: datetime, t1: datetime, x: Any, zone: str | None = None) -> list[Obj]:
+    """About 6-12 labelled gridlines at a round step (UTC), each also labelled in ``zone``."""
     span = t1 - t0
     step = next((s for s in _STEPS if span / s <= 12), _STEPS[-1])
     secs = int(step.total_seconds())
@@ -143,13 +152,30 @@ def _axis(t0: datetime, t1: datetime, x: Any) -> list[Obj]:
     out: list[Obj] = []
     t = first
     fmt = "%H:%M:%S" if secs < 60 else ("%H:%M" if secs < 86400 else "%m-%d")
+    tz = _zone(zone)
+
+    def label(at: datetime) -> str:
+        text = at.strftime(fmt)
+        if secs < 86400 and (at.hour == 0 and at.minute == 0 and at.second == 0 or not out):
+            text = at.strftime("%m-%d ") + text
+        return text
+
     while t <= t1:
-        label = t.strftime(fmt)
-        if secs < 86400 and (t.hour == 0 and t.minute == 0 and t.second == 0 or not out):
-            label = t.strftime("%m-%d ") + label
-        out.append({"x": x(t), "label": label})
+        out.append({"x": x(t), "label": label(t), "local": label(t.astimezone(tz)) if tz else None})
         t += step
     return out
+
+
+def _zone(zone: str | None) -> Any:
+    """The ZoneInfo of ``zone`` (None: none, or unknown: the axis stays UTC only)."""
+    if not zone:
+        return None
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(zone)
+    except (ValueError, KeyError, OSError):
+        return None
 
 
 def _env(autoescape: bool) -> Any:

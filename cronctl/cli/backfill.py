@@ -10,12 +10,12 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 @app.command()
 def backfill(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     missed: Annotated[bool, typer.Option("--missed", help="The slots cronctl history calls lost (skipped-forbid, "
                                          "missed*).")] = False,
     since: Annotated[Optional[str], typer.Option(
@@ -58,7 +58,7 @@ def backfill(
     from datetime import timedelta
 
     from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, parse_duration,
-                                     print_data, sigterm_as_interrupt)
+                                     print_data, settle_seconds, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
@@ -69,7 +69,7 @@ def backfill(
     if since is not None and not missed:
         raise BadInput("--since goes with --missed")
     ro = RunOptions(cronjob=cronjob, reason=reason, yes=yes, interactive=is_interactive(), dry_run=dry_run,
-                    settle=parse_duration(settle, flag="--settle"), timeout=parse_duration(timeout, flag="--timeout"),
+                    settle=settle_seconds(settle), timeout=parse_duration(timeout, flag="--timeout"),
                     run_dir=run_dir, holder=holder(), after_step=kill_hook(), catch_up=catch_up.value)
     opts = BackfillOptions(
         cronjob=cronjob, missed=missed,

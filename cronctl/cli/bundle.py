@@ -14,14 +14,14 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 @app.command()
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False,
-        callback=cronjob_arg)] = None,
+        callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
@@ -129,5 +129,9 @@ def _duration(text: str) -> timedelta:
         secs = parse_since(t) if t else 0
     except BadInput:
         raise BadInput(f"bad --window {text!r}: expected a duration like 6h, 90m or 7d") from None
+    if days == 0 and secs == 0:
+        from cronctl.errors import BadUsage
+
+        raise BadUsage(f"bad --window {text!r}: must be more than 0 (no scheduled time could be judged)")
     return timedelta(days=days, seconds=secs)
 

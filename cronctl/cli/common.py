@@ -16,6 +16,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
+from cronctl.cli.candidates import cronjob_names as cronjob_names
+from cronctl.cli.candidates import namespaces
 from cronctl.textsafe import is_visible, json_visible, visible
 
 # typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
@@ -124,10 +126,21 @@ def job_name_opt(value: Optional[str]) -> Optional[str]:
     return None if value is None else job_name(value)
 
 
+def file_list(filenames: list[str] | None, extra: list[str] | None = None) -> list[str]:
+    """The files of ``-f a -f b`` (and of ``-f a b``: ``extra`` are the positionals of a command
+    that takes no name beside -f), in order; ``-`` (stdin) at most once."""
+    from cronctl.errors import BadUsage
+
+    paths = [*(filenames or []), *(extra or [])]
+    if paths.count("-") > 1:
+        raise BadUsage("-f - (standard input) can be given only once")
+    return paths
+
+
 NamespaceOpt = Annotated[
     Optional[str],
     typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",
-                 show_default=False, callback=namespace_opt),
+                 show_default=False, callback=namespace_opt, autocompletion=namespaces),
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 

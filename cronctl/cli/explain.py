@@ -8,15 +8,17 @@ imported at module import time (the kubernetes client only in live mode, yaml on
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import datetime
 from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import candidates
 from cronctl.cli.app import app
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, out,
-                                yaml_text)
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, file_list,
+                                out, yaml_text)
 from cronctl.textsafe import json_visible, visible
 
 
@@ -24,14 +26,14 @@ from cronctl.textsafe import json_visible, visible
 def explain(
     target: Annotated[Optional[str], typer.Argument(
         help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
-        show_default=False, metavar="SCHEDULE|cronjob/NAME")] = None,
-    filename: Annotated[Optional[str], typer.Option(
+        show_default=False, metavar="SCHEDULE|cronjob/NAME", autocompletion=candidates.explain_target)] = None,
+    filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Explain every CronJob in this manifest, multi-document YAML, JSON or "
-        "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too.", show_default=False,
+        "`kubectl get -o yaml|json` List ('-' = stdin); Atlas CLI manifests too; repeatable.", show_default=False,
         metavar="FILE")] = None,
     tz: Annotated[Optional[str], typer.Option(
         "--tz", help="IANA zone, as spec.timeZone (default: none = the controller's local zone, UTC).",
-        show_default=False, metavar="ZONE")] = None,
+        show_default=False, metavar="ZONE", autocompletion=candidates.zones)] = None,
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="List runs strictly after this RFC3339 instant (default: --now, else now).",
         show_default=False, metavar="INSTANT")] = None,
@@ -65,6 +67,8 @@ def explain(
     missed_limit: Annotated[Optional[int], typer.Option(
         "--missed-limit", help="Atlas only: missedScheduleLimit (default 100 when unset or <= 0).",
         show_default=False, metavar="N")] = None,
+    allow_never: Annotated[bool, typer.Option(
+        "--allow-never", help="Exit 0 for a schedule that never fires ('0 0 31 2 *'); without it, exit 5.")] = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -74,7 +78,8 @@ def explain(
 
     The schedule in words, the next runs in its zone and in UTC, every DST gap (a run that will
     not happen) or fold (a run that happens twice) touching them, and, given controller inputs
-    or a live CronJob, what the controller does now. Exit 5 on bad input.
+    or a live CronJob, what the controller does now. Exit 5 on bad input, and after the
+    explanation when a schedule never fires (unless --allow-never).
     """
 
     from cronctl.errors import BadInput
@@ -84,8 +89,11 @@ def explain(
 
     if dialect not in DIALECTS:
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
-    if (target is None) == (filename is None):
-        raise UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)")
+    files = file_list(filename)
+    if (target is None) == (not files):
+        raise UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)"
+                         + (f"; for several files give each its own -f: -f {files[-1]} -f {target}"
+                            if files and target is not None and os.path.isfile(target) else ""))
     if concurrency_policy is not None and concurrency_policy not in ("Allow", "Forbid", "Replace"):
         raise BadInput(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
     # The clock is read once, here; everything below takes it as a parameter.
@@ -103,10 +111,11 @@ def explain(
                               concurrency_policy=concurrency_policy, active=tuple(active or ()))
 
     result: Any
-    if filename is not None:
-        result = explain_file(filename, after=after if from_ is not None else None, now=now_t, count=count,
-                              overrides=inputs if controller_given else None,
-                              dialect=dialect if dialect == "atlas" else None)
+    if files:
+        result = [r for path in files
+                  for r in explain_file(path, after=after if from_ is not None else None, now=now_t, count=count,
+                                        overrides=inputs if controller_given else None,
+                                        dialect=dialect if dialect == "atlas" else None)]
     elif target is not None and is_cronjob_ref(target):
         if dialect == "atlas":
             raise BadInput("--dialect atlas applies to a schedule or an Atlas manifest (-f), "
@@ -120,6 +129,27 @@ def explain(
         result = explain_schedule(target, time_zone=tz, after=after, count=count, dialect=dialect,
                                   controller=inputs if controller_given else None, name=name)
     _render(result, output)
+    if not allow_never:
+        _refuse_never_firing(result if isinstance(result, list) else [result])
+
+
+def _refuse_never_firing(results: list[dict[str, Any]]) -> None:
+    """After the explanation: a schedule that never fires is an error (exit 5) unless --allow-never."""
+    from cronctl.errors import ScheduleError
+
+    never = [r for r in results if r.get("neverFires")]
+    if not never:
+        return
+
+    def one(r: dict[str, Any]) -> str:
+        who = f"{r['namespace'] + '/' if r.get('namespace') else ''}{r['name']}: " if r.get("name") else ""
+        why = (str(r["description"]).removesuffix(": this schedule never fires") if "never" in r["description"]
+               else "no run within the search horizon")
+        return f"{who}schedule '{r['schedule']}' never fires ({why})"
+
+    more = f"; and {len(never) - 3} more" if len(never) > 3 else ""
+    raise ScheduleError("; ".join(one(r) for r in never[:3]) + more
+                        + "; pass --allow-never to explain it with exit 0")
 
 
 def _instant(text: str | None, option: str) -> datetime | None:

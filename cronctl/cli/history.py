@@ -14,7 +14,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -27,7 +27,7 @@ class FailOn(str, Enum):
 def history(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
-        show_default=False, callback=cronjob_arg)] = None,
+        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="Every CronJob of every namespace.")] = False,
     from_dump: Annotated[Optional[str], typer.Option(
@@ -55,7 +55,7 @@ def history(
     5 on bad input, 6 when the CronJob does not exist.
     """
     from cronctl.cli.runtime import parse_duration, print_data
-    from cronctl.errors import BadInput, ExitCode
+    from cronctl.errors import ExitCode
     from cronctl.history import Options, fail_on as failing
     from cronctl.timeutil import UTC, parse_rfc3339
 
@@ -66,8 +66,6 @@ def history(
     clock = datetime.now(UTC).replace(microsecond=0)
     now_t = parse_rfc3339(now, what="--now") if now is not None else None
     since_td = timedelta(seconds=parse_duration(since, flag="--since")) if since is not None else None
-    if since_td is not None and since_td <= timedelta(0):
-        raise BadInput(f"bad --since {since!r}: must be more than 0")
     missing: list[str] = []
     if from_dump is not None:
         from cronctl.bundle.dump import load_dump

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Optional
@@ -12,7 +13,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -37,7 +38,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def lint(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
-             "or in the files given with -f.", show_default=False, callback=cronjob_arg)] = None,
+             "or in the files given with -f.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
         show_default=False)] = None,
@@ -73,10 +74,11 @@ def lint(
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
+        from cronctl.cli.common import file_list
         from cronctl.manifest import load_objects, read_text
         from cronctl.model import check_objects
 
-        for path in filename:
+        for path in file_list(filename):
             objs = load_objects(path)
             if path != "-":
                 texts[path] = read_text(path)
@@ -91,6 +93,12 @@ def lint(
                 err.print(f"{path}: no CronJob named {name} in this file", markup=False)
             checked += n
             findings.extend(fs)
+        if name is not None and checked == 0:  # never "0 CronJobs checked", exit 0: a false green in CI
+            from cronctl.errors import NotFound
+
+            raise NotFound(f"no CronJob named {name} in {', '.join(filename)}"
+                           + (f"; {name} is a file: give each file its own -f (-f {filename[-1]} -f {name})"
+                              if os.path.isfile(name) else ""))
     else:
         from cronctl.kube import connect
 

@@ -9,12 +9,12 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 @app.command("restore")
 def restore_cmd(
-    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg)],
+    cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
                                         "its holder still alive on this host) after confirmation.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,

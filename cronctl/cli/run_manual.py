@@ -9,13 +9,13 @@ import typer
 from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
-from cronctl.cli.common import cronjob_arg, job_name_opt
+from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 
 
 @app.command("run-manual")
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
-                                           callback=cronjob_arg)],
+                                           callback=cronjob_arg, autocompletion=cronjob_names)],
     job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default <cronjob>-manual); "
                                                     "the fixed name is what stops a second run. Not with a slot "
                                                     "--occurrence (the Job takes the slot's name).",
@@ -69,7 +69,7 @@ def run_manual_cmd(
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
-                                     print_data, sigterm_as_interrupt)
+                                     print_data, settle_seconds, sigterm_as_interrupt)
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
@@ -87,7 +87,7 @@ def run_manual_cmd(
         cronjob=cronjob, job_name=job_name, reason=reason, occurrence=at,
         occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
-        settle=parse_duration(settle, flag="--settle"), wait_active=wait_active,
+        settle=settle_seconds(settle), wait_active=wait_active,
         timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
         after_step=kill_hook(), catch_up=catch_up.value, retry=retry,
         expected_duration=parse_duration(expected_duration, flag="--expected-duration") if expected_duration else None)

@@ -10,18 +10,19 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.app import app
+from cronctl.cli.candidates import runbook_names
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out, yaml_text
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
 @app.command()
 def runbook(
     name: Annotated[Optional[str], typer.Argument(
-        help="Runbook to print (omit to list them).", show_default=False)] = None,
+        help="Runbook to print (omit to list them).", show_default=False, autocompletion=runbook_names)] = None,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="Fill in this live CronJob (cronjob/NAME or NAME); without it, $NS/$CJ placeholders.",
-        show_default=False, callback=cronjob_arg)] = None,
+        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,

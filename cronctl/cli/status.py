@@ -8,7 +8,7 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
@@ -16,7 +16,7 @@ from cronctl.textsafe import visible
 def status_cmd(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
-        show_default=False, callback=cronjob_arg)] = None,
+        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     output: OutputOpt = Output.text,
@@ -61,7 +61,8 @@ def status_cmd(
     head.add_row("deadline", f"{s['starting_deadline_seconds']}s" if s["starting_deadline_seconds"] is not None
                  else "none (a missed run of any age is caught up)")
     head.add_row("suspend", str(s["suspend"]).lower())
-    head.add_row("last schedule", str(s["last_schedule_time"] or "never"))
+    zone = s["time_zone"]
+    head.add_row("last schedule", _shown(s["last_schedule_time"], zone) or "never")
     head.add_row("active", ", ".join(s["active"]) or "none")
     if rec:
         # the record's annotations are anyone-with-patch's text: one line each, escapes visible
@@ -77,7 +78,7 @@ def status_cmd(
                      + (f" until {pz['until']}" if pz["until"] else "") + f": {pz['reason']}"
                      + (" (PAST ITS UNTIL: resume it, or pause again with a new --until)" if pz["overdue"] else "")))
     head.add_row("state", s["explanation"])
-    head.add_row("next runs", ", ".join(s["next_runs"]) or "unknown")
+    head.add_row("next runs", ", ".join(_shown(t, zone) for t in s["next_runs"]) or "unknown")
     head.add_row("controller", "now: " + s["controller_next"]["text"])
     if s["after_restore"]:
         head.add_row("after restore", s["after_restore"]["text"])
@@ -105,7 +106,7 @@ def status_cmd(
         for r in s["recent_slots"]:
             jobs = ", ".join(r["jobs"])
             why = "; ".join(x for x in (jobs, r["reason"]) if x)
-            out.print(f"  {r['slot']}  {r['verdict']:<16} {why}".rstrip(), markup=False)
+            out.print(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip(), markup=False)
     if s["past_runs"]:
         # cronctl's own account of its finished runs (annotation cronctl.dev/runs): anyone with patch
         # on the CronJob can edit it, so it is shown as text, one line each, escapes visible
@@ -147,10 +148,24 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
-            str(r["lost"]), str(r["duplicate"]), r["next_run"] or "-"])
+            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], r["time_zone"]) or "-"])
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
     stale = [r for r in doc["cronjobs"] if r["run"] and (r["run"]["stale"] or not r["run"]["confirmed"])]
     for r in stale:
         out.print(f"(!) {r['namespace']}/{r['cronjob']}: {r['run']['words']}", markup=False)
+
+
+def _shown(value: Any, zone: Any) -> str:
+    """An RFC3339 instant of the status document for people: in the CronJob's zone, UTC beside it
+    (-o json keeps the RFC3339 UTC value); anything unreadable as it is."""
+    from cronctl.errors import BadInput
+    from cronctl.timeutil import local_and_utc, parse_rfc3339
+
+    if not value:
+        return ""
+    try:
+        return local_and_utc(parse_rfc3339(str(value)), str(zone) if zone else None)
+    except BadInput:
+        return visible(str(value))

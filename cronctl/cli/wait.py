@@ -9,13 +9,13 @@ import typer
 
 from cronctl.cli.app import app
 from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
-from cronctl.cli.common import cronjob_arg
+from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 @app.command("wait")
 def wait_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob a run-manual holds.", show_default=False,
-                                           callback=cronjob_arg)],
+                                           callback=cronjob_arg, autocompletion=cronjob_names)],
     timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s); "
                                          "the Job runs on.")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(

@@ -82,6 +82,19 @@ def schedule_words(cronjob: model.Obj) -> str:
         return expr
 
 
+def never_fires(cronjob: model.Obj) -> str | None:
+    """Why the CronJob's schedule can never fire (``0 0 31 2 *``), or None (it fires, or cannot be read)."""
+    spec = cronjob.get("spec") or {}
+    try:
+        from cronctl.schedule import parse
+        from cronctl.schedule.describe import never_fires_reason
+
+        sched = parse(str(spec.get("schedule", "")), spec.get("timeZone"))
+    except (ImportError, CronctlError):
+        return None
+    return None if sched.every is not None else never_fires_reason(sched)
+
+
 def next_runs(cronjob: model.Obj, now: datetime, count: int = 3) -> list[datetime]:
     spec = cronjob.get("spec") or {}
     try:

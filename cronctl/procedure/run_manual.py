@@ -40,7 +40,7 @@ from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_p
                                     schedule_of, show, standing_for)
 from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
 from cronctl.redact import Redactor
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
+from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
 
 #: (verb, resource, group, subresource, why) — every permission a run needs, checked up front.
@@ -434,7 +434,7 @@ class _Run:
             ("suspend now", str(suspended).lower()),
             ("active", ", ".join(model.active_names(self.cj)) or "none"),
             ("unfinished child Jobs", ", ".join(unfinished) or "none"),
-            ("next runs", ", ".join(rfc3339_z(t) for t in runs) or "unknown"),
+            ("next runs", ", ".join(local_and_utc(t, spec.get("timeZone")) for t in runs) or "unknown"),
             ("operator", self.operator),
             ("will", f"suspend it, check for running Jobs (again after {human_duration(self.o.settle)}), create "
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
@@ -455,9 +455,16 @@ class _Run:
         if self.o.reason:
             rows.insert(7, ("reason", self.o.reason))
         self.r.show("plan", rows)
-        if unfinished and not self.o.wait_active:
-            self.r.warn(f"unfinished child Jobs now: {', '.join(unfinished)}; the run will stop at "
-                        f"verification unless --wait-active")
+        running = self._running_of(self.cj, jobs)
+        if running and not self.o.wait_active:
+            # Refused here, before the suspend: a Job running now makes the verify step refuse anyway,
+            # after suspending and setting suspend back. (The verify after the suspend stays: it
+            # catches a Job the controller creates between this read and the suspend.)
+            if not self.o.dry_run:
+                raise Refused(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}; "
+                              f"nothing was changed", hint="use --wait-active to wait for them (bounded by --timeout)")
+            self.r.warn(f"unfinished child Jobs now: {', '.join(running)}; the run would be refused before "
+                        f"anything changes, unless --wait-active")
         if self.slot is not None and lst_plan.get("needed") and not self.can_patch_status:
             self.r.warn(f"no permission to patch cronjobs/status: lastScheduleTime cannot be set to the slot; "
                         f"{self.without_patch}; the run goes on only when confirmed (--yes)")
@@ -612,7 +619,11 @@ class _Run:
     def _running(self) -> list[str]:
         cj = self.c.get_cronjob(self.name)
         self.cj = cj
-        jobs, _ = self.c.list_jobs()
+        return self._running_of(cj, self.c.list_jobs()[0])
+
+    @staticmethod
+    def _running_of(cj: Obj, jobs: list[Obj]) -> list[str]:
+        """The CronJob's unfinished child Jobs, and the unfinished Jobs its status.active names."""
         by_name = {model.name_of(j): j for j in jobs}
         names = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
         for a in model.active_names(cj):
@@ -638,8 +649,7 @@ class _Run:
                     # Nothing of ours exists yet: go back to where we started, then report the timeout.
                     why = f"running Jobs did not finish within --timeout: {', '.join(running)}"
                     self._undo(why)
-                    raise Timeout(f"{why}; suspend set back to {str(self.original_suspend).lower()}, "
-                                  f"nothing created") from e
+                    raise Timeout(f"{why}; {self._set_back()}") from e
                 running = self._running()
             if running:
                 self._abort(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}")
@@ -654,10 +664,20 @@ class _Run:
         self.record["restored_at"] = self._now()
         self._step_local("aborted", why)
 
+    def _set_back(self) -> str:
+        """What a run stopped after its suspend changed and set back, exactly (after :meth:`_undo`)."""
+        at, back = self.record.get("suspended_at", "?"), self.record.get("restored_at", "?")
+        kept = f"(the run's account kept in {model.ANN_RUNS} and in Events on the CronJob)"
+        if self.original_suspend:  # suspend was true already: only the run record came and went
+            return (f"cronctl wrote its run record on cronjob {self.ns}/{self.name} at {at} (it was suspended "
+                    f"already) and removed it at {back}, suspend set back to true {kept}; nothing else changed, "
+                    f"nothing created")
+        return (f"cronctl suspended cronjob {self.ns}/{self.name} at {at} and set suspend back to false at "
+                f"{back} {kept}; nothing else changed, nothing created")
+
     def _abort(self, why: str, hint: str = "use --wait-active to wait for them (bounded by --timeout)") -> None:
         self._undo(why)
-        raise Refused(f"{why}; suspend set back to {str(self.original_suspend).lower()}, nothing created",
-                      hint=hint)
+        raise Refused(f"{why}; {self._set_back()}", hint=hint)
 
     # -- 5. create --------------------------------------------------------------------------------
     def create(self) -> Obj:
@@ -682,7 +702,7 @@ class _Run:
             # put suspend back: the run changed nothing. If we cannot tell, leave it suspended.
             if self.c.get_job(self.job_name) is None:
                 self._undo(f"the API server refused the Job: {e.message}")
-                e.message = f"{e.message}; suspend set back to {str(self.original_suspend).lower()}, nothing created"
+                e.message = f"{e.message}; {self._set_back()}"
                 e.args = (e.message,)
             raise
         self.record["job"] = {"name": self.job_name, "uid": model.meta(job).get("uid"),

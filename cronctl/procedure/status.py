@@ -9,7 +9,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
-from cronctl.procedure.predict import next_runs, predict, schedule_words
+from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
 from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
 
 
@@ -36,6 +36,9 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
             return (f"not suspended while manual Job {', '.join(loose)} runs: it is not in .status.active, "
                     f"so concurrencyPolicy does not see it and scheduled Jobs can start beside it "
                     f"(seed 004's incident); use cronctl run-manual for manual runs")
+        never = never_fires(cj)
+        if never is not None:  # not "normally": nothing will ever start
+            return f"not suspended, but {never}: the controller never starts a Job for it"
         return "not suspended and no manual run in progress: the controller schedules it normally"
     age = ""
     try:

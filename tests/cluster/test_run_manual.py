@@ -173,17 +173,20 @@ def _start_child(k8s: Any, ns: str, cj: dict[str, Any], name: str, duration: flo
     wait_for(f"job {name} to start", lambda: (read_job(k8s, ns, name) or {}).get("status", {}).get("active"), 30)
 
 
-def test_an_unfinished_child_stops_the_run_and_sets_suspend_back(kubeconfig: str, namespace: str, k8s: Any,
-                                                                  tmp_path: Path) -> None:
+def test_an_unfinished_child_refuses_the_run_before_the_suspend(kubeconfig: str, namespace: str, k8s: Any,
+                                                                 tmp_path: Path) -> None:
+    # issue 10: --yes with a running child Job suspended and un-suspended before refusing (exit 3
+    # promises nothing changed); the plan's read of the Jobs refuses it before any write now
     cj = create_cronjob(k8s, namespace, "busy", duration=1)
     _start_child(k8s, namespace, cj, "busy-fix", 60)
     r = cronctl(["run-manual", "busy", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "busy-fix" in r.stderr and "--wait-active" in r.stderr
+    assert "busy-fix" in r.stderr and "--wait-active" in r.stderr and "nothing was changed" in r.stderr
     after = read_cronjob(k8s, namespace, "busy")
     assert after["spec"]["suspend"] is False and record_annotations(after) == {}
+    assert all(m.get("manager") != "cronctl" for m in after["metadata"].get("managedFields") or [])  # no write
     assert read_job(k8s, namespace, "busy-manual") is None
-    assert run_record(tmp_path)["step"] == "aborted"
+    assert list(tmp_path.iterdir()) == []  # not even a run directory
 
 
 def test_wait_active_waits_for_the_running_child_then_runs(kubeconfig: str, namespace: str, k8s: Any,
@@ -279,7 +282,7 @@ def test_ctrl_c_while_waiting_exits_130_records_it_and_changes_nothing_else(
     import time
 
     create_cronjob(k8s, namespace, "stopme", duration=30, schedule="0 0 1 1 *")
-    p = subprocess.Popen(cronctl_cmd(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "0"], kubeconfig),
+    p = subprocess.Popen(cronctl_cmd(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig),
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=cronctl_env(tmp_path))
     try:
@@ -310,11 +313,13 @@ def test_a_job_the_api_server_refuses_puts_suspend_back_and_says_why(kubeconfig:
              lambda: (json.loads(k8s.core.read_namespaced_resource_quota("no-jobs", namespace,
                                                                          _preload_content=False).data)
                       .get("status") or {}).get("hard"), 30)
-    r = cronctl(["run-manual", "quota", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path)
+    r = cronctl(["run-manual", "quota", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "exceeded quota" in r.stderr and "suspend set back to false, nothing created" in r.stderr
+    assert "exceeded quota" in r.stderr and f"cronctl suspended cronjob {namespace}/quota at " in r.stderr
+    assert "and set suspend back to false at " in r.stderr and "nothing else changed, nothing created" in r.stderr
     cj = read_cronjob(k8s, namespace, "quota")
-    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    # the record is gone; its account stays in cronctl.dev/runs (the audit trail)
+    assert cj["spec"]["suspend"] is False and set(record_annotations(cj)) <= {"cronctl.dev/runs"}
     assert run_record(tmp_path)["step"] == "aborted"
 
 
@@ -322,7 +327,7 @@ def test_wait_active_that_runs_out_of_time_sets_suspend_back_and_exits_4(kubecon
                                                                           k8s: Any, tmp_path: Path) -> None:
     cj = create_cronjob(k8s, namespace, "toolong", duration=1)
     _start_child(k8s, namespace, cj, "toolong-fix", 60)
-    r = cronctl(["run-manual", "toolong", "-n", namespace, "--yes", "--settle", "0", "--wait-active",
+    r = cronctl(["run-manual", "toolong", "-n", namespace, "--yes", "--settle", "1s", "--wait-active",
                  "--timeout", "4s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 4, r.stderr
     assert "toolong-fix" in r.stderr and "nothing created" in r.stderr
@@ -364,7 +369,7 @@ def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
 def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, namespace: str, k8s: Any,
                                                              tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "asked")
-    code, screen = on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "0"], kubeconfig, "n",
+    code, screen = on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "1s"], kubeconfig, "n",
                                   tmp_path)
     assert code == 3, screen
     assert "Suspend" in screen and "not confirmed; nothing was changed" in screen
@@ -376,7 +381,7 @@ def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, nam
 def test_on_a_terminal_yes_runs_it_with_live_progress(kubeconfig: str, namespace: str, k8s: Any,
                                                       tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "live", duration=5, log="working on batch 7")
-    code, screen = on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "0"], kubeconfig, "y",
+    code, screen = on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "1s"], kubeconfig, "y",
                                   tmp_path)
     assert code == 0, screen
     assert "elapsed" in screen and "pods" in screen  # the live status line

@@ -56,7 +56,7 @@ def test_a_record_with_a_garbled_original_value_needs_force_and_leaves_suspend_a
 def test_restore_asks_for_confirmation_and_refuses_without_a_terminal(kubeconfig: str, namespace: str,
                                                                        k8s: Any, tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "confirm", schedule="0 0 1 1 *")
-    r = cronctl(["run-manual", "confirm", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+    r = cronctl(["run-manual", "confirm", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path,
                 CRONCTL_TEST_KILL_AFTER_STEP="verified")
     assert r.returncode == -9
     r = cronctl(["restore", "confirm", "-n", namespace], kubeconfig)
@@ -68,7 +68,7 @@ def test_status_shows_schedule_record_children_and_the_controllers_next_move(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "shown", schedule="30 6 * * 1-5", tz="Europe/Moscow", deadline=300,
                    duration=1)
-    r = cronctl(["run-manual", "shown", "-n", namespace, "--yes", "--settle", "0", "--occurrence",
+    r = cronctl(["run-manual", "shown", "-n", namespace, "--yes", "--settle", "1s", "--occurrence",
                  "2026-12-02T06:30:00+03:00", "--ad-hoc-occurrence"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     s = json.loads(cronctl(["status", "shown", "-n", namespace, "-o", "json"], kubeconfig).stdout)
@@ -127,7 +127,7 @@ def test_the_example_role_is_enough_for_run_manual_status_and_restore(
     assert rec["logs"] and not rec.get("log_errors")
     assert cronctl(["status", "least", "-o", "json"], op).returncode == 0
     # an interrupted run, finished by restore, with the same identity
-    r = cronctl(["run-manual", "least", "--yes", "--settle", "0", "--job-name", "least-again"], op,
+    r = cronctl(["run-manual", "least", "--yes", "--settle", "1s", "--job-name", "least-again"], op,
                 run_dir=tmp_path / "b", CRONCTL_TEST_KILL_AFTER_STEP="verified")
     assert r.returncode == -9
     r = cronctl(["restore", "least", "--yes"], op)
@@ -158,7 +158,7 @@ def test_with_any_one_verb_removed_preflight_names_it_and_changes_nothing(
             # optional for a plain run (a slot run says what happens without it and goes on under
             # --yes); --catch-up none cannot work without it
             want, extra = "needs patch on cronjobs/status", ["--catch-up", "none"]
-        r = cronctl(["run-manual", "lacking", "--yes", "--settle", "0", *extra], op,
+        r = cronctl(["run-manual", "lacking", "--yes", "--settle", "1s", *extra], op,
                     run_dir=tmp_path / f"{i}-{verb}")
         if verb == "get" and resource == "cronjobs":
             # the very first read is the check: the API server's own 403, one line
@@ -259,7 +259,7 @@ def test_force_on_a_terminal_shows_the_record_and_asks_before_un_suspending(
 def test_a_genuine_record_edited_with_kubectl_afterwards_is_refused(kubeconfig: str, namespace: str, k8s: Any,
                                                                    tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "edited", suspend=True)
-    r = cronctl(["run-manual", "edited", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+    r = cronctl(["run-manual", "edited", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path,
                 CRONCTL_TEST_KILL_AFTER_STEP="verified")
     assert r.returncode == -9
     assert record_annotations(read_cronjob(k8s, namespace, "edited"))["cronctl.dev/original-suspend"] == "true"
@@ -273,7 +273,7 @@ def test_a_genuine_record_edited_with_kubectl_afterwards_is_refused(kubeconfig: 
 def test_a_record_cronctl_wrote_is_confirmed_by_its_field_manager_and_restored(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "mine", suspend=False)
-    r = cronctl(["run-manual", "mine", "-n", namespace, "--yes", "--settle", "0"], kubeconfig, run_dir=tmp_path,
+    r = cronctl(["run-manual", "mine", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path,
                 CRONCTL_TEST_KILL_AFTER_STEP="created")
     assert r.returncode == -9
     cj = read_cronjob(k8s, namespace, "mine")

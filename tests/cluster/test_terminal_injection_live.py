@@ -23,7 +23,7 @@ def test_run_manuals_progress_and_log_tail_show_a_hostile_job_output_as_text(
     # the simulated container prints the payload (sim.cronctl.dev/log) for 5 s: the live progress
     # shows its last line, the tail shows it at the end
     create_cronjob(k8s, namespace, "noisy", duration=5, log="start\n" + PAYLOAD + "\nend " + PAYLOAD)
-    code, screen = cronctl_in_pty(["run-manual", "noisy", "-n", namespace, "--yes", "--settle", "0",
+    code, screen = cronctl_in_pty(["run-manual", "noisy", "-n", namespace, "--yes", "--settle", "1s",
                                    "--reason", "[/x] " + PAYLOAD, "--kubeconfig", kubeconfig], tmp_path,
                                   timeout=180)
     text = assert_nothing_acts(screen, live=True)

@@ -102,7 +102,7 @@ def test_no_zone_means_the_controllers_local_zone_utc(capsys: pytest.CaptureFixt
 
 
 def test_a_schedule_that_never_fires_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    r = run_json(capsys, "0 0 30 2 *", "--from", "2026-01-01T00:00:00Z")
+    r = run_json(capsys, "0 0 30 2 *", "--from", "2026-01-01T00:00:00Z", "--allow-never")
     assert r["neverFires"] is True and r["next"] == []
     assert r["description"] == "day 30 of February never exists: this schedule never fires"
 
@@ -134,7 +134,7 @@ def _vector_lines() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("v", _vector_lines(), ids=lambda d: f"{d['group']}:{d['expr']}:{d['now']}")
 def test_the_controller_object_matches_the_upstream_vector(capsys: pytest.CaptureFixture[str], v: dict[str, Any]) -> None:
-    args = [v["expr"], "--name", v["name"], "--created", v["creationTimestamp"], "--now", v["now"]]
+    args = [v["expr"], "--name", v["name"], "--created", v["creationTimestamp"], "--now", v["now"], "--allow-never"]
     if v["tz"]:
         args += ["--tz", v["tz"]]
     if v["lastScheduleTime"]:
@@ -439,7 +439,7 @@ def test_an_atlas_manifest_missed_limit_is_ignored_as_the_atlas_cli_does(capsys:
 
 def test_atlas_says_when_its_one_year_horizon_finds_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     # Seed 000: Next searches a year-sized number of minutes; Feb 29 2028 is further than that.
-    r = run_json(capsys, "0 0 29 2 *", "--dialect", "atlas", "--from", "2026-06-01T00:00:00Z")
+    r = run_json(capsys, "0 0 29 2 *", "--dialect", "atlas", "--from", "2026-06-01T00:00:00Z", "--allow-never")
     assert r["next"] == [] and r["neverFires"] is True
     assert any("one-year search horizon" in w for w in r["warnings"])
 
