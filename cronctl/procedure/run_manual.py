@@ -974,6 +974,11 @@ class _Run:
                           f"(no: it stays suspended; `cronctl restore {self.name} -n {self.ns} --catch-up none` "
                           f"gives the slot up)?"):
             return None
+        try:
+            self._update_step("succeeded", "the restore was declined: it would start a catch-up the plan did not "
+                                           "announce")
+        except CronctlError as e:
+            self.r.warn(f"could not write step=succeeded on the CronJob: {e.message}")
         return RunResult(ExitCode.REFUSED, f"job {self.job_name} succeeded; the restore was declined (it would "
                          f"start: {pred.text}): the CronJob stays suspended",
                          self.record, None, [f"cronctl restore {self.name} -n {self.ns}",

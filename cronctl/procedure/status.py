@@ -56,6 +56,10 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
         if rec.step in ("suspended", "verified", "aborted"):
             nxt = (f"the manual Job {rec.job_name} was never created; if the run's process is gone, "
                    f"`{restore}` sets suspend back to {str(rec.original_suspend).lower()}")
+        elif rec.step in ("interrupted", "timeout", "error"):
+            nxt = (f"the manual Job {rec.job_name} does not exist: the run stopped ({rec.step}) before creating it"
+                   f" (the note says when) or it was deleted since; `{restore}` sets suspend back to "
+                   f"{str(rec.original_suspend).lower()}")
         else:
             nxt = (f"the manual Job {rec.job_name} does not exist (deleted?); `{restore}` sets suspend back "
                    f"to {str(rec.original_suspend).lower()}")

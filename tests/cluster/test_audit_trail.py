@@ -5,6 +5,7 @@ limit deleted its manual Job; status, history and the bundle read it."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +77,19 @@ def test_the_plan_is_about_the_end_of_the_run_and_an_unannounced_catch_up_is_ask
 
     # */1, no deadline: whatever slot passes while suspended is started at the restore. The Job runs
     # 75 s, but the operator said 1 s: the plan foresees no slot passing and no catch-up.
-    create_cronjob(k8s, namespace, "tick", schedule="*/1 * * * *", duration=75, policy="Forbid")
-    wait_for("the controller's first Job", lambda: [j for j in k8s.batch.list_namespaced_job(namespace).items]
-             or None, 90)
-    wait_for("no Job running", lambda: all(j.status.completion_time for j in
-                                           k8s.batch.list_namespaced_job(namespace).items) or None, 150)
+    create_cronjob(k8s, namespace, "tick", schedule="*/1 * * * *", duration=2, policy="Forbid")
+    wait_for("the controller's first Job", lambda: k8s.batch.list_namespaced_job(namespace).items or None, 90)
+
+    def quiet() -> bool | None:  # every Job done, and early enough in the minute to start the run
+        done = all(j.status.completion_time for j in k8s.batch.list_namespaced_job(namespace).items)
+        return (done and 5 <= datetime.now(timezone.utc).second <= 30) or None
+
+    wait_for("no Job running, early in a minute", quiet, 120)
+    k8s.batch.patch_namespaced_cron_job("tick", namespace, {"spec": {"jobTemplate": {"spec": {"template": {
+        "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": "75"}}}}}}})
     code, screen = on_a_terminal(["run-manual", "tick", "-n", namespace, "--settle", "1s",
                                   "--expected-duration", "1s"], kubeconfig, ["y", "n"], tmp_path, wait=240)
-    rec = run_record(tmp_path / "runs" if (tmp_path / "runs").exists() else tmp_path)
+    rec = run_record(tmp_path)
     assert rec["plan"]["end"]["expected_seconds"] == 1.0 and rec["plan"]["end"]["from"] == "--expected-duration"
     assert "would start what the plan did not announce" in screen, screen[-3000:]
     assert code == 3, screen[-3000:]

@@ -85,6 +85,9 @@ def _job(outcome: str | None) -> dict:
     ("created", "running", "still running"),
     ("created", "Complete", "only the restore is left"),
     ("failed", "Failed", "FAILED"),
+    ("failed", "Failed", "--retry"),
+    ("interrupted", None, "the run stopped (interrupted) before creating it"),
+    ("timeout", None, "the run stopped (timeout) before creating it"),
 ])
 def test_status_explains_every_state_a_run_can_leave(step: str, job: str | None, expect: str) -> None:
     j = None if job is None else _job(None if job == "running" else job)
