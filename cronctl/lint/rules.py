@@ -326,6 +326,31 @@ def check_restart_on_failure(cj: Obj, now: datetime) -> list[Hit]:
     return []
 
 
+def check_no_pod_failure_policy(cj: Obj, now: datetime) -> list[Hit]:
+    js = _job_spec(cj)
+    policy = js.get("podFailurePolicy")
+    rules = _get(policy, "rules")
+    if isinstance(rules, list) and rules:
+        return []
+    per_index = _int(js.get("backoffLimitPerIndex"))
+    if per_index is not None:  # an Indexed Job: retries are counted per index
+        retries, shown = per_index, f"{JOB}.backoffLimitPerIndex is {per_index}"
+    elif js.get("backoffLimit") is None:
+        retries, shown = DEFAULT_BACKOFF_LIMIT, f"{JOB}.backoffLimit is not set (= {DEFAULT_BACKOFF_LIMIT})"
+    else:
+        retries = _int(js.get("backoffLimit")) or 0
+        shown = f"{JOB}.backoffLimit is {retries}"
+    if retries <= 0:
+        return []
+    missing = "is not set" if policy is None else "has no rules"
+    msg = (f"{JOB}.podFailurePolicy {missing} and {shown}: every failed pod is retried, whatever its exit "
+           "code says")
+    restart = _pod_spec(cj).get("restartPolicy")
+    if restart != "Never":
+        msg += f" (a podFailurePolicy needs {POD}.restartPolicy Never; it is {restart or 'not set'})"
+    return [Hit(msg, f"{JOB}.podFailurePolicy")]
+
+
 def check_failed_history_zero(cj: Obj, now: datetime) -> list[Hit]:
     if _int(_spec(cj).get("failedJobsHistoryLimit")) == 0:
         return [Hit("spec.failedJobsHistoryLimit is 0: a failed Job, its pods and logs are deleted on the next sync",
@@ -656,6 +681,12 @@ RULES: tuple[Rule, ...] = (
          "cronctl status NAME says what is left; cronctl restore NAME finishes it (--catch-up all runs the "
          "lost slots first).",
          check_run_left_suspended),
+    Rule("CJ027", "no-pod-failure-policy", "info", "retries without a podFailurePolicy",
+         "Every failed pod is retried the same way: an exit code that means do not retry (bad input, already "
+         "done) runs the work again, up to backoffLimit times.",
+         f"Add {JOB}.podFailurePolicy: FailJob onExitCodes for the codes that mean do not retry, Ignore on "
+         f"DisruptionTarget (it requires {POD}.restartPolicy Never), or set backoffLimit 0.",
+         check_no_pod_failure_policy),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -17,7 +17,8 @@ DIGEST = "registry.example/orders-sync@sha256:" + "a" * 64
 DELETE = object()
 
 # A CronJob that every rule accepts: explicit zone, deadlines, Forbid, enough history, pinned
-# image, dedicated service account. */10 => interval 10m; 200 successful Jobs = 33h of history.
+# image, dedicated service account, a podFailurePolicy for its retry. */10 => interval 10m;
+# 200 successful Jobs = 33h of history.
 GOOD: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "CronJob",
     "metadata": {"name": "mp-orders-sync", "namespace": "integrations"},
@@ -26,6 +27,7 @@ GOOD: dict[str, Any] = {
         "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 200, "failedJobsHistoryLimit": 5,
         "jobTemplate": {"spec": {
             "activeDeadlineSeconds": 300, "backoffLimit": 1, "ttlSecondsAfterFinished": 604800,
+            "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]},
             "template": {"spec": {
                 "restartPolicy": "Never", "serviceAccountName": "orders-sync",
                 "containers": [{"name": "sync", "image": DIGEST}],
@@ -66,11 +68,20 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 27)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 28)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
         assert r.why and r.fix and "\n" not in r.why and "\n" not in r.fix
+
+
+def test_the_readme_rule_table_has_one_row_per_rule_in_order() -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = re.findall(r"^\| (CJ\d{3}) `([a-z0-9-]+)` \| (\w+) \| (.+) \|$", readme, re.M)
+    assert rows == [(r.id, r.name, r.severity, f"{r.summary}: {r.why}") for r in RULES]
 
 
 # (rule, changes, expected hit count, substrings every message must contain, severity of the hit)
@@ -205,6 +216,21 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
      0, (), None),  # a run in progress
     ("CJ026", {"spec.suspend": False, "metadata.annotations": {
         "cronctl.dev/run-id": "ab12", "cronctl.dev/step": "failed"}}, 0, (), None),
+    # CJ027 retries without a podFailurePolicy: backoffLimit > 0, or unset (= 6)
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE}, 1,
+     (f"{JOB}.podFailurePolicy is not set", "backoffLimit is 1"), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimit": DELETE}, 1,
+     ("backoffLimit is not set (= 6)",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": {"rules": []}}, 1, ("podFailurePolicy has no rules",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimit": 0}, 0, (), None),  # no retry to stop
+    # an Indexed Job counts retries per index (backoffLimitPerIndex); 0 there = no retry whatever backoffLimit says
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimitPerIndex": 2}, 1,
+     ("backoffLimitPerIndex is 2",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimitPerIndex": 0}, 0, (), None),
+    # OnFailure cannot take a podFailurePolicy (API validation): the message says what else to change
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{POD}.restartPolicy": "OnFailure"}, 1,
+     ("needs spec.jobTemplate.spec.template.spec.restartPolicy Never; it is OnFailure",), "info"),
+    ("CJ027", {}, 0, (), None),
 ]
 
 
