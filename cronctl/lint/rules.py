@@ -420,6 +420,28 @@ def check_image_digest(cj: Obj, now: datetime) -> list[Hit]:
     return hits
 
 
+def _strings(v: Any) -> list[str] | None:
+    return v if isinstance(v, list) and all(isinstance(x, str) for x in v) else None
+
+
+def check_shell_hides_exit_code(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.lint.shell import exit_code_problems, shell_call
+
+    hits = []
+    for path, c in _containers(cj):
+        command, args = _strings(c.get("command") or []), _strings(c.get("args") or [])
+        if command is None or args is None:
+            continue
+        call = shell_call(command + args)  # no command: the image's entrypoint runs args (sh -c ...)
+        problems = exit_code_problems(call) if call is not None else []
+        if call is None or not problems:
+            continue
+        field = f"{path}.command" if call.index < len(command) else f"{path}.args"
+        hits.append(Hit(f"{field} ({c.get('name', '?')}) runs {call.shell} -c and the script can hide a failure: "
+                        + "; ".join(problems), field))
+    return hits
+
+
 def check_default_service_account(cj: Obj, now: datetime) -> list[Hit]:
     ps = _pod_spec(cj)
     sa = ps.get("serviceAccountName") or ps.get("serviceAccount") or "default"
@@ -687,6 +709,12 @@ RULES: tuple[Rule, ...] = (
          f"Add {JOB}.podFailurePolicy: FailJob onExitCodes for the codes that mean do not retry, Ignore on "
          f"DisruptionTarget (it requires {POD}.restartPolicy Never), or set backoffLimit 0.",
          check_no_pod_failure_policy),
+    Rule("CJ028", "shell-wrapper-hides-exit-code", "warning", "a sh -c script that can hide a failing command",
+         "The container's exit code is the run's outcome: after a; b a failure of a is lost without set -e, in "
+         "a | b without pipefail, and || true or a final exit 0 make a failed run a Succeeded Job nobody hears of.",
+         "Begin the script with set -e (and set -o pipefail: bash, busybox ash), chain steps with &&, end with "
+         "exec PROGRAM, or run the program without a shell.",
+         check_shell_hides_exit_code),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

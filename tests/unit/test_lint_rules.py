@@ -68,7 +68,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 28)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 29)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -231,6 +231,25 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{POD}.restartPolicy": "OnFailure"}, 1,
      ("needs spec.jobTemplate.spec.template.spec.restartPolicy Never; it is OnFailure",), "info"),
     ("CJ027", {}, 0, (), None),
+    # CJ028 a sh -c wrapper that can hide a failure; the message names the container, field and finding
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["/bin/sh", "-c"],
+                                      "args": ["python sync.py; echo done"]}]}, 1,
+     (f"{POD}.containers[0].args (sync) runs /bin/sh -c", "'python sync.py' is followed by more commands without set -e"),
+     "warning"),
+    ("CJ028", {f"{POD}.containers": [{"name": "dump", "image": DIGEST,
+                                      "command": ["bash", "-c", "pg_dump orders | gzip > /out/o.gz"]}]}, 1,
+     (f"{POD}.containers[0].command (dump) runs bash -c", "without set -o pipefail"), "warning"),
+    # no command: the image's entrypoint runs args; an init container counts too
+    ("CJ028", {f"{POD}.initContainers": [{"name": "wait", "image": DIGEST, "args": ["sh", "-c", "wait-for db || true"]}]},
+     1, (f"{POD}.initContainers[0].args (wait)", "'|| true' on the last command"), "warning"),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-c"],
+                                      "args": ["exec python sync.py"]}]}, 0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-ec"],
+                                      "args": ["python a.py; python b.py"]}]}, 0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["python", "-c", "a(); b()"]}]},
+     0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-c", 5]}]}, 0, (), None),
+    ("CJ028", {}, 0, (), None),
 ]
 
 
