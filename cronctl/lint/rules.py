@@ -420,6 +420,42 @@ def check_image_digest(cj: Obj, now: datetime) -> list[Hit]:
     return hits
 
 
+def _resources(c: Obj, kind: str) -> Obj:
+    r = _get(c, "resources", kind)
+    return r if isinstance(r, dict) else {}
+
+
+_UNREQUESTED = {
+    ("cpu", "memory"): "sets neither cpu nor memory: the pod is placed as if it needed nothing, and is among the "
+                       "first evicted when the node runs short of memory",
+    ("cpu",): "sets no cpu: the pod is placed as if it needed no CPU, and is slowed by its neighbours",
+    ("memory",): "sets no memory: the pod is placed as if it needed no memory, and is among the first evicted when "
+                 "the node runs short",
+}
+
+
+def check_no_resource_requests(cj: Obj, now: datetime) -> list[Hit]:
+    hits = []
+    for path, c in _containers(cj):
+        # a limit without a request is also the request (API defaulting)
+        have = {**_resources(c, "limits"), **_resources(c, "requests")}
+        missing = tuple(r for r in ("cpu", "memory") if have.get(r) is None)
+        if missing:
+            hits.append(Hit(f"{path}.resources.requests ({c.get('name', '?')}) {_UNREQUESTED[missing]}",
+                            f"{path}.resources.requests"))
+    return hits
+
+
+def check_no_memory_limit(cj: Obj, now: datetime) -> list[Hit]:
+    hits = []
+    for path, c in _containers(cj):
+        if _resources(c, "limits").get("memory") is None:
+            hits.append(Hit(f"{path}.resources.limits ({c.get('name', '?')}) sets no memory: a run that grows takes "
+                            "the node's memory until the node runs short, and the kernel or kubelet kills whatever "
+                            "it picks", f"{path}.resources.limits.memory"))
+    return hits
+
+
 def _strings(v: Any) -> list[str] | None:
     return v if isinstance(v, list) and all(isinstance(x, str) for x in v) else None
 
@@ -715,6 +751,18 @@ RULES: tuple[Rule, ...] = (
          "Begin the script with set -e (and set -o pipefail: bash, busybox ash), chain steps with &&, end with "
          "exec PROGRAM, or run the program without a shell.",
          check_shell_hides_exit_code),
+    Rule("CJ029", "no-resource-requests", "warning", "a container without cpu or memory requests",
+         "A pod that requests nothing is placed as if it needed nothing: when many CronJobs fire at :00 they pile "
+         "onto busy nodes, and under memory pressure it is evicted first, mid-run.",
+         "Set resources.requests cpu and memory of every container (init containers too) to what a run uses; a "
+         "namespace LimitRange default also counts (then lint-ignore it).",
+         check_no_resource_requests),
+    Rule("CJ030", "no-memory-limit", "info", "a container without a memory limit",
+         "Requests place the pod, only a limit bounds it (a separate rule): a leak or an oversized batch grows "
+         "until the node runs short, and the run or a neighbour is evicted instead of OOMKilled at a known size.",
+         "Set resources.limits.memory of every container, equal to its memory request so that the node cannot "
+         "overcommit it.",
+         check_no_memory_limit),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

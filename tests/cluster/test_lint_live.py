@@ -18,7 +18,9 @@ def cronjob(name: str, **spec: Any) -> dict[str, Any]:
                                          "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In",
                                                                                          "values": [3]}}]},
                                      "template": {"spec": {"restartPolicy": "Never", "serviceAccountName": "sync",
-                                                           "containers": [{"name": "c", "image": DIGEST}]}}}}}
+                                                           "containers": [{"name": "c", "image": DIGEST, "resources": {
+                                                               "requests": {"cpu": "10m", "memory": "16Mi"},
+                                                               "limits": {"memory": "16Mi"}}}]}}}}}
     body.update(spec)
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body}
 

@@ -16,8 +16,11 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 DIGEST = "registry.example/orders-sync@sha256:" + "a" * 64
 DELETE = object()
 
+RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "256Mi"}}
+
 # A CronJob that every rule accepts: explicit zone, deadlines, Forbid, enough history, pinned
-# image, dedicated service account, a podFailurePolicy for its retry. */10 => interval 10m;
+# image, dedicated service account, a podFailurePolicy for its retry, requests and a memory
+# limit. */10 => interval 10m;
 # 200 successful Jobs = 33h of history.
 GOOD: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "CronJob",
@@ -30,7 +33,7 @@ GOOD: dict[str, Any] = {
             "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]},
             "template": {"spec": {
                 "restartPolicy": "Never", "serviceAccountName": "orders-sync",
-                "containers": [{"name": "sync", "image": DIGEST}],
+                "containers": [{"name": "sync", "image": DIGEST, "resources": RESOURCES}],
             }},
         }},
     },
@@ -68,7 +71,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 29)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 31)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -250,6 +253,29 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
      0, (), None),
     ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-c", 5]}]}, 0, (), None),
     ("CJ028", {}, 0, (), None),
+    # CJ029 requests: one hit per container that lacks cpu or memory; a limit alone is also the request
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST}]}, 1,
+     (f"{POD}.containers[0].resources.requests (sync) sets neither cpu nor memory",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "resources": {"requests": {"cpu": "1"}}}]},
+     1, ("sets no memory",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "resources": {"requests": {"memory": "1Gi"}}}]},
+     1, ("sets no cpu",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}, 0, (), None),
+    ("CJ029", {f"{POD}.initContainers": [{"name": "fetch", "image": DIGEST}]}, 1,
+     (f"{POD}.initContainers[0].resources.requests (fetch)",), "warning"),
+    ("CJ029", {}, 0, (), None),
+    # CJ030 memory limit (a cpu limit is not asked for: it only throttles)
+    ("CJ030", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}, 1,
+     (f"{POD}.containers[0].resources.limits (sync) sets no memory",), "info"),
+    ("CJ030", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1"}}}]},
+     1, ("sets no memory",), "info"),
+    ("CJ030", {f"{POD}.initContainers": [{"name": "fetch", "image": DIGEST, "resources": RESOURCES}],
+               f"{POD}.containers": [{"name": "a", "image": DIGEST}, {"name": "b", "image": DIGEST}]}, 2,
+     ("sets no memory",), "info"),
+    ("CJ030", {}, 0, (), None),
 ]
 
 
