@@ -311,6 +311,20 @@ def check_active_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
                 "(JobAlreadyActive), which starts late or never", f"{JOB}.activeDeadlineSeconds")]
 
 
+def check_starting_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
+    sds = _int(_spec(cj).get("startingDeadlineSeconds"))
+    if sds is None or sds <= 0 or _declared(cj, ANN_SIDE_EFFECTS, "none"):
+        return []
+    sched = parsed_schedule(cj)
+    interval = schedule_interval(sched, now) if sched is not None else None
+    if interval is None or timedelta(seconds=sds) <= interval:
+        return []
+    return [Hit(f"spec.startingDeadlineSeconds {_fmt_seconds(sds)} is above the schedule's shortest interval "
+                f"{human_duration(interval)}: a run held back (Forbid, controller downtime) still starts however late, "
+                "up to the next slot, so two runs can go back to back; the deadline never skips a stale run",
+                "spec.startingDeadlineSeconds")]
+
+
 def check_default_backoff_limit(cj: Obj, now: datetime) -> list[Hit]:
     js = _job_spec(cj)
     if js.get("backoffLimit") is None and js.get("backoffLimitPerIndex") is None:
@@ -763,6 +777,12 @@ RULES: tuple[Rule, ...] = (
          "Set resources.limits.memory of every container, equal to its memory request so that the node cannot "
          "overcommit it.",
          check_no_memory_limit),
+    Rule("CJ031", "starting-deadline-exceeds-freshness", "info", "startingDeadlineSeconds above the interval",
+         "The controller only ever starts the most recent missed slot: a deadline above the interval never skips "
+         "one, so a run held back starts however late, right before the next, on stale data.",
+         "Set spec.startingDeadlineSeconds below the schedule's shortest interval, to how late a run is still "
+         f"useful; annotate {ANN_SIDE_EFFECTS}: \"none\" if a late extra run is harmless.",
+         check_starting_deadline_vs_interval),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

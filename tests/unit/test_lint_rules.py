@@ -71,7 +71,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 31)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 32)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -276,6 +276,22 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
                f"{POD}.containers": [{"name": "a", "image": DIGEST}, {"name": "b", "image": DIGEST}]}, 2,
      ("sets no memory",), "info"),
     ("CJ030", {}, 0, (), None),
+    # CJ031 startingDeadlineSeconds above the shortest interval (*/10 => 600 s; equal is not above)
+    ("CJ031", {"spec.startingDeadlineSeconds": 601}, 1,
+     ("spec.startingDeadlineSeconds 601 (10m)", "shortest interval 10m"), "info"),
+    ("CJ031", {"spec.startingDeadlineSeconds": 600}, 0, (), None),
+    ("CJ031", {"spec.startingDeadlineSeconds": 3600, "metadata.annotations": {"cronctl.dev/side-effects": "none"}},
+     0, (), None),
+    # weekdays at 09:00: the shortest gap is 24h (Mon->Tue), not Fri->Mon's 72h
+    ("CJ031", {"spec.schedule": "0 9 * * 1-5", "spec.startingDeadlineSeconds": 86401}, 1, ("interval 24h",), "info"),
+    ("CJ031", {"spec.schedule": "0 9 * * 1-5", "spec.startingDeadlineSeconds": 86400}, 0, (), None),
+    # 01:30 New York twice on a fall-back night is no one-hour interval
+    ("CJ031", {"spec.schedule": "30 1 * * *", "spec.timeZone": "America/New_York",
+               "spec.startingDeadlineSeconds": 7200}, 0, (), None),
+    ("CJ031", {"spec.schedule": "@every 5m", "spec.startingDeadlineSeconds": 301}, 1, ("interval 5m",), "info"),
+    ("CJ031", {"spec.startingDeadlineSeconds": DELETE}, 0, (), None),  # CJ002's
+    ("CJ031", {"spec.schedule": "0 0 32 * *", "spec.startingDeadlineSeconds": 99999}, 0, (), None),  # CJ009's
+    ("CJ031", {}, 0, (), None),
 ]
 
 
