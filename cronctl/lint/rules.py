@@ -1,5 +1,6 @@
 """The lint rules: one pure function per rule over a CronJob dict (the API's camelCase JSON, as
-``kubectl get -o json`` shows it) and ``now``.
+``kubectl get -o json`` shows it) and ``now``; a rule that compares CronJobs (CJ032, duplicate
+work) is a function over all the CronJobs checked together instead (``Rule.check_set``).
 
 Every rule has a stable id (``CJ001`` ...), a default severity (``error`` = the CronJob is broken
 or will be refused, ``warning`` = a known way to lose or duplicate work, ``info`` = worth a look),
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.dst import Transition, transitions
@@ -51,6 +52,9 @@ class Hit:
 
 
 Check = Callable[[Obj, datetime], list[Hit]]
+#: a rule over every CronJob checked together (``cronctl lint -n NS``, ``-A``, ``-f a.yaml b.yaml``):
+#: returns (index of the CronJob in the sequence, what was found on it)
+SetCheck = Callable[[Sequence[Obj], datetime], list[tuple[int, Hit]]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ class Rule:
     summary: str  # one line: what the rule looks for
     why: str  # one line: what goes wrong
     fix: str  # one line: what to change
-    check: Check
+    check: Check | None  # over one CronJob; None for a rule over the set
+    check_set: SetCheck | None = None  # over every CronJob checked together (e.g. duplicate work)
 
 
 # --------------------------------------------------------------------------- object access
@@ -536,6 +541,96 @@ def check_run_left_suspended(cj: Obj, now: datetime) -> list[Hit]:
                 f"metadata.annotations[{ANN_STEP}]")]
 
 
+# --------------------------------------------------------------------------- across CronJobs
+
+
+def _image_repository(image: str) -> str:
+    """``registry:5000/team/app:1.4@sha256:...`` -> ``registry:5000/team/app`` (tag and digest off)."""
+    name = image.split("@", 1)[0]
+    colon = name.rfind(":")
+    return name[:colon] if colon > name.rfind("/") else name
+
+
+def _canon(value: Any) -> Any:
+    """A hashable, order-stable copy of a JSON value (mapping keys of any type)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _canon(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_canon(v) for v in value)
+    return value if isinstance(value, (str, int, float, bool)) or value is None else repr(value)
+
+
+#: what a container does; its name, resources, probes and image tag do not change the work
+_WORK_FIELDS = ("command", "args", "env", "envFrom", "workingDir", "volumeMounts")
+
+
+def _work(cj: Obj) -> Any:
+    """What the CronJob's pod does, comparable between CronJobs: every container's image
+    repository, command, args, env, envFrom, workingDir and volume mounts, and the pod's volumes.
+    None when there is no container with an image."""
+    containers = []
+    for path, c in _containers(cj):
+        image = c.get("image")
+        if not isinstance(image, str):
+            return None
+        containers.append((path.rsplit(".", 1)[-1], _image_repository(image), *(_canon(c.get(f)) for f in _WORK_FIELDS)))
+    return (tuple(containers), _canon(_pod_spec(cj).get("volumes"))) if containers else None
+
+
+def _ref(cj: Obj) -> str:
+    ns, name = _get(cj, "metadata", "namespace"), _get(cj, "metadata", "name")
+    name = name if isinstance(name, str) and name else "<unnamed>"
+    return f"{ns}/{name}" if isinstance(ns, str) and ns else name
+
+
+def _when(cj: Obj) -> str:
+    expr, tz = _schedule_text(cj), _time_zone(cj)
+    return f"'{expr}'" + (f" in {tz}" if tz else "") if expr is not None else "no schedule"
+
+
+def _shared_slot(a: Any, b: Any, now: datetime) -> datetime | None:
+    """The first instant both schedules run at, looked for among the next 200 runs of the one
+    with the longer shortest interval; None if there is none (or a schedule does not parse)."""
+    if a is None or b is None:
+        return None
+    never = timedelta.max
+    if (schedule_interval(a, now) or never) < (schedule_interval(b, now) or never):
+        a, b = b, a
+    one = timedelta(seconds=1)
+    return next((t for t in a.runs(now, 200) if b.next_after(t - one) == t), None)
+
+
+def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, Hit]]:
+    from cronctl.timeutil import rfc3339_z
+
+    groups: dict[Any, list[int]] = {}
+    works = [_work(cj) for cj in cjs]
+    for i, cj in enumerate(cjs):
+        if works[i] is not None and _spec(cj).get("suspend") is not True:  # a suspended copy does no work
+            groups.setdefault((str(_get(cj, "metadata", "namespace")), works[i]), []).append(i)
+    out = []
+    for (_ns, (containers, _volumes)), members in groups.items():
+        images = ", ".join(dict.fromkeys(c[1] for c in containers))
+        for i in members:
+            others = [j for j in members if _ref(cjs[j]) != _ref(cjs[i])]  # the same object twice is no copy
+            if not others:
+                continue
+            sched = parsed_schedule(cjs[i])
+            shared = [(j, t) for j in others if (t := _shared_slot(sched, parsed_schedule(cjs[j]), now))]
+            names = ", ".join(f"{_ref(cjs[j])} ({_when(cjs[j])})" for j in others[:5])
+            names += f" and {len(others) - 5} more" if len(others) > 5 else ""
+            msg = f"{POD}: image {images} with the same command, args, env and volumes as {names}"
+            if shared:
+                j, t = min(shared, key=lambda p: p[1])
+                out.append((i, Hit(f"{msg}; both run at {rfc3339_z(t)} (with {_ref(cjs[j])}): that slot's work is "
+                                   "done twice, possibly at once (Forbid does not hold across CronJobs)", POD,
+                                   "warning")))
+            else:
+                out.append((i, Hit(f"{msg}; their slots do not meet within the next 200 runs (one job split over "
+                                   "two schedules? then lint-ignore it)", POD, "info")))
+    return out
+
+
 # --------------------------------------------------------------------------- DST
 
 
@@ -783,6 +878,12 @@ RULES: tuple[Rule, ...] = (
          "Set spec.startingDeadlineSeconds below the schedule's shortest interval, to how late a run is still "
          f"useful; annotate {ANN_SIDE_EFFECTS}: \"none\" if a late extra run is harmless.",
          check_starting_deadline_vs_interval),
+    Rule("CJ032", "duplicate-work", "warning", "another CronJob in the namespace does the same work",
+         "Two CronJobs with the same image, command, args, env and volumes (a renamed copy, a second Helm release) "
+         "each do the work: twice per shared slot, at once, since Forbid only sees its own Jobs.",
+         "Delete or suspend the copy; if the work is meant to run on two schedules, give each its own args or "
+         "lint-ignore it.",
+         None, check_duplicate_work),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
