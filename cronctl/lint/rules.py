@@ -271,6 +271,24 @@ def check_name_too_long(cj: Obj, now: datetime) -> list[Hit]:
     return []
 
 
+def check_name_shape(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.names import LABEL_SHAPE, SUBDOMAIN_SHAPE, has_shape
+
+    meta = cj.get("metadata") if isinstance(cj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    name, ns = meta.get("name"), meta.get("namespace")
+    hits = []
+    if name in (None, "") and not meta.get("generateName"):
+        hits.append(Hit("metadata.name is not set: the API server refuses an object without a name", "metadata.name"))
+    elif isinstance(name, str) and name and not has_shape(name, subdomain=True):  # its length is CJ011's
+        hits.append(Hit(f"metadata.name '{name}' is not a DNS-1123 subdomain: a CronJob name is {SUBDOMAIN_SHAPE}",
+                        "metadata.name"))
+    if isinstance(ns, str) and ns and not (len(ns) <= 63 and has_shape(ns, subdomain=False)):
+        hits.append(Hit(f"metadata.namespace '{ns}' is not a DNS-1123 label: a namespace is {LABEL_SHAPE}, "
+                        "at most 63 characters", "metadata.namespace"))
+    return hits
+
+
 def _concurrency(cj: Obj) -> str | None:
     p = _spec(cj).get("concurrencyPolicy")
     return p if isinstance(p, str) else None
@@ -884,6 +902,12 @@ RULES: tuple[Rule, ...] = (
          "Delete or suspend the copy; if the work is meant to run on two schedules, give each its own args or "
          "lint-ignore it.",
          None, check_duplicate_work),
+    Rule("CJ033", "name-not-dns-subdomain", "error", "metadata.name or namespace is not a valid Kubernetes name",
+         "The API server refuses the object: a CronJob name must be a DNS-1123 subdomain (lower case, digits, '-', "
+         "'.'), a namespace a DNS-1123 label; cronctl refuses such names on its command line too.",
+         "Rename it: lower-case letters, digits and '-' (and '.' in a CronJob name), starting and ending with a "
+         "letter or digit.",
+         check_name_shape),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

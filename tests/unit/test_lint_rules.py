@@ -71,7 +71,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 33)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 34)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -292,6 +292,20 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ031", {"spec.startingDeadlineSeconds": DELETE}, 0, (), None),  # CJ002's
     ("CJ031", {"spec.schedule": "0 0 32 * *", "spec.startingDeadlineSeconds": 99999}, 0, (), None),  # CJ009's
     ("CJ031", {}, 0, (), None),
+    # CJ033 names: a CronJob name is a DNS-1123 subdomain, a namespace a DNS-1123 label
+    *[("CJ033", {"metadata.name": bad}, 1, (f"metadata.name '{bad}' is not a DNS-1123 subdomain",), "error")
+      for bad in ("MP-orders", "mp_orders", "-mp", "mp-", "mp..orders", ".mp", "mp orders", "zähler", "mp/orders")],
+    *[("CJ033", {"metadata.name": good}, 0, (), None) for good in ("a", "0abc", "mp.orders-sync", "a" * 52)],
+    ("CJ033", {"metadata.name": "a" * 53}, 0, (), None),  # long but well-formed: CJ011's
+    ("CJ033", {"metadata.name": DELETE}, 1, ("metadata.name is not set",), "error"),
+    ("CJ033", {"metadata.name": DELETE, "metadata.generateName": "mp-"}, 0, (), None),
+    ("CJ033", {"metadata.namespace": "Integrations"}, 1, ("metadata.namespace 'Integrations' is not a DNS-1123 label",),
+     "error"),
+    ("CJ033", {"metadata.namespace": "team.integrations"}, 1, ("not a DNS-1123 label",), "error"),  # no dots
+    ("CJ033", {"metadata.namespace": "n" * 64}, 1, ("at most 63 characters",), "error"),
+    ("CJ033", {"metadata.namespace": "n" * 63}, 0, (), None),
+    ("CJ033", {"metadata.namespace": DELETE}, 0, (), None),  # a manifest applied with -n
+    ("CJ033", {"metadata.name": "Bad", "metadata.namespace": "Bad"}, 2, ("Bad",), "error"),
 ]
 
 
