@@ -50,7 +50,8 @@ def _check(kind: str, text: str, *, limit: int, subdomain: bool) -> str:
     if len(text) > limit:
         raise BadInput(f"bad {kind} name {text[:limit]!r}...: {len(text)} characters, at most {limit} allowed")
     if not has_shape(text, subdomain=subdomain):
-        raise BadInput(f"bad {kind} name {text!r}: a Kubernetes name is {SUBDOMAIN_SHAPE if subdomain else LABEL_SHAPE}")
+        shape = SUBDOMAIN_SHAPE if subdomain else LABEL_SHAPE
+        raise BadInput(f"bad {kind} name {text!r}: a Kubernetes name is {shape}")
     return text
 
 

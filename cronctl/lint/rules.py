@@ -591,7 +591,8 @@ def _work(cj: Obj) -> Any:
         image = c.get("image")
         if not isinstance(image, str):
             return None
-        containers.append((path.rsplit(".", 1)[-1], _image_repository(image), *(_canon(c.get(f)) for f in _WORK_FIELDS)))
+        slot = path.rsplit(".", 1)[-1]  # containers[0], initContainers[1]
+        containers.append((slot, _image_repository(image), *(_canon(c.get(f)) for f in _WORK_FIELDS)))
     return (tuple(containers), _canon(_pod_spec(cj).get("volumes"))) if containers else None
 
 
@@ -806,11 +807,13 @@ RULES: tuple[Rule, ...] = (
          check_name_too_long),
     Rule("CJ012", "replace-interrupts-work", "warning", "concurrencyPolicy Replace on work that cannot be interrupted",
          "Replace deletes the running Job at the next slot, possibly between a side effect and its record.",
-         f"Use Forbid, or annotate {ANN_INTERRUPTIBLE}: \"true\" if every step is resumable.",
+         f"Use Forbid, or annotate {ANN_INTERRUPTIBLE}: \"true\" if every step is resumable; the old pod may "
+         "still write while it terminates: cronctl runbook application-locking.",
          check_replace_interrupts),
     Rule("CJ013", "allow-overlaps-side-effects", "warning", "concurrencyPolicy Allow (or unset) on work with side effects",
          "Two overlapping runs both do the work: duplicate documents, double reservations.",
-         f"Set concurrencyPolicy Forbid, or annotate {ANN_SIDE_EFFECTS}: \"none\" if overlaps are harmless.",
+         f"Set concurrencyPolicy Forbid, or annotate {ANN_SIDE_EFFECTS}: \"none\" if overlaps are harmless; "
+         "Forbid is no lock (manual runs), a lock in the work is: cronctl runbook application-locking.",
          check_allow_overlaps),
     Rule("CJ014", "no-active-deadline", "warning", "no activeDeadlineSeconds on the Job template",
          "A hung run never ends: with Forbid every later slot is blocked, with Allow they pile up.",
@@ -900,7 +903,7 @@ RULES: tuple[Rule, ...] = (
          "Two CronJobs with the same image, command, args, env and volumes (a renamed copy, a second Helm release) "
          "each do the work: twice per shared slot, at once, since Forbid only sees its own Jobs.",
          "Delete or suspend the copy; if the work is meant to run on two schedules, give each its own args or "
-         "lint-ignore it.",
+         "lint-ignore it; a lock both copies respect: cronctl runbook application-locking.",
          None, check_duplicate_work),
     Rule("CJ033", "name-not-dns-subdomain", "error", "metadata.name or namespace is not a valid Kubernetes name",
          "The API server refuses the object: a CronJob name must be a DNS-1123 subdomain (lower case, digits, '-', "
