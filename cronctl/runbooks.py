@@ -152,9 +152,9 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     ns = str(meta.get("namespace", "default"))
     expr = str(spec.get("schedule", ""))
     tz = spec.get("timeZone")
-    pod = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-    sa = (pod.get("spec") or {}).get("serviceAccountName") or (pod.get("spec") or {}).get("serviceAccount")
-    has_sa = isinstance(sa, str) and sa not in ("", "default")
+    pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
+    sa = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    has_sa = isinstance(sa, str) and sa != "default"
     ctx: dict[str, Any] = {
         "ns": ns, "name": name, "ns_arg": _q(ns), "name_arg": _q(name), "schedule": expr,
         "time_zone": tz or "", "suspend": "true" if spec.get("suspend") else "false",

@@ -572,7 +572,7 @@ def _image_repository(image: str) -> str:
 def _canon(value: Any) -> Any:
     """A hashable, order-stable copy of a JSON value (mapping keys of any type)."""
     if isinstance(value, dict):
-        return tuple(sorted((str(k), _canon(v)) for k, v in value.items()))
+        return tuple(sorted(((str(k), _canon(v)) for k, v in value.items()), key=lambda kv: kv[0]))
     if isinstance(value, list):
         return tuple(_canon(v) for v in value)
     return value if isinstance(value, (str, int, float, bool)) or value is None else repr(value)
@@ -607,16 +607,32 @@ def _when(cj: Obj) -> str:
     return f"'{expr}'" + (f" in {tz}" if tz else "") if expr is not None else "no schedule"
 
 
+#: how far ahead duplicate-work looks for a slot two schedules share (weekly and monthly patterns)
+SHARED_SLOT_HORIZON = timedelta(weeks=5)
+
+
+@lru_cache(maxsize=1024)
+def _upcoming(expr: str, zone: str, now: datetime) -> tuple[datetime, ...]:
+    """The schedule's next 3 runs, and any more (up to 200) within SHARED_SLOT_HORIZON."""
+    from cronctl.schedule import parse
+
+    end = now + SHARED_SLOT_HORIZON
+    return tuple(t for k, t in enumerate(parse(expr, zone).runs(now, 200)) if k < 3 or t <= end)
+
+
 def _shared_slot(a: Any, b: Any, now: datetime) -> datetime | None:
-    """The first instant both schedules run at, looked for among the next 200 runs of the one
-    with the longer shortest interval; None if there is none (or a schedule does not parse)."""
+    """The first instant both schedules run at, looked for among the upcoming runs (see
+    :func:`_upcoming`) of the one with the longer shortest interval; None if there is none (or a
+    schedule does not parse)."""
     if a is None or b is None:
         return None
     never = timedelta.max
     if (schedule_interval(a, now) or never) < (schedule_interval(b, now) or never):
         a, b = b, a
-    one = timedelta(seconds=1)
-    return next((t for t in a.runs(now, 200) if b.next_after(t - one) == t), None)
+    theirs = _upcoming(b.expr, b.zone, now)
+    known, last, one = set(theirs), theirs[-1] if theirs else now, timedelta(seconds=1)
+    return next((t for t in _upcoming(a.expr, a.zone, now)
+                 if (t in known if t <= last else b.next_after(t - one) == t)), None)
 
 
 def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, Hit]]:
@@ -629,13 +645,16 @@ def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, H
             groups.setdefault((str(_get(cj, "metadata", "namespace")), works[i]), []).append(i)
     out = []
     for (_ns, (containers, _volumes)), members in groups.items():
+        if len(members) < 2:
+            continue
         images = ", ".join(dict.fromkeys(c[1] for c in containers))
+        scheds = {i: parsed_schedule(cjs[i]) for i in members}
+        meets = {(i, j): _shared_slot(scheds[i], scheds[j], now) for i in members for j in members if i < j}
         for i in members:
             others = [j for j in members if _ref(cjs[j]) != _ref(cjs[i])]  # the same object twice is no copy
             if not others:
                 continue
-            sched = parsed_schedule(cjs[i])
-            shared = [(j, t) for j in others if (t := _shared_slot(sched, parsed_schedule(cjs[j]), now))]
+            shared = [(j, t) for j in others if (t := meets[(min(i, j), max(i, j))])]
             names = ", ".join(f"{_ref(cjs[j])} ({_when(cjs[j])})" for j in others[:5])
             names += f" and {len(others) - 5} more" if len(others) > 5 else ""
             msg = f"{POD}: image {images} with the same command, args, env and volumes as {names}"
@@ -645,7 +664,7 @@ def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, H
                                    "done twice, possibly at once (Forbid does not hold across CronJobs)", POD,
                                    "warning")))
             else:
-                out.append((i, Hit(f"{msg}; their slots do not meet within the next 200 runs (one job split over "
+                out.append((i, Hit(f"{msg}; their slots do not meet in the next 5 weeks (one job split over "
                                    "two schedules? then lint-ignore it)", POD, "info")))
     return out
 

@@ -61,6 +61,13 @@ def test_slots_meeting_in_another_zone_are_found() -> None:
     assert found["a"][0] == "warning" and "both run at 2026-12-03T11:30:00Z" in found["a"][1]
 
 
+def test_sparse_schedules_are_compared_over_their_next_runs() -> None:
+    # the 1st of the month at 03:00 and Mondays at 03:00 first meet on Monday 2027-02-01, two months
+    # ahead: the monthly schedule's next three runs are always compared
+    found = dupes(cronjob("monthly", "0 3 1 * *"), cronjob("mondays", "0 3 * * 1"))
+    assert found["mondays"][0] == "warning" and "both run at 2027-02-01T03:00:00Z" in found["mondays"][1]
+
+
 def test_copies_whose_slots_never_meet_are_info() -> None:
     # one job split over two schedules: 09:30 and 14:45 cannot be one cron expression
     found = dupes(cronjob("morning", "30 9 * * *"), cronjob("afternoon", "45 14 * * *"))
