@@ -34,15 +34,23 @@ JOB_MAX = 63
 CRONJOB_TYPES = ("cronjob", "cronjobs", "cj", "cronjob.batch", "cronjobs.batch")
 
 
+SUBDOMAIN_SHAPE = "lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+LABEL_SHAPE = "lower-case letters, digits and '-', starting and ending with a letter or digit"
+
+
+def has_shape(text: str, *, subdomain: bool) -> bool:
+    """Whether ``text`` has the shape of a DNS-1123 subdomain (``subdomain``) or label; length
+    limits are the caller's (they differ by kind)."""
+    return (_SUBDOMAIN_RE if subdomain else _LABEL_RE).fullmatch(text) is not None
+
+
 def _check(kind: str, text: str, *, limit: int, subdomain: bool) -> str:
-    pattern = _SUBDOMAIN_RE if subdomain else _LABEL_RE
-    shape = ("lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
-             if subdomain else "lower-case letters, digits and '-', starting and ending with a letter or digit")
     if not text:
         raise BadInput(f"bad {kind} name '': must not be empty")
     if len(text) > limit:
         raise BadInput(f"bad {kind} name {text[:limit]!r}...: {len(text)} characters, at most {limit} allowed")
-    if pattern.fullmatch(text) is None:
+    if not has_shape(text, subdomain=subdomain):
+        shape = SUBDOMAIN_SHAPE if subdomain else LABEL_SHAPE
         raise BadInput(f"bad {kind} name {text!r}: a Kubernetes name is {shape}")
     return text
 

@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 #: Every runbook, in the order `cronctl runbook` lists them.
 NAMES: tuple[str, ...] = (
     "manual-run", "incident-bundle", "catch-up-after-suspend", "dst-transition",
-    "forbid-is-not-a-lock", "rbac", "exit-codes",
+    "forbid-is-not-a-lock", "application-locking", "rbac", "exit-codes",
 )
 
 #: What each exit code means, for runbooks/exit-codes.md. A test checks every ExitCode is here.
@@ -130,7 +130,7 @@ def runbook_context(cronjob: Obj | None, now: datetime, *, namespace: str | None
             "last_successful": "<lastSuccessfulTime>", "concurrency": "<concurrencyPolicy>",
             "starting_deadline": "<startingDeadlineSeconds>", "next_runs": [], "record": None,
             "unsuspend": None, "dst": [], "transitions": [], "description": "",
-            "manual_job": "$CJ-manual",
+            "manual_job": "$CJ-manual", "service_account": "$CJ", "service_account_set": False,
         })
         return base
     return {**base, **_live(cronjob, now, next_count)}
@@ -153,6 +153,9 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     ns = str(meta.get("namespace", "default"))
     expr = str(spec.get("schedule", ""))
     tz = spec.get("timeZone")
+    pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
+    sa = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    has_sa = isinstance(sa, str) and sa != "default"
     ctx: dict[str, Any] = {
         "ns": ns, "name": name, "ns_arg": _q(ns), "name_arg": _q(name), "schedule": expr,
         "time_zone": tz or "", "suspend": "true" if spec.get("suspend") else "false",
@@ -163,6 +166,8 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
         "starting_deadline": str(spec["startingDeadlineSeconds"]) if spec.get("startingDeadlineSeconds") is not None
         else "not set",
         "manual_job": f"{name}-manual",
+        # the pod's own account, or (it runs as "default") a dedicated one named like the CronJob
+        "service_account": sa if has_sa else name, "service_account_set": has_sa,
         "record": None, "next_runs": [], "unsuspend": None, "dst": [], "transitions": [], "description": "",
     }
     rec = model.read_record(cj)

@@ -60,7 +60,7 @@ def lint(
     """Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001...)."""
     from cronctl import __version__
     from cronctl.errors import BadInput, ExitCode
-    from cronctl.lint.engine import fails, lint_objects, summarize
+    from cronctl.lint.engine import fails, lint_objects, lint_sources, summarize
     from cronctl.timeutil import parse_rfc3339
 
     if list_rules:
@@ -69,8 +69,6 @@ def lint(
     now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
-    findings = []
-    checked = 0
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
@@ -78,6 +76,7 @@ def lint(
         from cronctl.manifest import load_objects, read_text
         from cronctl.model import check_objects
 
+        sources = []
         for path in file_list(filename):
             objs = load_objects(path)
             if path != "-":
@@ -87,12 +86,11 @@ def lint(
                 raise BadInput(f"{path}: no CronJob in this file")
             check_objects(cronjobs, path)
             if name is not None:
-                objs = [o for o in objs if (o.get("metadata") or {}).get("name") == name]
-            n, fs = lint_objects(objs, now, source=path)
-            if n == 0:
-                err.print(f"{path}: no CronJob named {name} in this file", markup=False)
-            checked += n
-            findings.extend(fs)
+                cronjobs = [o for o in cronjobs if (o.get("metadata") or {}).get("name") == name]
+                if not cronjobs:
+                    err.print(f"{path}: no CronJob named {name} in this file", markup=False)
+            sources.append((path, cronjobs))
+        checked, findings = lint_sources(sources, now)  # all files together: duplicates across them
         if name is not None and checked == 0:  # never "0 CronJobs checked", exit 0: a false green in CI
             from cronctl.errors import NotFound
 

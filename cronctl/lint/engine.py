@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-from cronctl.lint.rules import ANN_LINT_IGNORE, RULES, SEVERITIES, Rule, cj_annotations
+from cronctl.lint.rules import ANN_LINT_IGNORE, RULES, SEVERITIES, Hit, Rule, cj_annotations
 
 Obj = dict[str, Any]
 
@@ -46,33 +46,50 @@ def ignored_rules(cj: Obj) -> set[str]:
 
 def lint_object(cj: Obj, now: datetime, *, source: str | None = None,
                 rules: Iterable[Rule] = RULES) -> list[Finding]:
-    """Every finding for one CronJob, most severe first, then by rule id."""
-    meta = cj.get("metadata") if isinstance(cj.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    name = str(meta.get("name") or "<unnamed>")
-    ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
-    skip = ignored_rules(cj)
-    out: list[Finding] = []
-    for rule in rules:
-        if rule.id in skip:
-            continue
-        for hit in rule.check(cj, now):
-            out.append(Finding(rule.id, rule.name, hit.severity or rule.severity, hit.message, rule.why, rule.fix,
-                               hit.field, str(cj.get("kind") or "CronJob"), ns, name, source))
-    out.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule))
-    return out
+    """Every finding for one CronJob, most severe first, then by rule id. A rule over a set of
+    CronJobs (duplicate work) sees this one alone."""
+    return _lint([(cj, source)], now, rules)[0]
 
 
 def lint_objects(objs: Iterable[Obj], now: datetime, *, source: str | None = None) -> tuple[int, list[Finding]]:
-    """Lint every CronJob among ``objs`` (other kinds are ignored): (CronJobs checked, findings)."""
-    count = 0
-    findings: list[Finding] = []
-    for obj in objs:
-        if obj.get("kind") != "CronJob":
-            continue
-        count += 1
-        findings.extend(lint_object(obj, now, source=source))
-    return count, findings
+    """Lint every CronJob among ``objs`` (other kinds are ignored) together: (CronJobs checked, findings)."""
+    return lint_sources([(source, objs)], now)
+
+
+def lint_sources(sources: Iterable[tuple[str | None, Iterable[Obj]]], now: datetime, *,
+                 rules: Iterable[Rule] = RULES) -> tuple[int, list[Finding]]:
+    """Lint every CronJob of every ``(source, objects)`` pair (a file, or None for live objects)
+    together, so that rules over the set compare CronJobs across files: (CronJobs checked,
+    findings), CronJob by CronJob in input order."""
+    items = [(o, src) for src, objs in sources for o in objs if o.get("kind") == "CronJob"]
+    return len(items), [f for found in _lint(items, now, rules) for f in found]
+
+
+def _lint(items: Sequence[tuple[Obj, str | None]], now: datetime, rules: Iterable[Rule]) -> list[list[Finding]]:
+    """The findings of each CronJob in ``items``: per-object rules on each, rules over the set on
+    all of them; an object's lint-ignore annotation drops its own findings of the listed rules."""
+    skips = [ignored_rules(cj) for cj, _ in items]
+    hits: list[list[tuple[Rule, Hit]]] = [[] for _ in items]
+    for rule in rules:
+        if rule.check_set is not None:
+            for i, hit in rule.check_set([cj for cj, _ in items], now):
+                hits[i].append((rule, hit))
+        elif rule.check is not None:
+            for i, (cj, _) in enumerate(items):
+                if rule.id not in skips[i]:
+                    hits[i].extend((rule, hit) for hit in rule.check(cj, now))
+    out = []
+    for (cj, source), skip, found in zip(items, skips, hits):
+        meta = cj.get("metadata") if isinstance(cj.get("metadata"), dict) else {}
+        assert isinstance(meta, dict)
+        name = str(meta.get("name") or "<unnamed>")
+        ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+        findings = [Finding(rule.id, rule.name, hit.severity or rule.severity, hit.message, rule.why, rule.fix,
+                            hit.field, str(cj.get("kind") or "CronJob"), ns, name, source)
+                    for rule, hit in found if rule.id not in skip]
+        findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.rule))
+        out.append(findings)
+    return out
 
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:

@@ -1,5 +1,6 @@
 """The lint rules: one pure function per rule over a CronJob dict (the API's camelCase JSON, as
-``kubectl get -o json`` shows it) and ``now``.
+``kubectl get -o json`` shows it) and ``now``; a rule that compares CronJobs (CJ032, duplicate
+work) is a function over all the CronJobs checked together instead (``Rule.check_set``).
 
 Every rule has a stable id (``CJ001`` ...), a default severity (``error`` = the CronJob is broken
 or will be refused, ``warning`` = a known way to lose or duplicate work, ``info`` = worth a look),
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.dst import Transition, transitions
@@ -51,6 +52,9 @@ class Hit:
 
 
 Check = Callable[[Obj, datetime], list[Hit]]
+#: a rule over every CronJob checked together (``cronctl lint -n NS``, ``-A``, ``-f a.yaml b.yaml``):
+#: returns (index of the CronJob in the sequence, what was found on it)
+SetCheck = Callable[[Sequence[Obj], datetime], list[tuple[int, Hit]]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ class Rule:
     summary: str  # one line: what the rule looks for
     why: str  # one line: what goes wrong
     fix: str  # one line: what to change
-    check: Check
+    check: Check | None  # over one CronJob; None for a rule over the set
+    check_set: SetCheck | None = None  # over every CronJob checked together (e.g. duplicate work)
 
 
 # --------------------------------------------------------------------------- object access
@@ -266,6 +271,24 @@ def check_name_too_long(cj: Obj, now: datetime) -> list[Hit]:
     return []
 
 
+def check_name_shape(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.names import LABEL_SHAPE, SUBDOMAIN_SHAPE, has_shape
+
+    meta = cj.get("metadata") if isinstance(cj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    name, ns = meta.get("name"), meta.get("namespace")
+    hits = []
+    if name in (None, "") and not meta.get("generateName"):
+        hits.append(Hit("metadata.name is not set: the API server refuses an object without a name", "metadata.name"))
+    elif isinstance(name, str) and name and not has_shape(name, subdomain=True):  # its length is CJ011's
+        hits.append(Hit(f"metadata.name '{name}' is not a DNS-1123 subdomain: a CronJob name is {SUBDOMAIN_SHAPE}",
+                        "metadata.name"))
+    if isinstance(ns, str) and ns and not (len(ns) <= 63 and has_shape(ns, subdomain=False)):
+        hits.append(Hit(f"metadata.namespace '{ns}' is not a DNS-1123 label: a namespace is {LABEL_SHAPE}, "
+                        "at most 63 characters", "metadata.namespace"))
+    return hits
+
+
 def _concurrency(cj: Obj) -> str | None:
     p = _spec(cj).get("concurrencyPolicy")
     return p if isinstance(p, str) else None
@@ -311,6 +334,20 @@ def check_active_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
                 "(JobAlreadyActive), which starts late or never", f"{JOB}.activeDeadlineSeconds")]
 
 
+def check_starting_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
+    sds = _int(_spec(cj).get("startingDeadlineSeconds"))
+    if sds is None or sds <= 0 or _declared(cj, ANN_SIDE_EFFECTS, "none"):
+        return []
+    sched = parsed_schedule(cj)
+    interval = schedule_interval(sched, now) if sched is not None else None
+    if interval is None or timedelta(seconds=sds) <= interval:
+        return []
+    return [Hit(f"spec.startingDeadlineSeconds {_fmt_seconds(sds)} is above the schedule's shortest interval "
+                f"{human_duration(interval)}: a run held back (Forbid, controller downtime) still starts however late, "
+                "up to the next slot, so two runs can go back to back; the deadline never skips a stale run",
+                "spec.startingDeadlineSeconds")]
+
+
 def check_default_backoff_limit(cj: Obj, now: datetime) -> list[Hit]:
     js = _job_spec(cj)
     if js.get("backoffLimit") is None and js.get("backoffLimitPerIndex") is None:
@@ -324,6 +361,31 @@ def check_restart_on_failure(cj: Obj, now: datetime) -> list[Hit]:
         return [Hit(f"{POD}.restartPolicy is OnFailure: retries restart the container inside the same pod",
                     f"{POD}.restartPolicy")]
     return []
+
+
+def check_no_pod_failure_policy(cj: Obj, now: datetime) -> list[Hit]:
+    js = _job_spec(cj)
+    policy = js.get("podFailurePolicy")
+    rules = _get(policy, "rules")
+    if isinstance(rules, list) and rules:
+        return []
+    per_index = _int(js.get("backoffLimitPerIndex"))
+    if per_index is not None:  # an Indexed Job: retries are counted per index
+        retries, shown = per_index, f"{JOB}.backoffLimitPerIndex is {per_index}"
+    elif js.get("backoffLimit") is None:
+        retries, shown = DEFAULT_BACKOFF_LIMIT, f"{JOB}.backoffLimit is not set (= {DEFAULT_BACKOFF_LIMIT})"
+    else:
+        retries = _int(js.get("backoffLimit")) or 0
+        shown = f"{JOB}.backoffLimit is {retries}"
+    if retries <= 0:
+        return []
+    missing = "is not set" if policy is None else "has no rules"
+    msg = (f"{JOB}.podFailurePolicy {missing} and {shown}: every failed pod is retried, whatever its exit "
+           "code says")
+    restart = _pod_spec(cj).get("restartPolicy")
+    if restart != "Never":
+        msg += f" (a podFailurePolicy needs {POD}.restartPolicy Never; it is {restart or 'not set'})"
+    return [Hit(msg, f"{JOB}.podFailurePolicy")]
 
 
 def check_failed_history_zero(cj: Obj, now: datetime) -> list[Hit]:
@@ -395,6 +457,64 @@ def check_image_digest(cj: Obj, now: datetime) -> list[Hit]:
     return hits
 
 
+def _resources(c: Obj, kind: str) -> Obj:
+    r = _get(c, "resources", kind)
+    return r if isinstance(r, dict) else {}
+
+
+_UNREQUESTED = {
+    ("cpu", "memory"): "sets neither cpu nor memory: the pod is placed as if it needed nothing, and is among the "
+                       "first evicted when the node runs short of memory",
+    ("cpu",): "sets no cpu: the pod is placed as if it needed no CPU, and is slowed by its neighbours",
+    ("memory",): "sets no memory: the pod is placed as if it needed no memory, and is among the first evicted when "
+                 "the node runs short",
+}
+
+
+def check_no_resource_requests(cj: Obj, now: datetime) -> list[Hit]:
+    hits = []
+    for path, c in _containers(cj):
+        # a limit without a request is also the request (API defaulting)
+        have = {**_resources(c, "limits"), **_resources(c, "requests")}
+        missing = tuple(r for r in ("cpu", "memory") if have.get(r) is None)
+        if missing:
+            hits.append(Hit(f"{path}.resources.requests ({c.get('name', '?')}) {_UNREQUESTED[missing]}",
+                            f"{path}.resources.requests"))
+    return hits
+
+
+def check_no_memory_limit(cj: Obj, now: datetime) -> list[Hit]:
+    hits = []
+    for path, c in _containers(cj):
+        if _resources(c, "limits").get("memory") is None:
+            hits.append(Hit(f"{path}.resources.limits ({c.get('name', '?')}) sets no memory: a run that grows takes "
+                            "the node's memory until the node runs short, and the kernel or kubelet kills whatever "
+                            "it picks", f"{path}.resources.limits.memory"))
+    return hits
+
+
+def _strings(v: Any) -> list[str] | None:
+    return v if isinstance(v, list) and all(isinstance(x, str) for x in v) else None
+
+
+def check_shell_hides_exit_code(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.lint.shell import exit_code_problems, shell_call
+
+    hits = []
+    for path, c in _containers(cj):
+        command, args = _strings(c.get("command") or []), _strings(c.get("args") or [])
+        if command is None or args is None:
+            continue
+        call = shell_call(command + args)  # no command: the image's entrypoint runs args (sh -c ...)
+        problems = exit_code_problems(call) if call is not None else []
+        if call is None or not problems:
+            continue
+        field = f"{path}.command" if call.index < len(command) else f"{path}.args"
+        hits.append(Hit(f"{field} ({c.get('name', '?')}) runs {call.shell} -c and the script can hide a failure: "
+                        + "; ".join(problems), field))
+    return hits
+
+
 def check_default_service_account(cj: Obj, now: datetime) -> list[Hit]:
     ps = _pod_spec(cj)
     sa = ps.get("serviceAccountName") or ps.get("serviceAccount") or "default"
@@ -437,6 +557,116 @@ def check_run_left_suspended(cj: Obj, now: datetime) -> list[Hit]:
     return [Hit(f"held by run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step or '?'}{since}): "
                 "a failed or interrupted run left it suspended; every slot since is lost",
                 f"metadata.annotations[{ANN_STEP}]")]
+
+
+# --------------------------------------------------------------------------- across CronJobs
+
+
+def _image_repository(image: str) -> str:
+    """``registry:5000/team/app:1.4@sha256:...`` -> ``registry:5000/team/app`` (tag and digest off)."""
+    name = image.split("@", 1)[0]
+    colon = name.rfind(":")
+    return name[:colon] if colon > name.rfind("/") else name
+
+
+def _canon(value: Any) -> Any:
+    """A hashable, order-stable copy of a JSON value (mapping keys of any type)."""
+    if isinstance(value, dict):
+        return tuple(sorted(((str(k), _canon(v)) for k, v in value.items()), key=lambda kv: kv[0]))
+    if isinstance(value, list):
+        return tuple(_canon(v) for v in value)
+    return value if isinstance(value, (str, int, float, bool)) or value is None else repr(value)
+
+
+#: what a container does; its name, resources, probes and image tag do not change the work
+_WORK_FIELDS = ("command", "args", "env", "envFrom", "workingDir", "volumeMounts")
+
+
+def _work(cj: Obj) -> Any:
+    """What the CronJob's pod does, comparable between CronJobs: every container's image
+    repository, command, args, env, envFrom, workingDir and volume mounts, and the pod's volumes.
+    None when there is no container with an image."""
+    containers = []
+    for path, c in _containers(cj):
+        image = c.get("image")
+        if not isinstance(image, str):
+            return None
+        slot = path.rsplit(".", 1)[-1]  # containers[0], initContainers[1]
+        containers.append((slot, _image_repository(image), *(_canon(c.get(f)) for f in _WORK_FIELDS)))
+    return (tuple(containers), _canon(_pod_spec(cj).get("volumes"))) if containers else None
+
+
+def _ref(cj: Obj) -> str:
+    ns, name = _get(cj, "metadata", "namespace"), _get(cj, "metadata", "name")
+    name = name if isinstance(name, str) and name else "<unnamed>"
+    return f"{ns}/{name}" if isinstance(ns, str) and ns else name
+
+
+def _when(cj: Obj) -> str:
+    expr, tz = _schedule_text(cj), _time_zone(cj)
+    return f"'{expr}'" + (f" in {tz}" if tz else "") if expr is not None else "no schedule"
+
+
+#: how far ahead duplicate-work looks for a slot two schedules share (weekly and monthly patterns)
+SHARED_SLOT_HORIZON = timedelta(weeks=5)
+
+
+@lru_cache(maxsize=1024)
+def _upcoming(expr: str, zone: str, now: datetime) -> tuple[datetime, ...]:
+    """The schedule's next 3 runs, and any more (up to 200) within SHARED_SLOT_HORIZON."""
+    from cronctl.schedule import parse
+
+    end = now + SHARED_SLOT_HORIZON
+    return tuple(t for k, t in enumerate(parse(expr, zone).runs(now, 200)) if k < 3 or t <= end)
+
+
+def _shared_slot(a: Any, b: Any, now: datetime) -> datetime | None:
+    """The first instant both schedules run at, looked for among the upcoming runs (see
+    :func:`_upcoming`) of the one with the longer shortest interval; None if there is none (or a
+    schedule does not parse)."""
+    if a is None or b is None:
+        return None
+    never = timedelta.max
+    if (schedule_interval(a, now) or never) < (schedule_interval(b, now) or never):
+        a, b = b, a
+    theirs = _upcoming(b.expr, b.zone, now)
+    known, last, one = set(theirs), theirs[-1] if theirs else now, timedelta(seconds=1)
+    return next((t for t in _upcoming(a.expr, a.zone, now)
+                 if (t in known if t <= last else b.next_after(t - one) == t)), None)
+
+
+def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, Hit]]:
+    from cronctl.timeutil import rfc3339_z
+
+    groups: dict[Any, list[int]] = {}
+    works = [_work(cj) for cj in cjs]
+    for i, cj in enumerate(cjs):
+        if works[i] is not None and _spec(cj).get("suspend") is not True:  # a suspended copy does no work
+            groups.setdefault((str(_get(cj, "metadata", "namespace")), works[i]), []).append(i)
+    out = []
+    for (_ns, (containers, _volumes)), members in groups.items():
+        if len(members) < 2:
+            continue
+        images = ", ".join(dict.fromkeys(c[1] for c in containers))
+        scheds = {i: parsed_schedule(cjs[i]) for i in members}
+        meets = {(i, j): _shared_slot(scheds[i], scheds[j], now) for i in members for j in members if i < j}
+        for i in members:
+            others = [j for j in members if _ref(cjs[j]) != _ref(cjs[i])]  # the same object twice is no copy
+            if not others:
+                continue
+            shared = [(j, t) for j in others if (t := meets[(min(i, j), max(i, j))])]
+            names = ", ".join(f"{_ref(cjs[j])} ({_when(cjs[j])})" for j in others[:5])
+            names += f" and {len(others) - 5} more" if len(others) > 5 else ""
+            msg = f"{POD}: image {images} with the same command, args, env and volumes as {names}"
+            if shared:
+                j, t = min(shared, key=lambda p: p[1])
+                out.append((i, Hit(f"{msg}; both run at {rfc3339_z(t)} (with {_ref(cjs[j])}): that slot's work is "
+                                   "done twice, possibly at once (Forbid does not hold across CronJobs)", POD,
+                                   "warning")))
+            else:
+                out.append((i, Hit(f"{msg}; their slots do not meet in the next 5 weeks (one job split over "
+                                   "two schedules? then lint-ignore it)", POD, "info")))
+    return out
 
 
 # --------------------------------------------------------------------------- DST
@@ -596,11 +826,13 @@ RULES: tuple[Rule, ...] = (
          check_name_too_long),
     Rule("CJ012", "replace-interrupts-work", "warning", "concurrencyPolicy Replace on work that cannot be interrupted",
          "Replace deletes the running Job at the next slot, possibly between a side effect and its record.",
-         f"Use Forbid, or annotate {ANN_INTERRUPTIBLE}: \"true\" if every step is resumable.",
+         f"Use Forbid, or annotate {ANN_INTERRUPTIBLE}: \"true\" if every step is resumable; the old pod may "
+         "still write while it terminates: cronctl runbook application-locking.",
          check_replace_interrupts),
     Rule("CJ013", "allow-overlaps-side-effects", "warning", "concurrencyPolicy Allow (or unset) on work with side effects",
          "Two overlapping runs both do the work: duplicate documents, double reservations.",
-         f"Set concurrencyPolicy Forbid, or annotate {ANN_SIDE_EFFECTS}: \"none\" if overlaps are harmless.",
+         f"Set concurrencyPolicy Forbid, or annotate {ANN_SIDE_EFFECTS}: \"none\" if overlaps are harmless; "
+         "Forbid is no lock (manual runs), a lock in the work is: cronctl runbook application-locking.",
          check_allow_overlaps),
     Rule("CJ014", "no-active-deadline", "warning", "no activeDeadlineSeconds on the Job template",
          "A hung run never ends: with Forbid every later slot is blocked, with Allow they pile up.",
@@ -656,6 +888,48 @@ RULES: tuple[Rule, ...] = (
          "cronctl status NAME says what is left; cronctl restore NAME finishes it (--catch-up all runs the "
          "lost slots first).",
          check_run_left_suspended),
+    Rule("CJ027", "no-pod-failure-policy", "info", "retries without a podFailurePolicy",
+         "Every failed pod is retried the same way: an exit code that means do not retry (bad input, already "
+         "done) runs the work again, up to backoffLimit times.",
+         f"Add {JOB}.podFailurePolicy: FailJob onExitCodes for the codes that mean do not retry, Ignore on "
+         f"DisruptionTarget (it requires {POD}.restartPolicy Never), or set backoffLimit 0.",
+         check_no_pod_failure_policy),
+    Rule("CJ028", "shell-wrapper-hides-exit-code", "warning", "a sh -c script that can hide a failing command",
+         "The container's exit code is the run's outcome: after a; b a failure of a is lost without set -e, in "
+         "a | b without pipefail, and || true or a final exit 0 make a failed run a Succeeded Job nobody hears of.",
+         "Begin the script with set -e (and set -o pipefail: bash, busybox ash), chain steps with &&, end with "
+         "exec PROGRAM, or run the program without a shell.",
+         check_shell_hides_exit_code),
+    Rule("CJ029", "no-resource-requests", "warning", "a container without cpu or memory requests",
+         "A pod that requests nothing is placed as if it needed nothing: when many CronJobs fire at :00 they pile "
+         "onto busy nodes, and under memory pressure it is evicted first, mid-run.",
+         "Set resources.requests cpu and memory of every container (init containers too) to what a run uses; a "
+         "namespace LimitRange default also counts (then lint-ignore it).",
+         check_no_resource_requests),
+    Rule("CJ030", "no-memory-limit", "info", "a container without a memory limit",
+         "Requests place the pod, only a limit bounds it (a separate rule): a leak or an oversized batch grows "
+         "until the node runs short, and the run or a neighbour is evicted instead of OOMKilled at a known size.",
+         "Set resources.limits.memory of every container, equal to its memory request so that the node cannot "
+         "overcommit it.",
+         check_no_memory_limit),
+    Rule("CJ031", "starting-deadline-exceeds-freshness", "info", "startingDeadlineSeconds above the interval",
+         "The controller only ever starts the most recent missed slot: a deadline above the interval never skips "
+         "one, so a run held back starts however late, right before the next, on stale data.",
+         "Set spec.startingDeadlineSeconds below the schedule's shortest interval, to how late a run is still "
+         f"useful; annotate {ANN_SIDE_EFFECTS}: \"none\" if a late extra run is harmless.",
+         check_starting_deadline_vs_interval),
+    Rule("CJ032", "duplicate-work", "warning", "another CronJob in the namespace does the same work",
+         "Two CronJobs with the same image, command, args, env and volumes (a renamed copy, a second Helm release) "
+         "each do the work: twice per shared slot, at once, since Forbid only sees its own Jobs.",
+         "Delete or suspend the copy; if the work is meant to run on two schedules, give each its own args or "
+         "lint-ignore it; a lock both copies respect: cronctl runbook application-locking.",
+         None, check_duplicate_work),
+    Rule("CJ033", "name-not-dns-subdomain", "error", "metadata.name or namespace is not a valid Kubernetes name",
+         "The API server refuses the object: a CronJob name must be a DNS-1123 subdomain (lower case, digits, '-', "
+         "'.'), a namespace a DNS-1123 label; cronctl refuses such names on its command line too.",
+         "Rename it: lower-case letters, digits and '-' (and '.' in a CronJob name), starting and ending with a "
+         "letter or digit.",
+         check_name_shape),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

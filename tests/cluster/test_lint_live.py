@@ -14,9 +14,13 @@ DIGEST = "busybox@sha256:" + "b" * 64
 def cronjob(name: str, **spec: Any) -> dict[str, Any]:
     body = {"schedule": "*/10 * * * *", "timeZone": "Etc/UTC", "suspend": True, "startingDeadlineSeconds": 120,
             "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 200, "failedJobsHistoryLimit": 5,
-            "jobTemplate": {"spec": {"activeDeadlineSeconds": 300, "backoffLimit": 1,
+            "jobTemplate": {"spec": {"activeDeadlineSeconds": 300, "backoffLimit": 1, "podFailurePolicy": {
+                                         "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In",
+                                                                                         "values": [3]}}]},
                                      "template": {"spec": {"restartPolicy": "Never", "serviceAccountName": "sync",
-                                                           "containers": [{"name": "c", "image": DIGEST}]}}}}}
+                                                           "containers": [{"name": "c", "image": DIGEST, "resources": {
+                                                               "requests": {"cpu": "10m", "memory": "16Mi"},
+                                                               "limits": {"memory": "16Mi"}}}]}}}}}
     body.update(spec)
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body}
 

@@ -17,7 +17,8 @@ BASE: dict[str, Any] = {
     "kind": "CronJob", "metadata": {"name": "x", "namespace": "ns", "annotations": {}},
     "spec": {"schedule": "30 2 * * *", "timeZone": "America/New_York", "concurrencyPolicy": "Forbid",
              "jobTemplate": {"spec": {"activeDeadlineSeconds": 90000, "template": {"spec": {
-                 "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}},
+                 "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox",
+                                                           "command": ["sh", "-c", "a; b | c || true"]}]}}}}},
 }
 PATHS = [
     ("metadata",), ("metadata", "name"), ("metadata", "annotations"), ("spec",), ("spec", "schedule"),
@@ -28,6 +29,8 @@ PATHS = [
     ("spec", "jobTemplate", "spec", "template"), ("spec", "jobTemplate", "spec", "template", "spec"),
     ("spec", "jobTemplate", "spec", "template", "spec", "containers"),
     ("spec", "jobTemplate", "spec", "template", "spec", "serviceAccountName"),
+    ("spec", "jobTemplate", "spec", "podFailurePolicy"), ("spec", "jobTemplate", "spec", "backoffLimitPerIndex"),
+    ("spec", "jobTemplate", "spec", "template", "spec", "initContainers"),
 ]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False) | st.text(max_size=20)

@@ -16,8 +16,12 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 DIGEST = "registry.example/orders-sync@sha256:" + "a" * 64
 DELETE = object()
 
+RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "256Mi"}}
+
 # A CronJob that every rule accepts: explicit zone, deadlines, Forbid, enough history, pinned
-# image, dedicated service account. */10 => interval 10m; 200 successful Jobs = 33h of history.
+# image, dedicated service account, a podFailurePolicy for its retry, requests and a memory
+# limit. */10 => interval 10m;
+# 200 successful Jobs = 33h of history.
 GOOD: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "CronJob",
     "metadata": {"name": "mp-orders-sync", "namespace": "integrations"},
@@ -26,9 +30,10 @@ GOOD: dict[str, Any] = {
         "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 200, "failedJobsHistoryLimit": 5,
         "jobTemplate": {"spec": {
             "activeDeadlineSeconds": 300, "backoffLimit": 1, "ttlSecondsAfterFinished": 604800,
+            "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]},
             "template": {"spec": {
                 "restartPolicy": "Never", "serviceAccountName": "orders-sync",
-                "containers": [{"name": "sync", "image": DIGEST}],
+                "containers": [{"name": "sync", "image": DIGEST, "resources": RESOURCES}],
             }},
         }},
     },
@@ -66,11 +71,20 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 27)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 34)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
         assert r.why and r.fix and "\n" not in r.why and "\n" not in r.fix
+
+
+def test_the_readme_rule_table_has_one_row_per_rule_in_order() -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = re.findall(r"^\| (CJ\d{3}) `([a-z0-9-]+)` \| (\w+) \| (.+) \|$", readme, re.M)
+    assert rows == [(r.id, r.name, r.severity, f"{r.summary}: {r.why}") for r in RULES]
 
 
 # (rule, changes, expected hit count, substrings every message must contain, severity of the hit)
@@ -205,6 +219,93 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
      0, (), None),  # a run in progress
     ("CJ026", {"spec.suspend": False, "metadata.annotations": {
         "cronctl.dev/run-id": "ab12", "cronctl.dev/step": "failed"}}, 0, (), None),
+    # CJ027 retries without a podFailurePolicy: backoffLimit > 0, or unset (= 6)
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE}, 1,
+     (f"{JOB}.podFailurePolicy is not set", "backoffLimit is 1"), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimit": DELETE}, 1,
+     ("backoffLimit is not set (= 6)",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": {"rules": []}}, 1, ("podFailurePolicy has no rules",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimit": 0}, 0, (), None),  # no retry to stop
+    # an Indexed Job counts retries per index (backoffLimitPerIndex); 0 there = no retry whatever backoffLimit says
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimitPerIndex": 2}, 1,
+     ("backoffLimitPerIndex is 2",), "info"),
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{JOB}.backoffLimitPerIndex": 0}, 0, (), None),
+    # OnFailure cannot take a podFailurePolicy (API validation): the message says what else to change
+    ("CJ027", {f"{JOB}.podFailurePolicy": DELETE, f"{POD}.restartPolicy": "OnFailure"}, 1,
+     ("needs spec.jobTemplate.spec.template.spec.restartPolicy Never; it is OnFailure",), "info"),
+    ("CJ027", {}, 0, (), None),
+    # CJ028 a sh -c wrapper that can hide a failure; the message names the container, field and finding
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["/bin/sh", "-c"],
+                                      "args": ["python sync.py; echo done"]}]}, 1,
+     (f"{POD}.containers[0].args (sync) runs /bin/sh -c", "'python sync.py' is followed by more commands without set -e"),
+     "warning"),
+    ("CJ028", {f"{POD}.containers": [{"name": "dump", "image": DIGEST,
+                                      "command": ["bash", "-c", "pg_dump orders | gzip > /out/o.gz"]}]}, 1,
+     (f"{POD}.containers[0].command (dump) runs bash -c", "without set -o pipefail"), "warning"),
+    # no command: the image's entrypoint runs args; an init container counts too
+    ("CJ028", {f"{POD}.initContainers": [{"name": "wait", "image": DIGEST, "args": ["sh", "-c", "wait-for db || true"]}]},
+     1, (f"{POD}.initContainers[0].args (wait)", "'|| true' on the last command"), "warning"),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-c"],
+                                      "args": ["exec python sync.py"]}]}, 0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-ec"],
+                                      "args": ["python a.py; python b.py"]}]}, 0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["python", "-c", "a(); b()"]}]},
+     0, (), None),
+    ("CJ028", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "command": ["sh", "-c", 5]}]}, 0, (), None),
+    ("CJ028", {}, 0, (), None),
+    # CJ029 requests: one hit per container that lacks cpu or memory; a limit alone is also the request
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST}]}, 1,
+     (f"{POD}.containers[0].resources.requests (sync) sets neither cpu nor memory",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "resources": {"requests": {"cpu": "1"}}}]},
+     1, ("sets no memory",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST, "resources": {"requests": {"memory": "1Gi"}}}]},
+     1, ("sets no cpu",), "warning"),
+    ("CJ029", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}, 0, (), None),
+    ("CJ029", {f"{POD}.initContainers": [{"name": "fetch", "image": DIGEST}]}, 1,
+     (f"{POD}.initContainers[0].resources.requests (fetch)",), "warning"),
+    ("CJ029", {}, 0, (), None),
+    # CJ030 memory limit (a cpu limit is not asked for: it only throttles)
+    ("CJ030", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}, 1,
+     (f"{POD}.containers[0].resources.limits (sync) sets no memory",), "info"),
+    ("CJ030", {f"{POD}.containers": [{"name": "sync", "image": DIGEST,
+                                      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1"}}}]},
+     1, ("sets no memory",), "info"),
+    ("CJ030", {f"{POD}.initContainers": [{"name": "fetch", "image": DIGEST, "resources": RESOURCES}],
+               f"{POD}.containers": [{"name": "a", "image": DIGEST}, {"name": "b", "image": DIGEST}]}, 2,
+     ("sets no memory",), "info"),
+    ("CJ030", {}, 0, (), None),
+    # CJ031 startingDeadlineSeconds above the shortest interval (*/10 => 600 s; equal is not above)
+    ("CJ031", {"spec.startingDeadlineSeconds": 601}, 1,
+     ("spec.startingDeadlineSeconds 601 (10m)", "shortest interval 10m"), "info"),
+    ("CJ031", {"spec.startingDeadlineSeconds": 600}, 0, (), None),
+    ("CJ031", {"spec.startingDeadlineSeconds": 3600, "metadata.annotations": {"cronctl.dev/side-effects": "none"}},
+     0, (), None),
+    # weekdays at 09:00: the shortest gap is 24h (Mon->Tue), not Fri->Mon's 72h
+    ("CJ031", {"spec.schedule": "0 9 * * 1-5", "spec.startingDeadlineSeconds": 86401}, 1, ("interval 24h",), "info"),
+    ("CJ031", {"spec.schedule": "0 9 * * 1-5", "spec.startingDeadlineSeconds": 86400}, 0, (), None),
+    # 01:30 New York twice on a fall-back night is no one-hour interval
+    ("CJ031", {"spec.schedule": "30 1 * * *", "spec.timeZone": "America/New_York",
+               "spec.startingDeadlineSeconds": 7200}, 0, (), None),
+    ("CJ031", {"spec.schedule": "@every 5m", "spec.startingDeadlineSeconds": 301}, 1, ("interval 5m",), "info"),
+    ("CJ031", {"spec.startingDeadlineSeconds": DELETE}, 0, (), None),  # CJ002's
+    ("CJ031", {"spec.schedule": "0 0 32 * *", "spec.startingDeadlineSeconds": 99999}, 0, (), None),  # CJ009's
+    ("CJ031", {}, 0, (), None),
+    # CJ033 names: a CronJob name is a DNS-1123 subdomain, a namespace a DNS-1123 label
+    *[("CJ033", {"metadata.name": bad}, 1, (f"metadata.name '{bad}' is not a DNS-1123 subdomain",), "error")
+      for bad in ("MP-orders", "mp_orders", "-mp", "mp-", "mp..orders", ".mp", "mp orders", "zähler", "mp/orders")],
+    *[("CJ033", {"metadata.name": good}, 0, (), None) for good in ("a", "0abc", "mp.orders-sync", "a" * 52)],
+    ("CJ033", {"metadata.name": "a" * 53}, 0, (), None),  # long but well-formed: CJ011's
+    ("CJ033", {"metadata.name": DELETE}, 1, ("metadata.name is not set",), "error"),
+    ("CJ033", {"metadata.name": DELETE, "metadata.generateName": "mp-"}, 0, (), None),
+    ("CJ033", {"metadata.namespace": "Integrations"}, 1, ("metadata.namespace 'Integrations' is not a DNS-1123 label",),
+     "error"),
+    ("CJ033", {"metadata.namespace": "team.integrations"}, 1, ("not a DNS-1123 label",), "error"),  # no dots
+    ("CJ033", {"metadata.namespace": "n" * 64}, 1, ("at most 63 characters",), "error"),
+    ("CJ033", {"metadata.namespace": "n" * 63}, 0, (), None),
+    ("CJ033", {"metadata.namespace": DELETE}, 0, (), None),  # a manifest applied with -n
+    ("CJ033", {"metadata.name": "Bad", "metadata.namespace": "Bad"}, 2, ("Bad",), "error"),
 ]
 
 

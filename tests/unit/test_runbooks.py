@@ -114,3 +114,86 @@ def test_every_cronctl_command_in_a_runbook_parses_with_the_real_cli(name: str, 
         # --help is eager: it prints help and exits 0 only if every flag before it exists
         assert main([*argv, "--help"]) == 0, f"{name}: {line}\n{capfd.readouterr().err}"
         capfd.readouterr()
+
+
+# --------------------------------------------------------------------------- application-locking
+
+
+def _cronjob(**pod: object) -> dict[str, object]:
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": "mp-orders-sync", "namespace": "integrations"},
+            "spec": {"schedule": "*/10 * * * *", "timeZone": "Etc/UTC", "concurrencyPolicy": "Forbid",
+                     "jobTemplate": {"spec": {"template": {"spec": {
+                         "restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}], **pod}}}}}}
+
+
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
+
+
+def _locking_objects(text: str) -> dict[str, list[dict]]:
+    by_kind: dict[str, list[dict]] = {}
+    for block in _blocks(text, "yaml"):
+        for doc in yaml.safe_load_all(block):
+            by_kind.setdefault(doc.get("kind", "patch"), []).append(doc)
+    return by_kind
+
+
+@pytest.mark.parametrize(("pod", "account", "says_default"), [
+    ({"serviceAccountName": "orders-sync"}, "orders-sync", False),
+    ({}, "mp-orders-sync", True),  # runs as default: a dedicated account named like the CronJob
+    ({"serviceAccountName": "default"}, "mp-orders-sync", True),
+])
+def test_the_locking_runbook_fills_in_namespace_name_and_service_account(pod: dict, account: str,
+                                                                         says_default: bool) -> None:
+    text = render("application-locking", runbook_context(_cronjob(**pod), NOW))
+    objs = _locking_objects(text)
+    [sa], [lease], [role], [binding], [patch] = (objs[k] for k in ("ServiceAccount", "Lease", "Role", "RoleBinding",
+                                                                   "patch"))
+    assert sa["metadata"] == {"name": account, "namespace": "integrations"}
+    assert lease["metadata"] == {"name": "mp-orders-sync-lock", "namespace": "integrations"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": "integrations"}]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    pod_spec = patch["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == account and pod_spec["restartPolicy"] == "Never"
+    # the Role: get/update on this Lease by name, create on leases (RBAC cannot limit create by name)
+    grants = {(g, r, v, tuple(rule.get("resourceNames", ()))) for rule in role["rules"] for g in rule["apiGroups"]
+              for r in rule["resources"] for v in rule["verbs"]}
+    assert grants == {("coordination.k8s.io", "leases", "get", ("mp-orders-sync-lock",)),
+                      ("coordination.k8s.io", "leases", "update", ("mp-orders-sync-lock",)),
+                      ("coordination.k8s.io", "leases", "create", ())}
+    env = {e["name"]: e for e in pod_spec["containers"][0]["env"]}
+    assert env["LEASE_NAME"]["value"] == lease["metadata"]["name"]
+    # the exit code the sketch uses for "held by another run" is the one the podFailurePolicy does not retry
+    [rule] = patch["spec"]["jobTemplate"]["spec"]["podFailurePolicy"]["rules"]
+    assert rule["action"] == "FailJob" and "sys.exit(75)" in text and rule["onExitCodes"]["values"] == [75]
+    assert ("runs as the namespace's `default` ServiceAccount" in text) is says_default
+    assert "'integrations/mp-orders-sync'" in text  # the fencing and idempotency keys in the SQL
+    assert "$CJ" not in text and "$NS" not in text
+
+
+def test_the_locking_runbook_without_a_cronjob_uses_placeholders_that_parse() -> None:
+    text = render("application-locking", runbook_context(None, NOW))
+    objs = _locking_objects(text)
+    assert objs["Lease"][0]["metadata"] == {"name": "$CJ-lock", "namespace": "$NS"}
+    assert objs["RoleBinding"][0]["subjects"][0]["name"] == "$CJ"
+    assert "'$NS/$CJ'" in text
+
+
+def test_the_locking_runbooks_python_compiles_and_its_sql_names_the_safe_lock() -> None:
+    import ast
+
+    text = render("application-locking", runbook_context(_cronjob(), NOW))
+    for block in _blocks(text, "python"):
+        ast.parse(block)
+    sql = "\n".join(_blocks(text, "sql"))
+    assert "pg_try_advisory_xact_lock(" in sql and "pg_advisory_lock(" not in sql  # the session lock is only discussed
+    assert "FOR SHARE" in sql and "ON CONFLICT" in sql
+
+
+def test_lint_fixes_point_at_the_locking_runbook() -> None:
+    from cronctl.lint.rules import RULES_BY_ID
+
+    for rule in ("CJ012", "CJ013", "CJ032"):
+        assert "cronctl runbook application-locking" in RULES_BY_ID[rule].fix
+    assert "application-locking" in NAMES
