@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -113,6 +114,10 @@ EVENT_REASONS = ("CronctlSuspended", "CronctlJobCreated", "CronctlSlotMarked", "
 _EVENT_MESSAGE_MAX = 1024  # core/v1 Event messages are cut by kubectl describe around here
 
 
+#: the clusters on which writing an Event failed (the warning is said once per cluster connection)
+_EVENTS_FAILED: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
 class Audit:
     """cronctl's Events on the CronJob: one per step that changes something (who, why, run id,
     occurrence). Best effort: without ``create events`` (or on any API error) the run goes on and
@@ -121,8 +126,13 @@ class Audit:
 
     def __init__(self, cluster: Cluster, reporter: Reporter, clock: Clock) -> None:
         self.c, self.r, self.clock = cluster, reporter, clock
-        self.failed = False
         self.written = 0
+
+    @property
+    def failed(self) -> bool:
+        """Whether writing an Event failed already with this cluster (then it is not said again:
+        run-manual and the restore it calls share the warning)."""
+        return self.c in _EVENTS_FAILED
 
     def event(self, cronjob: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         from cronctl.textsafe import visible
@@ -147,7 +157,7 @@ class Audit:
             if not self.failed:
                 self.r.warn(f"could not record an Event on cronjob {ns}/{name} ({e.message}); the run goes on, "
                             f"its account stays in the run record and the run directory")
-            self.failed = True
+                _EVENTS_FAILED.add(self.c)
 
 
 def run_words(run_id: str, operator: str, reason: str = "", occurrence: str = "") -> str:
