@@ -141,6 +141,15 @@ def run_kubectl(kubeconfig: str, *args: str) -> str:
     return r.stdout
 
 
+def sigint_default() -> None:
+    """``preexec_fn`` for a cronctl the test will Ctrl-C: SIGINT back to its default. A shell without
+    job control starts background commands with SIGINT ignored, and Python keeps an ignored SIGINT,
+    so a suite launched with ``cmd &`` would otherwise test a cronctl that cannot be interrupted."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
     return [sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig]
 

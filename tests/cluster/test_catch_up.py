@@ -133,8 +133,10 @@ def test_run_manual_with_catch_up_all_runs_the_slot_that_passed_as_its_own_job_a
     if start < now:
         start += timedelta(minutes=1)
     time.sleep((start - datetime.now(UTC)).total_seconds())
+    # --wait-active: on a loaded machine the slot's own Job may still be running at second 38 (it is
+    # refused before any write without it)
     r = cronctl(["run-manual", "all", "-n", namespace, "--yes", "--settle", "2s", "--catch-up", "all",
-                 "--timeout", "5m"], kubeconfig, run_dir=tmp_path)
+                 "--timeout", "5m", "--wait-active"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = run_record(tmp_path)
     lost = z(minute_floor(start) + timedelta(minutes=1))
@@ -154,7 +156,9 @@ def test_restore_with_catch_up_all_takes_over_a_killed_run_and_runs_each_slot_it
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("taken", schedule="*/1 * * * *", policy="Allow",
                                                                 duration=2))
-    r = cronctl(["run-manual", "taken", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig,
+    # --wait-active: a 2 s scheduled Job may be running as the plan is read (refused before any write
+    # without it); the kill comes right after the suspend either way
+    r = cronctl(["run-manual", "taken", "-n", namespace, "--yes", "--settle", "1s", "--wait-active"], kubeconfig,
                 run_dir=tmp_path / "killed", CRONCTL_TEST_KILL_AFTER_STEP="suspended")
     assert r.returncode == -9, (r.returncode, r.stderr)
     held = read_cronjob(k8s, namespace, "taken")

@@ -13,7 +13,7 @@ import yaml
 
 from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, on_a_terminal,
                              owned_jobs, read_cronjob, read_job, record_annotations, run_record, terminal,
-                             wait_for)
+                             sigint_default, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
@@ -284,7 +284,7 @@ def test_ctrl_c_while_waiting_exits_130_records_it_and_changes_nothing_else(
     create_cronjob(k8s, namespace, "stopme", duration=30, schedule="0 0 1 1 *")
     p = subprocess.Popen(cronctl_cmd(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig),
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=cronctl_env(tmp_path))
+                         env=cronctl_env(tmp_path), preexec_fn=sigint_default)
     try:
         wait_for("the manual Job", lambda: read_job(k8s, namespace, "stopme-manual"), 30)
         time.sleep(1)  # inside the wait

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cluster_support import (cronctl, cronctl_cmd, cronctl_env, cronjob_body, read_cronjob, record_annotations,
-                             wait_for)
+                             sigint_default, wait_for)
 
 pytestmark = [pytest.mark.cluster]
 
@@ -68,7 +68,8 @@ def sigint_after(args: list[str], kubeconfig: str, run_dir: Path, marker: str) -
     """Start cronctl, send SIGINT once ``marker`` is on its stderr (as Ctrl-C would), collect it."""
     run_dir.mkdir(parents=True, exist_ok=True)
     p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=cronctl_env(run_dir), cwd=str(run_dir))
+                         stderr=subprocess.PIPE, text=True, env=cronctl_env(run_dir), cwd=str(run_dir),
+                         preexec_fn=sigint_default)
     assert p.stderr is not None
     seen = []
     deadline = time.monotonic() + 120
