@@ -312,6 +312,11 @@ class _Run:
             now = f"its run record is at step '{rec.step}'" if rec else "it carries no run record"
             raise Refused(f"--retry needs a failed cronctl run on cronjob {self.ns}/{self.name}; {now}; nothing "
                           f"was changed", hint=f"see cronctl status {self.name} -n {self.ns}")
+        unconfirmed = model.record_unconfirmed(self.cj)
+        if unconfirmed:  # a record is not a credential: its original suspend would be restored at the end
+            raise Refused(f"run record {rec.run_id} on cronjob {self.ns}/{self.name} is {unconfirmed}; --retry "
+                          f"takes over only a record cronctl wrote; nothing was changed",
+                          hint=f"check with {rec.operator or 'its operator'}; cronctl restore --force clears it")
         failed = self.c.get_job(rec.job_name) if rec.job_name else None
         if failed is not None and not model.is_finished(failed):
             raise Refused(f"job {self.ns}/{rec.job_name} of run {rec.run_id} is still running; nothing was changed",
