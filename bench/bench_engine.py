@@ -12,7 +12,7 @@ class (aim 3x); `cronctl explain` median wall time <= 0.25 s; `kubernetes` never
 Each library walks the same expression in the same zone from the same start for N consecutive
 occurrences; the time per occurrence is the best of three walks divided by N. The libraries do
 not agree on every instant (cronsim and croniter follow other dialects around DST and the
-day-of-month/day-of-week rule, see STYLE.md); the "agree" column counts how many of cronctl's
+day-of-month/day-of-week rule, see docs/STYLE.md); the "agree" column counts how many of cronctl's
 first 1,000 instants the other library also produced among its first 1,000.
 """
 

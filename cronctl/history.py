@@ -65,7 +65,7 @@ CONTROLLER_WARNINGS = frozenset({
 def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
     """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
     CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
-    (clusters before the annotation existed, SEMANTICS.md §4.6)."""
+    (clusters before the annotation existed, docs/SEMANTICS.md §4.6)."""
     t = model.scheduled_for(job)
     if t is not None:
         return t
@@ -384,7 +384,7 @@ def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_s
 
     controller: history cleanup deletes the oldest finished Jobs (by start time) beyond
     successfulJobsHistoryLimit (default 3) / failedJobsHistoryLimit (default 1), per outcome
-    (SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
+    (docs/SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
     kept may be gone; a limit of 0 or a ttlSecondsAfterFinished can remove any finished Job.
     """
     if job_spec.get("ttlSecondsAfterFinished") is not None:

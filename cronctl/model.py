@@ -19,7 +19,7 @@ Obj = dict[str, Any]
 
 # kubernetes' own keys
 INSTANTIATE = "cronjob.kubernetes.io/instantiate"  # "manual" on kubectl create job --from
-SCHEDULED_TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"  # set by the controller (SEMANTICS §4.6)
+SCHEDULED_TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"  # set by the controller (docs/SEMANTICS.md §4.6)
 
 # cronctl's keys
 PREFIX = "cronctl.dev/"
@@ -82,7 +82,7 @@ def is_suspended(cronjob: Obj) -> bool:
 
 
 def active_names(cronjob: Obj) -> list[str]:
-    """Names in ``.status.active`` (the only thing Forbid looks at, SEMANTICS §4.1 step 12)."""
+    """Names in ``.status.active`` (the only thing Forbid looks at, docs/SEMANTICS.md §4.1 step 12)."""
     return [str(r.get("name", "")) for r in (cronjob.get("status") or {}).get("active") or []]
 
 
@@ -238,7 +238,7 @@ def pods_by_phase(pods: list[Obj]) -> dict[str, int]:
 # -- the manual Job ----------------------------------------------------------------------------
 def build_manual_job(cronjob: Obj, name: str, *, extra_annotations: dict[str, str] | None = None,
                      occurrence_at: datetime | None = None, env_name: str = OCCURRENCE_ENV) -> Obj:
-    """The Job ``kubectl create job NAME --from=cronjob/CJ`` creates (SEMANTICS §5), plus cronctl's bits.
+    """The Job ``kubectl create job NAME --from=cronjob/CJ`` creates (docs/SEMANTICS.md §5), plus cronctl's bits.
 
     kubectl: annotations = ``{instantiate: manual}`` then the template's annotations over it;
     labels = the template's; one ownerReference (batch/v1 CronJob, name, uid, controller=true,

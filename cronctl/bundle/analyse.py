@@ -161,7 +161,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
                    starting_deadline=deadline, now=now, concurrency_policy=policy, active=active_refs)
         decision = decide(expr, suspended=suspended, **ctl)  # type: ignore[arg-type]
         if suspended:
-            # controller: a suspended CronJob computes nothing (SEMANTICS.md §4.1 step 6); what
+            # controller: a suspended CronJob computes nothing (docs/SEMANTICS.md §4.1 step 6); what
             # matters for the incident is what unsuspending now would start and what it never will
             unsuspend = decide(expr, suspended=False, **ctl)  # type: ignore[arg-type]
     except CronctlError as exc:
@@ -272,7 +272,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         verdict_counts[o["verdict"]] += 1
     if policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
         notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
-                     ".status.active, and a manual Job is never put there (SEMANTICS.md §4.1, §5)")
+                     ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
 
     jobs_out = []
     occurrence_of: dict[str, str] = {}
@@ -408,7 +408,7 @@ def _occurrence(r: Obj) -> Obj:
 
 def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None:
     """Record each run of lost slots that ends with a late catch-up Job (the controller starts only
-    the most recent missed time after unsuspend or downtime, SEMANTICS.md §4.4) as an inferred
+    the most recent missed time after unsuspend or downtime, docs/SEMANTICS.md §4.4) as an inferred
     suspended (or controller-down) period; the slots' reasons already say why."""
     i = 0
     while i < len(occ):

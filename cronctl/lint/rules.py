@@ -123,7 +123,7 @@ def _time_zone(cj: Obj) -> str | None:
 
 
 def _has_tz_prefix(expr: str) -> bool:
-    # API validation refuses any schedule containing "TZ" anywhere (SEMANTICS §1), not just a prefix.
+    # API validation refuses any schedule containing "TZ" anywhere (docs/SEMANTICS.md §1), not just a prefix.
     return "TZ" in expr
 
 
@@ -712,7 +712,7 @@ def _dst_hits(sched: Any, now: datetime, horizon: timedelta) -> list[DstHit]:
     runs on that local day, by comparing the engine's walk in the real zone with its walk on a
     DST-free wall clock (UTC) for the same fields.
 
-    A schedule that fires every hour is left out: its runs follow real hours (SEMANTICS §3), so a
+    A schedule that fires every hour is left out: its runs follow real hours (docs/SEMANTICS.md §3), so a
     transition only relabels them."""
     from zoneinfo import ZoneInfo
 

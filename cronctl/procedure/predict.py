@@ -1,6 +1,6 @@
 """What the CronJob controller will do next, from the schedule engine's controller model.
 
-Wraps :func:`cronctl.schedule.decide` with the CronJob's real fields (SEMANTICS §4.2-4.4):
+Wraps :func:`cronctl.schedule.decide` with the CronJob's real fields (docs/SEMANTICS.md §4.2-4.4):
 ``lastScheduleTime``, ``creationTimestamp``, ``startingDeadlineSeconds``, ``timeZone`` and now.
 """
 
@@ -109,7 +109,7 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
             jobs: list[model.Obj] | None = None, server_version: str | None = None) -> Prediction:
     """What the controller does at its next sync if ``spec.suspend`` becomes ``suspended`` now.
 
-    Un-suspending triggers an immediate sync (SEMANTICS §4.4) that starts only the most recent
+    Un-suspending triggers an immediate sync (docs/SEMANTICS.md §4.4) that starts only the most recent
     missed time, if inside ``startingDeadlineSeconds``; the engine reproduces that, quirks
     included. Staying suspended: the controller starts nothing. ``unsuspending=False`` words the
     result for a CronJob that is not suspended now ("due now" instead of "catch-up").

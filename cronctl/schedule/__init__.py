@@ -1,6 +1,6 @@
 """The schedule engine: Kubernetes-exact parsing, walking and controller decisions.
 
-Pure (stdlib + zoneinfo), never reads the clock. Public API (see notes/ENGINE_API.md)::
+Pure (stdlib + zoneinfo), never reads the clock. Public API::
 
     from cronctl.schedule import parse, Schedule, validate_for_api, decide, Decision, job_name
 """

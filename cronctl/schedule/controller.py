@@ -1,4 +1,4 @@
-"""The Kubernetes CronJob controller's scheduling decision for one sync, exactly (SEMANTICS.md §4).
+"""The Kubernetes CronJob controller's scheduling decision for one sync, exactly (docs/SEMANTICS.md §4).
 
 A copy of ``syncCronJob``'s scheduling part (cronjob_controllerv2.go) and of utils.go's
 ``mostRecentScheduleTime``, ``nextScheduleTime``, ``nextScheduleTimeDuration``, ``getJobName``

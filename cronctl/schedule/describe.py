@@ -4,7 +4,7 @@ Pure: no I/O, no clock. The text is built from the *parsed* value sets, not from
 text, so ``5/15``, ``5-59/15`` and ``5,20,35,50`` read the same, and names (``MON-FRI``) come
 out as English day names.
 
-The one place where robfig/cron surprises people is the day rule (SEMANTICS.md §2): when
+The one place where robfig/cron surprises people is the day rule (docs/SEMANTICS.md §2): when
 neither day-of-month nor day-of-week carries the "star bit", a day matches if EITHER field
 matches ("on day 13 of the month, or on Fridays"). The Atlas dialect (seed 000) always needs
 BOTH ("on day 13 of the month, if it is a Friday"). :func:`describe` says which.

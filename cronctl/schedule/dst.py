@@ -2,7 +2,7 @@
 
 Pure: no I/O, no clock. Works for both dialects, because both read the schedule against the
 wall clock of its zone and both behave the same way at a transition (checked against the
-upstream vectors for robfig, SEMANTICS.md §3; by construction for the Atlas minute walk):
+upstream vectors for robfig, docs/SEMANTICS.md §3; by construction for the Atlas minute walk):
 
 - spring forward (gap): a wall time inside the gap does not exist, so a run there is SKIPPED,
   not moved later. ``30 2 * * *`` America/New_York has no run on 2026-03-08

@@ -1,6 +1,6 @@
 """robfig/cron v3.0.1 ``ParseStandard``, reproduced exactly, and the :class:`Schedule` it returns.
 
-What Kubernetes accepts is what this accepts (see SEMANTICS.md §1): the ``TZ=``/``CRON_TZ=``
+What Kubernetes accepts is what this accepts (see docs/SEMANTICS.md §1): the ``TZ=``/``CRON_TZ=``
 prefix, exact-match descriptors, ``@every`` with Go durations, five whitespace-separated fields,
 comma lists with empty items skipped, ``*``/``?`` in every field, ranges, steps, ``N/S`` meaning
 ``N``-max, the ``*-5`` quirk, Go ``strconv.Atoi`` numbers (``+5``, ``05``), three-letter names in

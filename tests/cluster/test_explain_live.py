@@ -1,7 +1,7 @@
 """`cronctl explain cronjob/NAME` against the real local control plane.
 
 The CronJob is created suspended so the real controller never runs it; the expected runs are
-SEMANTICS.md §3's (`30 2 * * *` America/New_York: none on 2026-03-08, next 2026-03-09T06:30Z) and
+docs/SEMANTICS.md §3's (`30 2 * * *` America/New_York: none on 2026-03-08, next 2026-03-09T06:30Z) and
 the starting point is the object's own creationTimestamp (§4.2: no lastScheduleTime yet).
 """
 

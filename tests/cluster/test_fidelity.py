@@ -103,7 +103,7 @@ def test_b_forbid_cronjob_still_starts_its_scheduled_job_while_a_manual_job_runs
         k8s: Any, cronjob_scenarios: Scenarios) -> None:
     ns = cronjob_scenarios.incident_ns
     manual = k8s.batch.read_namespaced_job("mp-orders-sync-fix", ns)
-    # the manual Job is what `kubectl create job --from` makes (SEMANTICS.md section 5)
+    # the manual Job is what `kubectl create job --from` makes (docs/SEMANTICS.md section 5)
     assert manual.metadata.annotations.get("cronjob.kubernetes.io/instantiate") == "manual"
     assert SCHEDULED_AT not in manual.metadata.annotations
     owner = manual.metadata.owner_references[0]

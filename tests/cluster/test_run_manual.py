@@ -31,7 +31,7 @@ def test_a_successful_run_creates_kubectls_job_saves_logs_and_restores_suspend(
     assert job is not None and terminal(job) == "Complete"
     m = job["metadata"]
     tmpl = cj["spec"]["jobTemplate"]
-    # SEMANTICS §5: kubectl create job --from=cronjob: instantiate=manual + template annotations
+    # docs/SEMANTICS.md §5: kubectl create job --from=cronjob: instantiate=manual + template annotations
     assert m["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
     assert m["annotations"]["team"] == "integrations"
     assert "batch.kubernetes.io/cronjob-scheduled-timestamp" not in m["annotations"]

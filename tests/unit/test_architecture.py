@@ -1,4 +1,4 @@
-"""The layers of STYLE.md, enforced: import-linter contracts in .importlinter."""
+"""The layers of docs/STYLE.md, enforced: import-linter contracts in .importlinter."""
 
 from __future__ import annotations
 

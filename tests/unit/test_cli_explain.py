@@ -1,6 +1,6 @@
 """`cronctl explain` end to end: text, JSON, YAML, files, and every error path with its exit code.
 
-Expected values come from SEMANTICS.md and the upstream vectors (tests/data/vectors), never from
+Expected values come from docs/SEMANTICS.md and the upstream vectors (tests/data/vectors), never from
 this command's own output. Most tests call ``cronctl.cli.main([...])`` and read stdout and stderr
 separately; a few run the installed entry point in a subprocess (exit code, no traceback, no
 kubernetes import).
@@ -45,7 +45,7 @@ NY_GAP = ("30 2 * * *", "--tz", "America/New_York", "--from", "2026-03-07T00:00:
 
 
 def test_the_spring_forward_day_has_no_run_and_the_next_is_0630z(capsys: pytest.CaptureFixture[str]) -> None:
-    # SEMANTICS §3: `30 2 * * *` America/New_York: no run on 2026-03-08; next 2026-03-09T06:30:00Z.
+    # docs/SEMANTICS.md §3: `30 2 * * *` America/New_York: no run on 2026-03-08; next 2026-03-09T06:30:00Z.
     r = run_json(capsys, *NY_GAP)
     assert [n["utc"] for n in r["next"]] == ["2026-03-07T07:30:00Z", "2026-03-09T06:30:00Z", "2026-03-10T06:30:00Z"]
     assert [n["local"] for n in r["next"]] == [
@@ -63,7 +63,7 @@ def test_the_spring_forward_day_has_no_run_and_the_next_is_0630z(capsys: pytest.
 
 
 def test_the_fall_back_day_runs_twice(capsys: pytest.CaptureFixture[str]) -> None:
-    # SEMANTICS §3: `30 1 * * *` New York on 2026-11-01 at 05:30Z (EDT) and 06:30Z (EST).
+    # docs/SEMANTICS.md §3: `30 1 * * *` New York on 2026-11-01 at 05:30Z (EDT) and 06:30Z (EST).
     r = run_json(capsys, "30 1 * * *", "--tz", "America/New_York", "--from", "2026-10-31T12:00:00Z", "--count", "3")
     assert [n["utc"] for n in r["next"]] == ["2026-11-01T05:30:00Z", "2026-11-01T06:30:00Z", "2026-11-02T06:30:00Z"]
     assert [n["local"] for n in r["next"]][:2] == ["2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00"]
@@ -184,7 +184,7 @@ def test_too_many_missed_times_is_called_out_and_still_runs(capsys: pytest.Captu
 
 
 def test_the_estimate_flaw_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
-    # SEMANTICS §4.2: `0 9 * * 1-5`, last run Wed 09:00, resumed Sat 12:00: Friday 09:00 is not run.
+    # docs/SEMANTICS.md §4.2: `0 9 * * 1-5`, last run Wed 09:00, resumed Sat 12:00: Friday 09:00 is not run.
     rc, out, _ = run(capsys, "0 9 * * 1-5", "--created", "2025-12-01T00:00:00Z",
                      "--last-schedule", "2026-01-07T09:00:00Z", "--now", "2026-01-10T12:00:00Z")
     assert rc == 0
@@ -377,7 +377,7 @@ def test_explain_never_imports_kubernetes() -> None:
 # --- golden text output -----------------------------------------------------------------------
 # tests/golden/explain/<case>.args (a JSON argv list; "{here}" = that directory) is paired with
 # <case>.out (the expected stdout). CRONCTL_REGEN_GOLDEN=1 rewrites the .out files; every .out was
-# then checked by hand against SEMANTICS.md and the vectors before it was committed.
+# then checked by hand against docs/SEMANTICS.md and the vectors before it was committed.
 
 GOLDEN = ROOT / "tests" / "golden" / "explain"
 

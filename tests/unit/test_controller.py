@@ -1,5 +1,5 @@
 """The controller model beyond the vectors: suspend, TZ in the schedule, unknown zones, the
-estimate's silent skips, the deadline window, Job names and annotations (SEMANTICS.md §4)."""
+estimate's silent skips, the deadline window, Job names and annotations (docs/SEMANTICS.md §4)."""
 
 from __future__ import annotations
 

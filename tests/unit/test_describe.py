@@ -1,6 +1,6 @@
-"""Schedules in plain English: one row per case, expected sentences written by hand from SEMANTICS.md.
+"""Schedules in plain English: one row per case, expected sentences written by hand from docs/SEMANTICS.md.
 
-The day rule (SEMANTICS.md §2) is the point of most rows: robfig ORs day-of-month and
+The day rule (docs/SEMANTICS.md §2) is the point of most rows: robfig ORs day-of-month and
 day-of-week when neither has the star bit, ANDs them otherwise; Atlas always ANDs.
 """
 

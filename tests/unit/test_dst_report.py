@@ -7,7 +7,7 @@ Transition instants are the zones' real rules for 2026 (tzdata), written here by
   2026-04-05 02:00 +11 -> 01:30 +10:30 = 2026-04-04T15:00:00Z
 - America/Santiago (changes at midnight): 2026-09-06 00:00 -04 -> 01:00 -03 = 04:00:00Z;
   2026-04-05 00:00 -03 -> 2026-04-04 23:00 -04 = 2026-04-05T03:00:00Z
-Which runs are skipped or doubled follows SEMANTICS.md §3 (vectors groups dst, dst-edge, dst-midnight).
+Which runs are skipped or doubled follows docs/SEMANTICS.md §3 (vectors groups dst, dst-edge, dst-midnight).
 """
 
 from __future__ import annotations

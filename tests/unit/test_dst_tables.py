@@ -1,5 +1,5 @@
 """DST tables for New York, Berlin, Lord Howe and Santiago (2026), worked out by hand from
-spec.go's rules (SEMANTICS.md §3): a spring-forward gap skips the run, a fall-back fold runs it
+spec.go's rules (docs/SEMANTICS.md §3): a spring-forward gap skips the run, a fall-back fold runs it
 twice, hours and minutes are stepped in real time.
 
 Transition instants (tzdata 2025b; checked against zoneinfo in test_transition_instants):

@@ -91,7 +91,7 @@ def test_schedules_that_dst_cannot_touch_have_no_dst_findings(schedule: str, zon
     assert messages("CJ006", schedule, zone) == [] and messages("CJ007", schedule, zone) == []
 
 
-# From SEMANTICS.md §3 (checked there against the real Go code): zones that change at midnight
+# From docs/SEMANTICS.md §3 (checked there against the real Go code): zones that change at midnight
 # skip 00:00/00:30 runs on the change day; Santiago's 0 23 runs twice on 2026-04-04; Lord Howe's
 # 30-minute fold doubles 01:45 on 2026-04-05; 0 1 in Santiago runs as normal.
 EARLY_2026 = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)

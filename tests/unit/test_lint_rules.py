@@ -1,5 +1,5 @@
 """Each lint rule on a table of CronJobs: a positive and a negative case per rule, expectations
-derived by hand from the Kubernetes docs/SEMANTICS.md and the tz rules (not from the code)."""
+derived by hand from the Kubernetes semantics (docs/SEMANTICS.md) and the tz rules (not from the code)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     # CJ002 startingDeadlineSeconds absent
     ("CJ002", {"spec.startingDeadlineSeconds": DELETE}, 1, ("spec.startingDeadlineSeconds",), "warning"),
     ("CJ002", {"spec.startingDeadlineSeconds": 0}, 0, (), None),
-    # CJ003 startingDeadlineSeconds 0 = never runs (SEMANTICS §4.3)
+    # CJ003 startingDeadlineSeconds 0 = never runs (docs/SEMANTICS.md §4.3)
     ("CJ003", {"spec.startingDeadlineSeconds": 0}, 1, ("spec.startingDeadlineSeconds is 0", "never"), "error"),
     ("CJ003", {"spec.startingDeadlineSeconds": 10}, 0, (), None),
     ("CJ003", {"spec.startingDeadlineSeconds": DELETE}, 0, (), None),
@@ -109,7 +109,7 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ005", {"spec.schedule": "TZ=UTC 0 * * * *", "spec.timeZone": DELETE}, 1, ("TZ",), "error"),
     ("CJ005", {"spec.schedule": "CRON_TZ=Europe/Berlin 0 * * * *"}, 1, ("overrides spec.timeZone 'Etc/UTC'",), "error"),
     ("CJ005", {}, 0, (), None),
-    # CJ008 never fires: 30 February does not exist (parses, SEMANTICS §1)
+    # CJ008 never fires: 30 February does not exist (parses, docs/SEMANTICS.md §1)
     ("CJ008", {"spec.schedule": "0 0 30 2 *"}, 1, ("'0 0 30 2 *'", "never fires"), "error"),
     ("CJ008", {"spec.schedule": "0 0 29 2 *"}, 0, (), None),  # leap day is found within 5 years
     ("CJ008", {"spec.schedule": "0 0 32 * *"}, 0, (), None),  # unparseable: CJ009's job
