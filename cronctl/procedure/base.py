@@ -110,7 +110,7 @@ def server_version_if_needed(cluster: Cluster, jobs: list[Obj]) -> str | None:
 #: the reasons of cronctl's Events on a CronJob (``kubectl get events --field-selector
 #: involvedObject.name=CJ`` lists them beside the controller's)
 EVENT_REASONS = ("CronctlSuspended", "CronctlJobCreated", "CronctlSlotMarked", "CronctlRestored",
-                 "CronctlRefused", "CronctlPaused", "CronctlResumed")
+                 "CronctlPaused", "CronctlResumed")
 _EVENT_MESSAGE_MAX = 1024  # core/v1 Event messages are cut by kubectl describe around here
 
 
@@ -126,7 +126,6 @@ class Audit:
 
     def __init__(self, cluster: Cluster, reporter: Reporter, clock: Clock) -> None:
         self.c, self.r, self.clock = cluster, reporter, clock
-        self.written = 0
 
     @property
     def failed(self) -> bool:
@@ -134,25 +133,25 @@ class Audit:
         run-manual and the restore it calls share the warning)."""
         return self.c in _EVENTS_FAILED
 
-    def event(self, cronjob: Obj, reason: str, message: str, *, warning: bool = False) -> None:
+    def event(self, cronjob: Obj, reason: str, message: str) -> None:
         from cronctl.textsafe import visible
+        from cronctl.timeutil import rfc3339_z
 
         m = cronjob.get("metadata") or {}
         name, ns = str(m.get("name") or ""), str(m.get("namespace") or self.c.namespace)
-        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = rfc3339_z(self.clock.now().replace(microsecond=0))
         text = visible(message)
         body: Obj = {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"generateName": f"{name[:200]}.cronctl-", "namespace": ns},
             "involvedObject": {"apiVersion": "batch/v1", "kind": "CronJob", "name": name, "namespace": ns,
                                **({"uid": m["uid"]} if m.get("uid") else {})},
-            "reason": reason, "message": text[:_EVENT_MESSAGE_MAX], "type": "Warning" if warning else "Normal",
+            "reason": reason, "message": text[:_EVENT_MESSAGE_MAX], "type": "Normal",
             "source": {"component": "cronctl"}, "reportingComponent": "cronctl",
             "firstTimestamp": now, "lastTimestamp": now, "count": 1,
         }
         try:
             self.c.create_event(body)
-            self.written += 1
         except CronctlError as e:
             if not self.failed:
                 self.r.warn(f"could not record an Event on cronjob {ns}/{name} ({e.message}); the run goes on, "

@@ -235,11 +235,12 @@ def expected_duration(cronjob: model.Obj, jobs: list[model.Obj], now: datetime,
         return given, "--expected-duration"
     done = sorted((j for j in jobs if model.owned_by(j, cronjob) and model.job_outcome(j) == "Complete"
                    and model.started(j) is not None), key=lambda j: model.started(j) or now)
-    secs = sorted(d.total_seconds() for j in done[-RECENT_FOR_DURATION:] for d in (model.duration(j, now),)
-                  if d is not None)
+    secs = [d.total_seconds() for j in done[-RECENT_FOR_DURATION:] for d in (model.duration(j, now),)
+            if d is not None]
     if secs:
-        mid = secs[len(secs) // 2] if len(secs) % 2 else (secs[len(secs) // 2 - 1] + secs[len(secs) // 2]) / 2
-        return mid, f"the median of the last {len(secs)} successful Job(s)"
+        from statistics import median
+
+        return median(secs), f"the median of the last {len(secs)} successful Job(s)"
     ads = ((cronjob.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("activeDeadlineSeconds")
     if isinstance(ads, int) and not isinstance(ads, bool) and ads > 0:
         return float(ads), "activeDeadlineSeconds (an upper bound)"
