@@ -255,6 +255,11 @@ def test_a_second_run_while_one_holds_the_lock_is_refused_with_the_holders_name(
                              env=cronctl_env(tmp_path / "a"))
     try:
         wait_for("the first run's Job", lambda: read_job(k8s, namespace, "held-manual"), 30)
+        # the first run writes step=created just after its Job exists; snapshot its record only then,
+        # so that what the second run is checked against is not still moving
+        wait_for("the first run's step=created",
+                 lambda: record_annotations(read_cronjob(k8s, namespace, "held")).get("cronctl.dev/step") == "created",
+                 30)
         holder = record_annotations(read_cronjob(k8s, namespace, "held"))
         second = cronctl(["run-manual", "held", "-n", namespace, "--yes", "--job-name", "held-again"], kubeconfig,
                          run_dir=tmp_path / "b")
