@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 #: Every runbook, in the order `cronctl runbook` lists them.
 NAMES: tuple[str, ...] = (
     "manual-run", "incident-bundle", "catch-up-after-suspend", "dst-transition",
-    "forbid-is-not-a-lock", "application-locking", "rbac", "exit-codes",
+    "forbid-is-not-a-lock", "application-locking", "alerts", "rbac", "exit-codes",
 )
 
 #: What each exit code means, for runbooks/exit-codes.md. A test checks every ExitCode is here.

@@ -49,6 +49,7 @@ def _root(
 
 
 # Command modules register themselves on `app` when imported. Keep this list sorted.
+from cronctl.cli import alerts as _alerts  # noqa: E402,F401
 from cronctl.cli import backfill as _backfill  # noqa: E402,F401
 from cronctl.cli import bundle as _bundle  # noqa: E402,F401
 from cronctl.cli import completion as _completion  # noqa: E402,F401

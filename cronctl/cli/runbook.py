@@ -28,8 +28,8 @@ def runbook(
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Print a runbook (manual run, incident bundle, catch-up, DST, Forbid, application locking, RBAC,
-    exit codes)."""
+    """Print a runbook (manual run, incident bundle, catch-up, DST, Forbid, application locking, alerts,
+    RBAC, exit codes)."""
     from cronctl.runbooks import list_runbooks, render, runbook_context
 
     if name is None:

@@ -1,0 +1,402 @@
+"""Prometheus alert rules for CronJobs whose windows come from the exact schedule (pure logic).
+
+Teams usually alert on ``time() - kube_cronjob_status_last_successful_time > 7200``: one fixed
+threshold that fires every weekend for a weekday job, misses a monthly job that stopped, and knows
+nothing of DST. Here the engine walks every slot of the next ``horizon`` days (400 by default) in
+the CronJob's own zone, exactly as the controller would (docs/SEMANTICS.md §3), and each window is
+the gap between two consecutive slots plus a grace:
+
+* **gaps.** Most slots get ``base`` (the shortest gap length with at most ``MAX_EXCEPTIONS`` longer
+  gaps in the horizon); each longer gap (a weekday job's Friday to Monday, a monthly job's 31-day
+  month, a DST night's 25-hour day) is written into the rule with its own time span, so the window
+  widens only while that gap is in progress and every slot is checked at its own time.
+* **grace.** The start delay ``startingDeadlineSeconds`` allows, the expected run time
+  (``--expected-duration``, else the Job template's ``activeDeadlineSeconds``, else none), and a
+  margin.
+
+The rules read only metrics kube-state-metrics exports (label names as in its docs/cronjob-metrics.md
+and docs/job-metrics.md). This module builds plain dicts; the CLI writes them as YAML or JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+Obj = dict[str, Any]
+
+HORIZON_DAYS = 400
+# kinds of alert, the flag names of their severities, and their defaults
+SEVERITY_DEFAULTS = {"missed": "critical", "not-scheduled": "critical", "failed": "warning",
+                     "overrun": "warning", "suspended": "warning"}
+ALERT_NAMES = {"missed": "CronJobNoRecentSuccess", "not-scheduled": "CronJobNotScheduled",
+               "failed": "CronJobLastRunFailed", "overrun": "CronJobRunningPastNextSlot",
+               "suspended": "CronJobSuspendedTooLong"}
+STALE_ALERT = "CronctlAlertRulesExpired"
+MAX_EXCEPTIONS = 64  # longer gaps written into one rule with their own time span (see Gaps)
+
+
+@dataclass(frozen=True)
+class Gap:
+    start: int  # Unix seconds of the slot that opens the gap
+    end: int  # the next slot
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """The gaps between consecutive slots in [since, until].
+
+    ``base`` is the window every rule starts from: the shortest gap length such that at most
+    ``MAX_EXCEPTIONS`` gaps are longer. Each longer gap is an *exception*, written into the rule
+    with its own time span, so a weekday job's Friday-to-Monday gap (or a monthly job's 31-day
+    month, or a DST night's 25-hour day) widens the window only while that gap is in progress.
+    """
+
+    since: int
+    until: int
+    slots: int
+    base: int  # seconds
+    longest: Gap
+    shortest: Gap  # shortest gap with the same UTC offset at both ends (a fall-back night's repeat is no rhythm)
+    exceptions: tuple[Gap, ...]  # every gap longer than ``base``, in time order
+
+
+def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps | None:
+    """Walk every slot of ``sched`` (an engine Schedule) from ``since`` for ``days`` days and
+    measure the gaps; None when fewer than two slots fall in that time."""
+    from cronctl.schedule.dst import transitions
+
+    start = int(since.timestamp())
+    until = start + days * 86400
+    if sched.every is not None:
+        step = int(sched.every.total_seconds())
+        if step <= 0 or step > until - start:
+            return None
+        g = Gap(start, start + step)
+        return Gaps(start, until, (until - start) // step + 1, step, g, g, ())
+    nxt = sched.next_unix
+    prev = nxt(start - 1)
+    if prev is None or prev > until:
+        return None
+    # the zone's offset changes in the horizon: a slot's offset is the one after the last change at
+    # or before it (one pointer moved forward, instead of a zone lookup per slot)
+    changes = [(int(t.at.timestamp()), int(t.offset_after.total_seconds()))
+               for t in transitions(sched.zone, since - timedelta(days=1), since + timedelta(days=days + 1))]
+    i = 0
+    slots, prev_off = 1, 0
+    while i < len(changes) and changes[i][0] <= prev:
+        prev_off = changes[i][1]
+        i += 1
+    by_length: dict[int, list[Gap]] = {}  # at most MAX_EXCEPTIONS + 1 kept per length: enough to choose
+    counts: dict[int, int] = {}
+    shortest: Gap | None = None
+    any_shortest: Gap | None = None
+    while True:
+        cur = nxt(prev)
+        if cur is None or cur > until:
+            break
+        slots += 1
+        length = cur - prev
+        off = prev_off
+        while i < len(changes) and changes[i][0] <= cur:
+            off = changes[i][1]
+            i += 1
+        g = Gap(prev, cur)
+        n = counts.get(length, 0)
+        counts[length] = n + 1
+        if n <= MAX_EXCEPTIONS:
+            by_length.setdefault(length, []).append(g)
+        if off == prev_off and (shortest is None or length < shortest.length):
+            shortest = g
+        if any_shortest is None or length < any_shortest.length:
+            any_shortest = g
+        prev, prev_off = cur, off
+    if any_shortest is None:
+        return None
+    lengths = sorted(counts)
+    base, above = lengths[-1], 0
+    for length in reversed(lengths[1:]):  # lower the base while the gaps above it stay few enough
+        above += counts[length]
+        if above > MAX_EXCEPTIONS:
+            break
+        base = lengths[lengths.index(length) - 1]
+    exceptions = tuple(sorted((g for length in lengths if length > base for g in by_length[length]),
+                              key=lambda g: g.start))
+    longest = by_length[lengths[-1]][0]
+    return Gaps(start, until, slots, base, longest, shortest or any_shortest, exceptions)
+
+
+@dataclass(frozen=True)
+class AlertOptions:
+    margin: int = 600  # seconds added to every window
+    expected_duration: int | None = None  # seconds a run takes; None: activeDeadlineSeconds, else 0
+    max_suspend: int = 86400  # suspended longer than this fires (unless a pause says until when)
+    severities: dict[str, str] = field(default_factory=lambda: dict(SEVERITY_DEFAULTS))
+    runbook_url: str = "runbooks/alerts.md#{anchor}"  # {anchor}, {namespace}, {cronjob} filled in
+    horizon_days: int = HORIZON_DAYS
+
+
+@dataclass(frozen=True)
+class Skipped:
+    ref: str
+    reason: str
+
+
+@dataclass
+class RuleSet:
+    groups: list[Obj]
+    skipped: list[Skipped]
+    windows: list[Obj]  # per CronJob: the windows and how they were computed (for -o and the tests)
+
+
+def _selector(**labels: str) -> str:
+    import json
+
+    return "{" + ", ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()) + "}"
+
+
+def _dur(seconds: int) -> str:
+    """Exact, largest unit first: 3d1h10m, 10m, 0s (a window must not be rounded in its own text)."""
+    if seconds <= 0:
+        return "0s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        n, seconds = divmod(seconds, size)
+        if n:
+            parts.append(f"{n}{unit}")
+    return "".join(parts)
+
+
+def _window_expr(gaps: Gaps, grace: int) -> str:
+    """The window as a PromQL scalar expression: ``base + grace`` seconds, widened to an
+    exception's gap plus ``grace`` while that gap is the one in progress (from the moment the
+    base window would run out until the next slot's run is due), and to the longest gap after the
+    horizon (the rules then stay quiet but coarse until they are written again)."""
+    base = gaps.base + grace
+    terms = [str(base)]
+    for g in gaps.exceptions:
+        terms.append(f"{g.length - gaps.base} * (time() >= bool {g.start + base}) * (time() < bool {g.end + grace})")
+    if gaps.longest.length > gaps.base:
+        terms.append(f"{gaps.longest.length - gaps.base} * (time() >= bool {gaps.until})")
+    return terms[0] if len(terms) == 1 else "(\n  " + "\n  + ".join(terms) + "\n)"
+
+
+def _local(unix: int, zone: str) -> str:
+    from cronctl.timeutil import local_and_utc
+
+    return local_and_utc(datetime.fromtimestamp(unix, timezone.utc), zone)
+
+
+def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, Obj | None, Skipped | None]:
+    """One rule group for one CronJob, the windows it used, or why there is none."""
+    from cronctl import model, names
+    from cronctl.errors import ScheduleError
+    from cronctl.schedule import parse
+    from cronctl.schedule.describe import describe
+    from cronctl.textsafe import visible
+
+    md = model.meta(cj)
+    ns, name = str(md.get("namespace") or "default"), str(md.get("name") or "")
+    ref = f"{ns}/{name}"
+    # the names go into PromQL selectors and into annotation templates: only Kubernetes-shaped ones
+    if not (len(name) <= 253 and len(ns) <= 63 and names.has_shape(name, subdomain=True)
+            and names.has_shape(ns, subdomain=False)):
+        return None, None, Skipped(visible(ref), "not a Kubernetes name; no rules written for it")
+    spec = cj.get("spec") or {}
+    expr, tz = spec.get("schedule"), spec.get("timeZone")
+    if not isinstance(expr, str):
+        return None, None, Skipped(ref, "spec.schedule is missing")
+    try:
+        sched = parse(expr, tz if isinstance(tz, str) else None)
+    except ScheduleError as e:
+        return None, None, Skipped(ref, f"schedule does not parse: {e.message}")
+    gaps = schedule_gaps(sched, now, opts.horizon_days)
+    if gaps is None:
+        return None, None, Skipped(ref, f"the schedule fires fewer than twice in {opts.horizon_days} days; "
+                                        "no window can be computed")
+    sds = spec.get("startingDeadlineSeconds")
+    start_delay = sds if isinstance(sds, int) and not isinstance(sds, bool) and sds > 0 else 0
+    job_spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
+    ads = job_spec.get("activeDeadlineSeconds")
+    if opts.expected_duration is not None:
+        run, run_from = opts.expected_duration, "--expected-duration"
+    elif isinstance(ads, int) and not isinstance(ads, bool) and ads > 0:
+        run, run_from = ads, "activeDeadlineSeconds"
+    else:
+        run, run_from = 0, "unknown: set --expected-duration"
+    words = describe(sched, tz if isinstance(tz, str) else None)
+    zone = sched.zone
+    longest, shortest = gaps.longest, gaps.shortest
+    grace_success = start_delay + run + opts.margin
+    grace_schedule = start_delay + opts.margin
+    horizon_end = datetime.fromtimestamp(gaps.until, timezone.utc)
+    longer = len(gaps.exceptions)
+    how = (f"the gap from the previous slot to the next: {_dur(gaps.base)} for most slots of the "
+           f"{opts.horizon_days} days from {_local(gaps.since, zone)}" +
+           (f"; {longer} longer gap{'s' if longer != 1 else ''} (the longest {_dur(longest.length)}, "
+            f"{_local(longest.start, zone)} to {_local(longest.end, zone)}) widen the window while in progress"
+            if longer else "") +
+           (f"; after {_local(gaps.until, zone)} {_dur(longest.length)} until the rules are written again"
+            if longest.length > gaps.base else ""))
+    grace_words = (f"grace {_dur(grace_success)} = start delay {_dur(start_delay)} "
+                   f"({'startingDeadlineSeconds' if start_delay else 'startingDeadlineSeconds not set'}) + "
+                   f"expected run time {_dur(run)} ({run_from}) + margin {_dur(opts.margin)}")
+    cjsel = _selector(namespace=ns, cronjob=name)
+    owner = _selector(namespace=ns, owner_kind="CronJob", owner_name=name)
+    nssel = _selector(namespace=ns)
+
+    def not_suspended(seconds: int) -> str:  # nor at any time in the window: a resumed CronJob starts afresh
+        return (f"on (namespace, cronjob) max by (namespace, cronjob) "
+                f"(max_over_time(kube_cronjob_spec_suspend{cjsel}[{seconds}s])) == 0")
+    labels_common = {"namespace": ns, "cronjob": name}
+
+    def rule(kind: str, expr_text: str, summary: str, description: str, for_: str | None = None) -> Obj:
+        alert = ALERT_NAMES[kind]
+        r: Obj = {"alert": alert, "expr": expr_text}
+        if for_:
+            r["for"] = for_
+        r["labels"] = {"severity": opts.severities.get(kind, SEVERITY_DEFAULTS[kind]), **labels_common}
+        r["annotations"] = {
+            "summary": summary,
+            "description": description,
+            "runbook_url": opts.runbook_url.format(anchor=alert.lower(), namespace=ns, cronjob=name),
+            "runbook": f"cronctl runbook alerts {name} -n {ns}",
+        }
+        return r
+
+    miss_window = _window_expr(gaps, grace_success)
+    sched_window = _window_expr(gaps, grace_schedule)
+    longest_any = longest.length
+    rules: list[Obj] = [
+        rule("missed",
+             f"(time() - max by (namespace, cronjob) (kube_cronjob_status_last_successful_time{cjsel} "
+             f"or kube_cronjob_created{cjsel})) > {miss_window}\n"
+             f"and {not_suspended(longest_any + grace_success)}",
+             f"cronjob {ref}: no successful run since before its last slot (+ {_dur(grace_success)} grace)",
+             f"cronjob {ref} runs {words}. It has not succeeded for {{{{ $value | humanizeDuration }}}} "
+             f"(window: {how}; plus {grace_words}). A slot was missed or its run failed: "
+             f"see `cronctl history {name} -n {ns}`."),
+        rule("not-scheduled",
+             f"(time() - max by (namespace, cronjob) (kube_cronjob_status_last_schedule_time{cjsel} "
+             f"or kube_cronjob_created{cjsel})) > {sched_window}\n"
+             f"and {not_suspended(longest_any + grace_schedule)}",
+             f"cronjob {ref}: the controller did not start its last slot (+ {_dur(grace_schedule)} grace)",
+             f"cronjob {ref} runs {words} and is not suspended, but its last schedule time is "
+             f"{{{{ $value | humanizeDuration }}}} old (window: {how}; plus grace "
+             f"{_dur(grace_schedule)} = start delay {_dur(start_delay)} + margin {_dur(opts.margin)}). "
+             f"The controller did not act: check kube-controller-manager, the events "
+             f"(FailedCreate, MissSchedule, TooManyMissedTimes) and `cronctl status {name} -n {ns}`."),
+        rule("failed",
+             f"max by (namespace, job_name) (kube_job_failed{_selector(namespace=ns, condition='true')}) == 1\n"
+             f"and on (namespace, job_name) (\n"
+             f"  {_owned_start(nssel, owner)}\n"
+             f"  == on (namespace) group_left () max by (namespace) ({_owned_start(nssel, owner)})\n)",
+             f"cronjob {ref}: the most recent Job {{{{ $labels.job_name }}}} failed",
+             f"The newest Job of cronjob {ref} ({words}), {{{{ $labels.job_name }}}}, ended Failed. "
+             f"Collect the evidence before the history limit deletes it: `cronctl bundle {name} -n {ns}`; "
+             f"run the slot again with `cronctl run-manual {name} -n {ns} --retry` once the cause is fixed."),
+        rule("overrun",
+             f"max by (namespace, job_name) (\n"
+             f"  (time() - kube_job_status_start_time{nssel})\n"
+             f"  and on (namespace, job_name) (kube_job_status_active{nssel} > 0)\n"
+             f"  and on (namespace, job_name) kube_job_owner{owner}\n"
+             f") > {shortest.length}",
+             f"cronjob {ref}: Job {{{{ $labels.job_name }}}} runs longer than the gap to the next slot",
+             f"Job {{{{ $labels.job_name }}}} of cronjob {ref} has run for {{{{ $value | humanizeDuration }}}}, "
+             f"longer than the shortest gap between two slots ({_dur(shortest.length)}, "
+             f"{_local(shortest.start, zone)} to {_local(shortest.end, zone)}; {words}). "
+             f"With concurrencyPolicy Forbid the next slot is skipped; with Allow two runs overlap."),
+    ]
+    pause = model.read_pause(cj)
+    until = pause.until if pause is not None else None
+    if until is not None:
+        rules.append(rule(
+            "suspended",
+            f"max by (namespace, cronjob) (kube_cronjob_spec_suspend{cjsel}) == 1\n"
+            f"and on () (vector(time()) > {int(until.timestamp()) + opts.margin})",
+            f"cronjob {ref}: still suspended after its pause ended",
+            f"cronjob {ref} was paused until {_local(int(until.timestamp()), zone)} "
+            f"(cronctl pause); it is still suspended {_dur(opts.margin)} after that. Resume it "
+            f"(`cronctl resume {name} -n {ns}`) or pause it again with a new --until, then regenerate these rules."))
+    else:
+        rules.append(rule(
+            "suspended",
+            f"max by (namespace, cronjob) (kube_cronjob_spec_suspend{cjsel}) == 1",
+            f"cronjob {ref}: suspended for more than {_dur(opts.max_suspend)}",
+            f"cronjob {ref} ({words}) has been suspended for more than {_dur(opts.max_suspend)} "
+            f"(--max-suspend); its slots are not running. If that is intended, use `cronctl pause --until` "
+            f"and regenerate these rules; otherwise `cronctl resume {name} -n {ns}`.",
+            for_=f"{opts.max_suspend}s"))
+    group = {"name": f"cronctl.{ns}.{name}", "rules": rules}
+    windows = {
+        "cronjob": ref, "schedule": expr, "time_zone": zone, "description": words, "slots": gaps.slots,
+        "horizon": {"from": _iso(gaps.since), "until": _iso(gaps.until)},
+        "base_gap": gaps.base,
+        "longest_gap": {"seconds": longest.length, "from": _iso(longest.start), "to": _iso(longest.end)},
+        "shortest_gap": {"seconds": shortest.length, "from": _iso(shortest.start), "to": _iso(shortest.end)},
+        "longer_gaps": [{"seconds": g.length, "from": _iso(g.start), "to": _iso(g.end)} for g in gaps.exceptions],
+        "grace": {"start_delay": start_delay, "expected_run": run, "expected_run_from": run_from,
+                  "margin": opts.margin},
+        "no_success_window": gaps.base + grace_success, "not_scheduled_window": gaps.base + grace_schedule,
+        "overrun_after": shortest.length,
+        "valid_until": _iso(int(horizon_end.timestamp())),
+    }
+    return group, windows, None
+
+
+def _owned_start(nssel: str, owner: str) -> str:
+    """Start times of the Jobs this CronJob owns (one series per Job, value = start time)."""
+    return (f"max by (namespace, job_name) (kube_job_status_start_time{nssel}) "
+            f"* on (namespace, job_name) max by (namespace, job_name) (kube_job_owner{owner})")
+
+
+def _iso(unix: int) -> str:
+    from cronctl.timeutil import rfc3339_z
+
+    return rfc3339_z(datetime.fromtimestamp(unix, timezone.utc))
+
+
+def build(cronjobs: list[Obj], now: datetime, opts: AlertOptions) -> RuleSet:
+    """Rule groups for every CronJob that has a computable window, and a last group that fires
+    when the rules themselves have run past the horizon they were computed for."""
+    groups: list[Obj] = []
+    skipped: list[Skipped] = []
+    windows: list[Obj] = []
+    for cj in cronjobs:
+        group, win, skip = rules_for(cj, now, opts)
+        if skip is not None:
+            skipped.append(skip)
+            continue
+        assert group is not None and win is not None
+        groups.append(group)
+        windows.append(win)
+    if groups:
+        until = int(now.timestamp()) + opts.horizon_days * 86400
+        groups.append({"name": "cronctl.rules", "rules": [{
+            "alert": STALE_ALERT,
+            "expr": f"vector(time()) > {until}",
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": "the cronctl alert rules have run past the time their windows were computed for",
+                "description": f"These rules were written by `cronctl alerts` at {_iso(int(now.timestamp()))} "
+                               f"from the slots of the next {opts.horizon_days} days (until {_iso(until)}). "
+                               "After that each window is the longest gap: quiet but late. Run `cronctl alerts` again.",
+                "runbook_url": opts.runbook_url.format(anchor=STALE_ALERT.lower(), namespace="", cronjob=""),
+            }}]})
+    return RuleSet(groups, skipped, windows)
+
+
+def prometheus_rule(groups: list[Obj], *, name: str, namespace: str | None,
+                    labels: dict[str, str]) -> Obj:
+    """The groups wrapped in a prometheus-operator ``PrometheusRule``."""
+    md: Obj = {"name": name}
+    if namespace:
+        md["namespace"] = namespace
+    md["labels"] = {"app.kubernetes.io/managed-by": "cronctl", **labels}
+    return {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": md,
+            "spec": {"groups": groups}}

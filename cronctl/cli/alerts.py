@@ -1,0 +1,159 @@
+"""`cronctl alerts`: Prometheus alert rules for CronJobs, with windows from the exact schedule."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from cronctl.cli.app import app
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, yaml_text
+from cronctl.cli.common import cronjob_arg, cronjob_names
+
+
+class RuleFormat(str, Enum):
+    prometheusrule = "prometheusrule"
+    rules = "rules"
+
+
+class AlertsOutput(str, Enum):
+    yaml = "yaml"
+    json = "json"
+
+
+@app.command()
+def alerts(
+    cronjob: Annotated[Optional[str], typer.Argument(
+        help="CronJob (cronjob/NAME or NAME). Without it: every CronJob in the namespace, or in the files "
+             "given with -f.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
+    filename: Annotated[Optional[list[str]], typer.Option(
+        "--filename", "-f", help="Manifest or dump (YAML/JSON, multi-document, or a kubectl List); repeatable; "
+                                 "- = stdin.", show_default=False)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="Rules for the CronJobs of every namespace.")] = False,
+    fmt: Annotated[RuleFormat, typer.Option(
+        "--format", help="prometheusrule (a monitoring.coreos.com/v1 PrometheusRule) or rules (plain rule "
+                         "groups, what promtool check rules and Prometheus' rule_files read).")]
+    = RuleFormat.prometheusrule,
+    output: Annotated[AlertsOutput, typer.Option("--output", "-o", help="yaml or json.")] = AlertsOutput.yaml,
+    margin: Annotated[str, typer.Option(
+        "--margin", help="Added to every window (0 allowed).")] = "10m",
+    expected_duration: Annotated[Optional[str], typer.Option(
+        "--expected-duration", help="How long a run takes (default: the Job template's activeDeadlineSeconds, "
+                                    "else nothing).", show_default=False)] = None,
+    max_suspend: Annotated[str, typer.Option(
+        "--max-suspend", help="Suspended longer than this fires, unless a `cronctl pause --until` says "
+                              "until when.")] = "24h",
+    severity: Annotated[Optional[list[str]], typer.Option(
+        "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "
+                           "failed, overrun, suspended (default warning). Repeatable.", show_default=False)] = None,
+    runbook_url: Annotated[str, typer.Option(
+        "--runbook-url", help="The runbook_url annotation; {anchor} (the alert name in lower case), {namespace} "
+                              "and {cronjob} are filled in. Point it at where your team serves runbooks/alerts.md.")]
+    = "runbooks/alerts.md#{anchor}",
+    name: Annotated[str, typer.Option("--name", help="metadata.name of the PrometheusRule.")] = "cronctl-cronjobs",
+    rule_namespace: Annotated[Optional[str], typer.Option(
+        "--rule-namespace", help="metadata.namespace of the PrometheusRule (default: none written).",
+        show_default=False)] = None,
+    rule_label: Annotated[Optional[list[str]], typer.Option(
+        "--rule-label", help="KEY=VALUE label on the PrometheusRule (for the operator's ruleSelector). Repeatable.",
+        show_default=False)] = None,
+    windows: Annotated[bool, typer.Option(
+        "--windows", help="Print the windows computed for each CronJob (and how) instead of the rules.")] = False,
+    now_text: Annotated[Optional[str], typer.Option(
+        "--now", help="Compute the windows from this RFC3339 instant (default: now).", show_default=False)] = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Write Prometheus alert rules (kube-state-metrics metrics) whose windows come from each CronJob's
+    exact schedule: no successful run, not scheduled, last run failed, running past the next slot,
+    suspended too long."""
+    from cronctl import alerts as al
+    from cronctl.cli.runtime import parse_duration
+    from cronctl.errors import BadInput, BadUsage
+    from cronctl.timeutil import parse_rfc3339
+
+    now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    severities = dict(al.SEVERITY_DEFAULTS)
+    for item in severity or []:
+        kind, sep, level = item.partition("=")
+        if not sep or kind not in al.SEVERITY_DEFAULTS or not level.strip():
+            raise BadUsage(f"bad --severity {item!r}: expected KIND=LEVEL with KIND one of "
+                           f"{', '.join(al.SEVERITY_DEFAULTS)}")
+        severities[kind] = level.strip()
+    labels: dict[str, str] = {}
+    for item in rule_label or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadUsage(f"bad --rule-label {item!r}: expected KEY=VALUE")
+        labels[key] = value
+    try:
+        runbook_url.format(anchor="a", namespace="n", cronjob="c")
+    except (KeyError, IndexError, ValueError):
+        raise BadUsage(f"bad --runbook-url {runbook_url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} "
+                       "may appear in braces") from None
+    opts = al.AlertOptions(
+        margin=0 if margin.strip() in ("0", "0s") else int(parse_duration(margin, flag="--margin")),
+        expected_duration=int(parse_duration(expected_duration, flag="--expected-duration"))
+        if expected_duration else None,
+        max_suspend=int(parse_duration(max_suspend, flag="--max-suspend")),
+        severities=severities, runbook_url=runbook_url)
+
+    objs = _cronjobs(cronjob, filename, all_namespaces, kubeconfig, context, namespace)
+    result = al.build(objs, now, opts)
+    for s in result.skipped:
+        err.print(f"warning: {s.ref}: {s.reason}", markup=False)
+    if not result.groups:
+        raise BadInput("no alert rules written: " + ("; ".join(f"{s.ref}: {s.reason}" for s in result.skipped)
+                                                      or "no CronJobs"))
+    doc: Any
+    if windows:
+        doc = result.windows
+    elif fmt is RuleFormat.rules:
+        doc = {"groups": result.groups}
+    else:
+        doc = al.prometheus_rule(result.groups, name=name, namespace=rule_namespace, labels=labels)
+    if output is AlertsOutput.json:
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        typer.echo(yaml_text(doc, sort_keys=False, width=120), nl=False)
+
+
+def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,
+              context: str | None, namespace: str | None) -> list[dict[str, Any]]:
+    from cronctl.errors import BadInput, NotFound
+
+    if filename:
+        if all_namespaces:
+            raise BadInput("--all-namespaces cannot be combined with -f/--filename")
+        from cronctl.cli.common import file_list
+        from cronctl.manifest import load_objects
+        from cronctl.model import check_objects
+
+        found: list[dict[str, Any]] = []
+        for path in file_list(filename):
+            cronjobs = [o for o in load_objects(path) if o.get("kind") == "CronJob"]
+            check_objects(cronjobs, path)
+            found.extend(cronjobs)
+        if name is not None:
+            found = [o for o in found if (o.get("metadata") or {}).get("name") == name]
+            if not found:
+                raise NotFound(f"no CronJob named {name} in {', '.join(filename)}")
+        if not found:
+            raise BadInput(f"no CronJob in {', '.join(filename)}")
+        return found
+    from cronctl.kube import connect
+
+    cluster = connect(kubeconfig, context, namespace)
+    if name is not None:
+        if all_namespaces:
+            raise BadInput("a CronJob name cannot be combined with --all-namespaces")
+        return [cluster.get_cronjob(name)]
+    objs = cluster.list_cronjobs(all_namespaces=all_namespaces)
+    if not objs:
+        raise BadInput("no CronJobs in " + ("any namespace" if all_namespaces else f"namespace {cluster.namespace}"))
+    return objs
