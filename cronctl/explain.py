@@ -10,13 +10,12 @@ Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Sequence
 
 from cronctl.errors import BadInput, CronctlError, ScheduleError
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
 
-UTC = timezone.utc
 Obj = dict[str, Any]
 
 DIALECTS = ("kubernetes", "atlas")

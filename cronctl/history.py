@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from cronctl import model
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 VERDICTS = ("ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
             "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",

@@ -13,7 +13,7 @@ scheduled one is named in ``manual_overlap`` and in ``overlaps`` (seed 004: Forb
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from cronctl import model
@@ -30,10 +30,9 @@ from cronctl.history import (
     last_success_source,
     suspend_set_at,
 )
-from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, parse_rfc3339, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 VERDICTS = HISTORY_VERDICTS
 

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.dst import Transition, transitions
-from cronctl.timeutil import human_duration
+from cronctl.timeutil import UTC, human_duration
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 SEVERITIES = ("error", "warning", "info")  # most severe first
 
