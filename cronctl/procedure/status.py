@@ -93,11 +93,11 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
     pred_restore = (predict(cj, now, suspended=rec.original_suspend, jobs=jobs, server_version=version)
                     if rec else None)
     rows = []
-    for j in children:
-        v = model.child_view(j, now)
+    records = [model.job_record(j, name, now) for j in children]
+    for v in records:
         rows.append({
             "name": v.name, "origin": v.origin, "scheduled_for": _t(v.scheduled_for),
-            "occurrence": _t(v.occurrence), "created": _t(v.created), "started": _t(v.started),
+            "occurrence": _t(v.claims), "created": _t(v.created), "started": _t(v.started),
             "completed": _t(v.completed), "outcome": v.outcome or "Running",
             "duration": human_duration(v.duration) if v.duration is not None else None,
             "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
@@ -118,7 +118,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
         "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
-        "overlaps": [list(p) for p in model.overlaps(children, now)],
+        "overlaps": [[a, b] for a, b, _s, _e in model.overlaps(records)],
         "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],
         "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
         "controller_next": pred_now.as_dict(),
