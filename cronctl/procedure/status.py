@@ -10,7 +10,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
+from cronctl.timeutil import human_duration, rfc3339_z
 
 
 def _t(d: datetime | None) -> str | None:
@@ -40,11 +40,8 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
         if never is not None:  # not "normally": nothing will ever start
             return f"not suspended, but {never}: the controller never starts a Job for it"
         return "not suspended and no manual run in progress: the controller schedules it normally"
-    age = ""
-    try:
-        age = f" ({human_duration(now - parse_rfc3339(rec.started))} ago)"
-    except Exception:  # a garbled timestamp must not stop status from explaining the rest
-        pass
+    began = model.when(rec.started)  # a garbled timestamp must not stop status from explaining the rest
+    age = f" ({human_duration(now - began)} ago)" if began is not None else ""
     head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
             f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
             + f"; suspend was {str(rec.original_suspend).lower()} before it")
