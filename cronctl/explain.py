@@ -10,13 +10,13 @@ Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Sequence
 
-from cronctl.errors import BadInput, CronctlError, ScheduleError
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.errors import BadInput, CronctlError
+from cronctl.model import cronjob_view
+from cronctl.timeutil import UTC, human_duration, rfc3339_local, rfc3339_z
 
-UTC = timezone.utc
 Obj = dict[str, Any]
 
 DIALECTS = ("kubernetes", "atlas")
@@ -366,10 +366,6 @@ def _is_atlas_manifest(obj: Obj) -> bool:
     return "kind" not in obj and "apiVersion" not in obj and isinstance(obj.get("schedule"), str)
 
 
-def _ts(value: Any, what: str) -> datetime | None:
-    return None if value is None else parse_rfc3339(str(value), what=what)
-
-
 def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: int = 10,
                    overrides: ControllerInputs | None = None, source: str = "",
                    api_create: bool = True, with_controller: bool | None = None) -> Obj:
@@ -399,32 +395,16 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
         except CronctlError as e:
             raise _located(e, where) from None
     meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     where = f"cronjob {ns + '/' if isinstance(ns, str) and ns else ''}{name if name else '(no name)'}"
     if source:
         where = f"{source}: {where}"
     try:
-        for part, value in (("metadata", meta), ("spec", spec), ("status", status)):
-            if not isinstance(value, dict):
-                raise BadInput(f"{part} is a {type(value).__name__}, not a mapping")
-        if not isinstance(spec.get("schedule"), str):
-            raise BadInput("spec.schedule is missing or not a string")
-        tzv = spec.get("timeZone")
-        if tzv is not None and not isinstance(tzv, str):
-            raise BadInput("spec.timeZone is not a string")
-        created = _ts(meta.get("creationTimestamp"), "metadata.creationTimestamp")
-        last = _ts(status.get("lastScheduleTime"), "status.lastScheduleTime")
-        deadline = spec.get("startingDeadlineSeconds")
-        if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int)):
-            raise BadInput(f"spec.startingDeadlineSeconds {deadline!r} is not an integer")
-        suspended = bool(spec.get("suspend", False))
-        policy = spec.get("concurrencyPolicy")
-        if policy is not None and not isinstance(policy, str):
-            raise BadInput("spec.concurrencyPolicy is not a string")
-        active = tuple(str(a.get("name")) for a in status.get("active") or [] if isinstance(a, dict) and a.get("name"))
+        # the controller's inputs, checked as every command checks them (a wrong type: exit 5)
+        view = cronjob_view(obj).checked()
+        created, last, deadline = view.created, view.last_schedule, view.starting_deadline
+        suspended, policy, active = view.suspended, view.concurrency_policy, view.active
         o = overrides
         if o is not None:
             created = o.created or created
@@ -439,7 +419,7 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
             ctl = ControllerInputs(now=now, created=created, last_schedule=last, starting_deadline=deadline,
                                    suspended=suspended, name=str(name) if name else DEFAULT_NAME,
                                    concurrency_policy=policy, active=active)
-        return explain_schedule(spec["schedule"], time_zone=tzv, after=after or now, count=count,
+        return explain_schedule(view.schedule, time_zone=view.time_zone, after=after or now, count=count,
                                 controller=ctl, name=name, namespace=ns, api_create=api_create)
     except CronctlError as e:
         raise _located(e, where) from None

@@ -29,16 +29,15 @@ event names them. Verdicts (README "cronctl history"):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from cronctl import model
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.events import GoneJob, events_for, gone_jobs
+from cronctl.timeutil import UTC, human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 VERDICTS = ("ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
             "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
@@ -53,283 +52,7 @@ MAX_SINCE = timedelta(days=7)
 _NEAR = timedelta(seconds=60)
 
 
-# --- readers of the evidence (also used by the bundle's analysis) -------------------------
-
-#: the reasons the issue asks to highlight: a manual/forgotten Job, and Forbid skipping a time
-HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive"})
-#: warnings from the CronJob controller that explain missed or odd runs
-CONTROLLER_WARNINGS = frozenset({
-    "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",
-    "UnknownTimeZone", "UnsupportedSchedule", "FailedGet", "FailedDelete",
-})
-def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
-    """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
-    CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
-    (clusters before the annotation existed, docs/SEMANTICS.md §4.6)."""
-    t = model.scheduled_for(job)
-    if t is not None:
-        return t
-    return slot_of_name(model.name_of(job), cronjob_name) if model.origin(job) == "scheduled" else None
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    name: str
-    uid: str
-    origin: str
-    scheduled_for: datetime | None
-    claims: datetime | None
-    created: datetime | None
-    started: datetime | None
-    completed: datetime | None
-    outcome: str | None
-    start: datetime  # interval start: started, else created
-    end: datetime  # interval end: completed, else now (still running)
-    running: bool
-    failure_reason: str | None = None  # the reason of its Failed (or FailureTarget) condition
-
-
-def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
-    status = job.get("status") or {}
-    created = _ts(model.meta(job).get("creationTimestamp"))
-    started = _ts(status.get("startTime"))
-    outcome = model.job_outcome(job)
-    completed = model.finished_at(job)
-    start = started or created or now
-    if outcome is None:
-        # still running: its interval runs through the current second (API times have
-        # one-second precision; a Job that started in the second of `now` does run at `now`,
-        # and two running Jobs always overlap)
-        end = max(now, start) + timedelta(seconds=1)
-    elif completed is not None:
-        end = completed
-    else:
-        end = start  # finished at an unknown time: do not invent an interval
-    return JobRecord(
-        name=str(model.meta(job).get("name", "")), uid=str(model.meta(job).get("uid", "")),
-        origin=model.origin(job), scheduled_for=job_scheduled_for(job, cronjob_name),
-        claims=model.occurrence(job), created=created, started=started, completed=completed,
-        outcome=outcome, start=start, end=max(end, start), running=outcome is None,
-        failure_reason=failure.reason if (failure := model.job_failure(job)) is not None else None,
-    )
-
-
-def event_view(ev: Obj) -> Obj:
-    """A core/v1 or events.k8s.io/v1 Event as one flat record (times as UTC strings)."""
-    inv = ev.get("involvedObject") or ev.get("regarding") or {}
-    series = ev.get("series") or {}
-    first = _ts(ev.get("firstTimestamp")) or _ts(ev.get("deprecatedFirstTimestamp")) or _ts(ev.get("eventTime"))
-    last = (_ts(ev.get("lastTimestamp")) or _ts(series.get("lastObservedTime"))
-            or _ts(ev.get("deprecatedLastTimestamp")) or first or _ts(model.meta(ev).get("creationTimestamp")))
-    first = first or last
-    count = ev.get("count") or series.get("count") or ev.get("deprecatedCount") or 1
-    source = ev.get("source") or {}
-    reason = str(ev.get("reason") or "")
-    etype = str(ev.get("type") or "Normal")
-    return {
-        "name": str(model.meta(ev).get("name", "")),
-        "type": etype,
-        "reason": reason,
-        "message": str(ev.get("message") or ev.get("note") or ""),
-        "object_kind": str(inv.get("kind") or ""),
-        "object_name": str(inv.get("name") or ""),
-        "object_uid": str(inv.get("uid") or ""),
-        "count": int(count),
-        "first": _z(first),
-        "last": _z(last),
-        "source": str(source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""),
-        "highlight": reason in HIGHLIGHT_REASONS,
-        "warning": etype == "Warning" or reason in CONTROLLER_WARNINGS,
-        "matched_by": "uid",
-    }
-
-
-def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids: set[str],
-               job_names: set[str], pod_names: set[str]) -> list[Obj]:
-    """The events of the CronJob, its Jobs and their pods, oldest first.
-
-    Matched by involvedObject uid; an event whose object is gone (a Job or pod deleted by the
-    history limits, which outlive them by up to the event TTL) is matched by name: the CronJob's
-    scheduled-Job name pattern ``<cronjob>-<digits>`` and pods ``<job>-<suffix>``. Those are marked
-    ``matched_by: name``.
-    """
-    cj_meta = model.meta(cronjob)
-    cj_uid = str(cj_meta.get("uid", ""))
-    cj_name = str(cj_meta.get("name", ""))
-    job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
-    pod_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}-[a-z0-9]{5}")
-    uids = {cj_uid} | job_uids | pod_uids
-    out: list[Obj] = []
-    for ev in events:
-        inv = ev.get("involvedObject") or ev.get("regarding") or {}
-        uid = str(inv.get("uid") or "")
-        kind = inv.get("kind")
-        name = str(inv.get("name") or "")
-        by = None
-        if uid and uid in uids:
-            by = "uid"
-        elif kind == "CronJob" and name == cj_name and not uid:
-            by = "name"
-        elif kind == "Job" and (name in job_names or job_pat.fullmatch(name)) and uid not in uids:
-            by = "name"
-        elif kind == "Pod" and (name in pod_names or pod_pat.fullmatch(name)) and uid not in uids:
-            by = "name"
-        if by is None:
-            continue
-        rec = event_view(ev)
-        rec["matched_by"] = by
-        out.append(rec)
-    out.sort(key=lambda r: (r["last"] or "", r["first"] or "", r["object_name"], r["reason"]))
-    return out
-
-
-# --- Jobs that are gone: what the events still say about them -----------------------------
-
-_NAME = r"([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)"
-#: the CronJob controller's events that name a Job (pkg/controller/cronjob/cronjob_controllerv2.go)
-_NAMED_BY = {
-    "SuccessfulCreate": re.compile(r"Created job " + _NAME),
-    "SawCompletedJob": re.compile(r"Saw completed job: " + _NAME + r", condition: (\w+)"),
-    "SuccessfulDelete": re.compile(r"Deleted job " + _NAME),
-    "MissingJob": re.compile(r"Active job went missing: " + _NAME),
-    "UnexpectedJob": re.compile(r"did not create or forgot: " + _NAME),
-}
-#: the Job controller's event reasons on a Job that ended (Normal Completed, or Warning with the
-#: reason of its Failed condition)
-_JOB_FAILED_REASONS = frozenset({"BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy",
-                                 "MaxFailedIndexesExceeded", "FailedIndexes"})
-_DEFAULT_LIMIT = {"successfulJobsHistoryLimit": "3", "failedJobsHistoryLimit": "1"}
-#: how a gone Job was removed (``removed_by``)
-REMOVERS = ("history-limit", "cronjob-controller", "ttl-after-finished", "deleted-while-running", "unknown")
-
-
-@dataclass
-class GoneJob:
-    """A Job of the CronJob that no longer exists, as its events still tell it.
-
-    Events outlive the objects they are about (the API server keeps them about an hour), so a Job
-    the history limit or a TTL deleted is still named by the controller's ``SuccessfulCreate``
-    ("Created job NAME"), ``SawCompletedJob`` and ``SuccessfulDelete`` ("Deleted job NAME"), and by
-    its own and its pods' events. ``removed_by`` / ``removed`` say what deleted it, as far as the
-    evidence tells (see :func:`gone_jobs`).
-    """
-
-    name: str
-    origin: str  # scheduled (the controller's name or its SuccessfulCreate) | manual
-    slot: datetime | None  # from the controller's name <cronjob>-<minutes since the epoch>
-    created: datetime | None = None  # SuccessfulCreate
-    finished: datetime | None = None  # when the controller or the Job controller saw it end
-    outcome: str | None = None  # Complete | Failed
-    failure_reason: str | None = None  # the Job controller's Warning event (its Failed condition)
-    failure_message: str | None = None
-    deleted: datetime | None = None  # SuccessfulDelete (the CronJob controller deleted it)
-    missing: datetime | None = None  # MissingJob (gone while in .status.active)
-    evidence: list[str] = field(default_factory=list)  # "CronJob/SuccessfulCreate", "Job/Completed", ...
-    removed_by: str = "unknown"
-    removed: str = ""
-
-
-def slot_of_name(job_name: str, cronjob_name: str) -> datetime | None:
-    """The slot the controller's Job name ``<cronjob>-<minutes since the epoch>`` stands for."""
-    digits = job_name[len(cronjob_name) + 1:] if job_name.startswith(cronjob_name + "-") else ""
-    if digits.isdigit() and 8 <= len(digits) <= 10:
-        return datetime.fromtimestamp(int(digits) * 60, UTC)
-    return None
-
-
-def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[JobRecord]) -> dict[str, GoneJob]:
-    """The CronJob's Jobs that ``evs`` (records of :func:`events_for`) name but that do not exist
-    (``existing``: the names of the Jobs there are), each with what removed it.
-
-    A controller's event with an aggregated message ("(combined from similar events): Created job
-    X") names the Job of its latest occurrence, whose time is the event's ``last``.
-    """
-    cj_name = model.name_of(cronjob)
-    spec = cronjob.get("spec") or {}
-    out: dict[str, GoneJob] = {}
-
-    def get(name: str) -> GoneJob:
-        if name not in out:
-            slot = slot_of_name(name, cj_name)
-            out[name] = GoneJob(name=name, origin="scheduled" if slot is not None else "manual", slot=slot)
-        return out[name]
-
-    def seen(g: GoneJob, what: str) -> None:
-        if what not in g.evidence:
-            g.evidence.append(what)
-
-    for ev in evs:
-        kind, reason, at = ev["object_kind"], ev["reason"], _ts(ev["last"])
-        if kind == "CronJob" and reason in _NAMED_BY:
-            m = _NAMED_BY[reason].search(ev["message"])
-            if m is None or m.group(1) in existing:
-                continue
-            g = get(m.group(1))
-            seen(g, f"CronJob/{reason}")
-            if reason == "SuccessfulCreate":
-                g.created, g.origin = at, "scheduled"
-            elif reason == "SawCompletedJob":
-                g.finished = g.finished or at
-                g.outcome = g.outcome or (m.group(2) if m.group(2) in ("Complete", "Failed") else None)
-            elif reason == "SuccessfulDelete":
-                g.deleted = at
-            elif reason == "MissingJob":
-                g.missing = at
-            elif reason == "UnexpectedJob":
-                g.origin = "manual" if g.created is None else g.origin
-        elif kind == "Job" and ev["object_name"] not in existing and ev["matched_by"] == "name":
-            g = get(ev["object_name"])
-            seen(g, f"Job/{reason}")
-            if reason == "Completed":
-                g.finished, g.outcome = g.finished or at, "Complete"
-            elif reason in _JOB_FAILED_REASONS:
-                g.finished, g.outcome = g.finished or at, "Failed"
-                g.failure_reason, g.failure_message = reason, ev["message"] or None
-        elif kind == "Pod" and ev["matched_by"] == "name":
-            job = ev["object_name"].rsplit("-", 1)[0]
-            if job not in existing and (job in out or slot_of_name(job, cj_name) is not None):
-                seen(get(job), "Pod/" + reason)
-    kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
-    for g in out.values():
-        g.removed_by, g.removed = _removal(g, spec, kept)
-    return out
-
-
-def _removal(g: GoneJob, spec: Obj, kept: dict[str, int]) -> tuple[str, str]:
-    """What removed a gone Job, in words: the CronJob controller (its SuccessfulDelete event), a
-    client while the Job ran (MissingJob), the TTL-after-finished controller (it records no
-    event), or unknown (a person, another client, or a controller whose event expired)."""
-    policy = str(spec.get("concurrencyPolicy") or "Allow")
-    if g.deleted is not None:
-        if policy == "Replace" and g.outcome is None:
-            return ("cronjob-controller", f"deleted by the CronJob controller at {_z(g.deleted)} (SuccessfulDelete): "
-                    "Replace removed it while it ran, or the history limit")
-        keys = [k for o, k in (("Complete", "successfulJobsHistoryLimit"), ("Failed", "failedJobsHistoryLimit"))
-                if g.outcome in (o, None)]  # the outcome unknown (no SawCompletedJob left): either limit
-        named = " or ".join(f"{k}={spec[k] if spec.get(k) is not None else _DEFAULT_LIMIT[k] + ' (default)'}"
-                             for k in keys)
-        return ("history-limit", f"deleted by the CronJob controller's history limit at {_z(g.deleted)} "
-                f"(SuccessfulDelete; {named})")
-    if g.missing is not None:
-        return ("deleted-while-running", f"deleted while it was still active, not by the CronJob controller "
-                f"(MissingJob at {_z(g.missing)}): a person or another client")
-    ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
-    if ttl is not None:
-        return ("ttl-after-finished", f"probably the TTL-after-finished controller (ttlSecondsAfterFinished={ttl}, "
-                "it records no event), or a person")
-    limits = {"Complete": spec.get("successfulJobsHistoryLimit"), "Failed": spec.get("failedJobsHistoryLimit")}
-    lims = {o: int(v) if isinstance(v, int) and not isinstance(v, bool) else (3 if o == "Complete" else 1)
-            for o, v in limits.items()}
-    if all(kept[o] < lims[o] for o in ([g.outcome] if g.outcome else kept)):
-        # the limit deletes down to the limit, never below it: fewer left means another deletion
-        return ("unknown", f"no event says who deleted it, and the history limits do not explain it (kept now: "
-                f"{kept['Complete']} succeeded of {lims['Complete']}, {kept['Failed']} failed of {lims['Failed']}): "
-                "a person or another client, unless the limits were changed since")
-    return ("unknown", "no event says who deleted it: the history limit (its SuccessfulDelete event expired), "
-            "a person or another client")
-
-
-def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[JobRecord],
+def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[model.JobRecord],
                         gone: dict[str, GoneJob]) -> Obj | None:
     """Which Job set ``status.lastSuccessfulTime``, and the last scheduled success beside it.
 
@@ -338,7 +61,7 @@ def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[JobRecord
     manual Job's, an alert on lastSuccessfulTime does not see that the schedule has not succeeded
     since: ``note`` says so. None when lastSuccessfulTime is unset.
     """
-    t = _ts((cronjob.get("status") or {}).get("lastSuccessfulTime"))
+    t = model.when((cronjob.get("status") or {}).get("lastSuccessfulTime"))
     if t is None:
         return None
     setters = sorted((r for r in recs if r.outcome == "Complete" and r.completed == t),
@@ -378,8 +101,8 @@ def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     return writes[-1] if writes else (None, None)
 
 
-def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_spec: Obj,
-                     now: datetime) -> datetime | None:
+def history_horizon(recs: list[model.JobRecord], limits: model.HistoryLimits, job_spec: Obj,
+                    now: datetime) -> datetime | None:
     """Before which time a missing Job may have been deleted rather than never created.
 
     controller: history cleanup deletes the oldest finished Jobs (by start time) beyond
@@ -390,8 +113,8 @@ def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_s
     if job_spec.get("ttlSecondsAfterFinished") is not None:
         return now
     horizon: datetime | None = None
-    for outcome, limit, default in (("Complete", hist_ok, 3), ("Failed", hist_failed, 1)):
-        lim = int(limit if limit is not None else default)
+    for outcome in ("Complete", "Failed"):
+        lim = limits.of(outcome)
         kept = [r.scheduled_for or r.created or now for r in recs if r.outcome == outcome]
         if lim <= 0:
             return now
@@ -399,7 +122,6 @@ def history_horizon(recs: list[JobRecord], hist_ok: Any, hist_failed: Any, job_s
             oldest = min(kept)
             horizon = oldest if horizon is None else max(horizon, oldest)
     return horizon
-
 
 
 # --- the slot history ---------------------------------------------------------------------
@@ -445,7 +167,7 @@ class _Ctx:
     deadline: int | None
     now: datetime
     late_after: timedelta
-    recs: list[JobRecord]
+    recs: list[model.JobRecord]
     by_name: dict[str, Obj]
     blocked: list[tuple[datetime, datetime]]  # JobAlreadyActive event spans
     too_many: list[datetime]  # TooManyMissedTimes event times
@@ -455,15 +177,6 @@ class _Ctx:
     deleted_before: datetime | None
     last_schedule: datetime | None
     notes: list[str] = field(default_factory=list)
-
-
-def _ts(v: Any) -> datetime | None:
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        return parse_rfc3339(v)
-    except Exception:  # a malformed time in the evidence counts as absent
-        return None
 
 
 def _z(t: datetime | None) -> str | None:
@@ -488,29 +201,25 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
     of the namespace: ownership and involvedObject decide what belongs to it)."""
     from cronctl.errors import CronctlError
-    from cronctl.schedule import decide, parse
+    from cronctl.schedule import parse
 
     now = opts.now.astimezone(UTC)
-    meta = model.meta(cronjob)
-    name = str(meta.get("name", ""))
-    spec = cronjob.get("spec") or {}
-    status = cronjob.get("status") or {}
-    expr = str(spec.get("schedule", ""))
-    tz = spec.get("timeZone") if isinstance(spec.get("timeZone"), str) else None
-    policy = str(spec.get("concurrencyPolicy") or "Allow")
-    raw_deadline = spec.get("startingDeadlineSeconds")
-    deadline = raw_deadline if isinstance(raw_deadline, int) and not isinstance(raw_deadline, bool) else None
-    suspended = spec.get("suspend") is True
-    created = _ts(meta.get("creationTimestamp")) or now
-    last_schedule = _ts(status.get("lastScheduleTime"))
+    view = model.cronjob_view(cronjob)
+    name, expr, tz, policy = view.name, view.schedule, view.time_zone, view.policy
+    deadline, suspended, last_schedule = view.starting_deadline, view.suspended, view.last_schedule
+    created = view.created or now
+    raw_spec = cronjob.get("spec")
+    spec: Obj = raw_spec if isinstance(raw_spec, dict) else {}
     job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
     out: Obj = {
-        "namespace": str(meta.get("namespace") or ""), "name": name, "schedule": expr, "time_zone": tz,
+        "namespace": view.namespace, "name": name, "schedule": expr, "time_zone": tz,
         "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
-        "suspended": suspended, "last_schedule_time": _z(last_schedule), "error": None,
+        "suspended": suspended, "last_schedule_time": _z(last_schedule), "error": view.problem,
         "window": None, "slots": [], "manual_runs": [], "counts": {v: 0 for v in VERDICTS},
         "controller_now": None, "notes": [],
     }
+    if view.problem is not None:  # a field of the wrong type: the controller model says nothing
+        return out
     try:
         sched = parse(expr, tz)
     except CronctlError as e:
@@ -520,7 +229,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     out["zone"] = zone
 
     owned = [j for j in jobs if model.owned_by(j, cronjob)]
-    recs = sorted((job_record(j, name, now) for j in owned), key=lambda r: (r.created or now, r.name))
+    recs = sorted((model.job_record(j, name, now) for j in owned), key=lambda r: (r.created or now, r.name))
     by_name = {model.name_of(j): j for j in owned}
     evs = events_for(events, cronjob, {r.uid for r in recs}, set(), {r.name for r in recs}, set())
     gone = gone_jobs(evs, cronjob, set(by_name), recs)
@@ -528,7 +237,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     # -- the window ------------------------------------------------------------------------
     # (a manual run for an earlier slot stands for it: the slot is evidence too, or the window starts after it)
     evidence = [t for r in recs for t in (r.scheduled_for, r.created, r.claims) if t is not None]
-    evidence += [t for e in evs for t in (_ts(e["first"]),) if t is not None]
+    evidence += [t for e in evs for t in (model.when(e["first"]),) if t is not None]
     # a gone Job the controller created stands for the slot in its name, before its events
     evidence += [g.slot for g in gone.values() if g.slot is not None]
     evidence += [t for t in (last_schedule,) if t is not None]
@@ -538,7 +247,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
     past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
     evidence += [h[0] for pr in past for h in (pr.held,) if h is not None]
-    evidence += [t for pr in past for t in (_ts(pr.occurrence),) if t is not None]
+    evidence += [t for pr in past for t in (model.when(pr.occurrence),) if t is not None]
     if opts.since is not None:
         start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
     else:
@@ -592,7 +301,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     # Jobs of cronctl runs that are gone: the run's entry in cronctl.dev/runs still names them
     slot_set = set(times)
     for pr in past:
-        at = _ts(pr.occurrence)
+        at = model.when(pr.occurrence)
         if at is None or at not in slot_set or not pr.job_name or pr.job_name in by_name \
                 or pr.last_step not in _JOB_MADE_STEPS:
             continue
@@ -603,14 +312,14 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
 
     # -- evidence: causes ----------------------------------------------------------------------
     blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
-               for f, l in ((_ts(e["first"]), _ts(e["last"])),) if f is not None and l is not None]
-    too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (_ts(e["last"]),) if t]
+               for f, l in ((model.when(e["first"]), model.when(e["last"])),) if f is not None and l is not None]
+    too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
     writes = _suspend_writes(cronjob)
     spans: list[tuple[datetime, datetime | None, str]] = []
     if suspended:
         at, manager = suspend_set_at(cronjob)
         record = model.read_record(cronjob)
-        rec_start = _ts(record.started) if record is not None else None
+        rec_start = model.when(record.started) if record is not None else None
         paused = model.read_pause(cronjob)
         if paused is not None:
             spans.append((paused.at or at or created, None, paused.words()))
@@ -624,7 +333,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         j = by_name.get(r.name) or {}
         ann = model.annotations(j)
         if model.ANN_RUN_ID in ann:
-            begin = _ts(ann.get(model.ANN_STARTED)) or (r.created or now) - _NEAR
+            begin = model.when(ann.get(model.ANN_STARTED)) or (r.created or now) - _NEAR
             runs_.append((begin, r.completed if not r.running else None,
                           f"cronctl run-manual {ann.get(model.ANN_RUN_ID)} of {ann.get(model.ANN_OPERATOR, '?')} "
                           f"(manual Job {r.name})"))
@@ -634,15 +343,12 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     ctx = _Ctx(name=name, zone=zone, policy=policy, deadline=deadline, now=now, late_after=opts.late_after,
                recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
                suspend_writes=writes, cronctl_runs=runs_,
-               deleted_before=history_horizon(recs, spec.get("successfulJobsHistoryLimit"),
-                                              spec.get("failedJobsHistoryLimit"), job_spec, now),
+               deleted_before=history_horizon(recs, view.history, job_spec, now),
                last_schedule=last_schedule)
 
     # -- the controller now (for the slots after lastScheduleTime) -----------------------------
-    active = model.active_names(cronjob)
     try:
-        d = decide(expr, time_zone=tz, name=name, created=created, last_schedule=last_schedule,
-                   starting_deadline=deadline, now=now, suspended=False, concurrency_policy=policy, active=active)
+        d = view.decide(now)
     except CronctlError as e:  # e.g. a negative startingDeadlineSeconds: this CronJob only, not the whole list
         out["error"] = e.message
         return out
@@ -657,7 +363,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     for t in times:
         row = _judge(t, list(stands.get(t, {}).values()), ctx)
         beside = sorted({m.name for s in stands.get(t, {}).values() for r in recs if r.name == s.name
-                         for m in manual if m.start < r.end and r.start < m.end})
+                         for m in manual if m.overlaps(r)})
         if beside:
             row["manual_beside"] = beside
             row["reason"] = "; ".join(x for x in (row["reason"], f"manual Job {', '.join(beside)} ran at the same "
@@ -680,7 +386,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             continue
         ann = model.annotations(by_name.get(r.name) or {})
         overl = [o.name for o in recs if o.origin == "scheduled" and o.name != r.name
-                 and o.start < r.end and r.start < o.end]
+                 and o.overlaps(r)]
         out["manual_runs"].append({
             "job": r.name, "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
             "outcome": r.outcome or ("running" if r.running else None),
@@ -699,7 +405,7 @@ def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
     out = []
     for mf in model.meta(cronjob).get("managedFields") or []:
         if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {}):
-            t = _ts(mf.get("time"))
+            t = model.when(mf.get("time"))
             if t is not None:
                 out.append((t, str(mf.get("manager") or "unknown")))
     return sorted(out)
@@ -732,7 +438,7 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) ->
     }
 
 
-def _active_at(ctx: _Ctx, t: datetime) -> list[JobRecord]:
+def _active_at(ctx: _Ctx, t: datetime) -> list[model.JobRecord]:
     """The controller's own Jobs (those Forbid looks at) that were running at ``t``."""
     return [r for r in ctx.recs if r.origin == "scheduled" and r.start <= t < r.end]
 
@@ -876,7 +582,7 @@ def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], 
                     "slot has come by then")
         return ("due", f"the controller has not started it yet and will at its next sync ({d.job_name}); "
                 f"{human_duration(ctx.now - t)} late")
-    c = _ts(nxt["job_details"][0]["created"]) if nxt is not None and nxt["job_details"] else None
+    c = model.when(nxt["job_details"][0]["created"]) if nxt is not None and nxt["job_details"] else None
     if nxt is not None and c is not None and c - parse_rfc3339(nxt["slot"]) > ctx.late_after:
         # the gap ends with a late Job (ran-late, or still running): the controller's catch-up
         cause = nxt["reason"].split(": ", 1)[1] if ": " in nxt["reason"] else ""

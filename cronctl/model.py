@@ -3,6 +3,12 @@
 No I/O, no clock (``now`` is a parameter), no kubernetes import. Used by run-manual/status/
 restore, the incident bundle and lint.
 
+One view of the objects (docs/MODEL.md): :func:`cronjob_view` reads the controller's inputs of a
+CronJob with one set of checks (:data:`SCHEMAS`) and :meth:`CronJobView.decide` is the one step to
+the controller model; :func:`job_record` is the one Job record with the one interval and overlap
+rule (:class:`JobRecord`, :func:`overlaps`); :func:`when` is the one lenient timestamp reader;
+:class:`HistoryLimits` the one reader of the history limits.
+
 The run record (the lock) lives on the CronJob as annotations under :data:`PREFIX`; see
 :class:`RunRecord`. ``kubectl describe cronjob`` shows it.
 """
@@ -10,10 +16,10 @@ The run record (the lock) lives on the CronJob as annotations under :data:`PREFI
 import copy
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Iterable
 
 from cronctl.errors import BadInput
-from cronctl.timeutil import parse_rfc3339, rfc3339_z
+from cronctl.timeutil import UTC, parse_rfc3339, rfc3339_z
 
 Obj = dict[str, Any]
 
@@ -63,22 +69,33 @@ def annotations(obj: Obj) -> dict[str, str]:
     return dict(a) if isinstance(a, dict) else {}
 
 
-def _time(value: Any) -> datetime | None:
-    if not value:
+def when(value: Any) -> datetime | None:
+    """A timestamp of the API (RFC3339) as an aware UTC datetime; None when absent or not one.
+
+    The one lenient timestamp reader: the evidence (Job, Pod and Event times, cronctl's own
+    annotations, managedFields) is read with it, so a garbled time in a hand-made dump counts as
+    absent instead of stopping a report. The controller inputs of a CronJob are read strictly
+    instead (:func:`cronjob_view`): a wrong one is refused, never taken as absent.
+    """
+    if isinstance(value, datetime):  # a YAML loader's timestamp
+        return value.astimezone(UTC) if value.tzinfo is not None else None
+    if not isinstance(value, str) or not value:
         return None
     try:
-        return parse_rfc3339(str(value))
+        return parse_rfc3339(value)
     except BadInput:
         return None
 
 
 def created(obj: Obj) -> datetime | None:
-    return _time(meta(obj).get("creationTimestamp"))
+    return when(meta(obj).get("creationTimestamp"))
 
 
 # -- CronJob ---------------------------------------------------------------------------------
 def is_suspended(cronjob: Obj) -> bool:
-    return bool((cronjob.get("spec") or {}).get("suspend") or False)
+    """``spec.suspend`` is true (a string ``"true"`` is not a boolean: not suspended, as in :func:`cronjob_view`)."""
+    spec = cronjob.get("spec")
+    return isinstance(spec, dict) and spec.get("suspend") is True
 
 
 def active_names(cronjob: Obj) -> list[str]:
@@ -87,7 +104,7 @@ def active_names(cronjob: Obj) -> list[str]:
 
 
 def last_schedule_time(cronjob: Obj) -> datetime | None:
-    return _time((cronjob.get("status") or {}).get("lastScheduleTime"))
+    return when((cronjob.get("status") or {}).get("lastScheduleTime"))
 
 
 # -- Job -------------------------------------------------------------------------------------
@@ -144,7 +161,7 @@ def job_failure(job: Obj) -> Failure | None:
         if not isinstance(c, dict) or str(c.get("status")) != "True" or c.get("type") not in ("Failed", "FailureTarget"):
             continue
         f = Failure(reason=_str_or_none(c.get("reason")), message=_str_or_none(c.get("message")),
-                    at=_time(c.get("lastTransitionTime")), final=c.get("type") == "Failed")
+                    at=when(c.get("lastTransitionTime")), final=c.get("type") == "Failed")
         if f.final:
             return f
         target = target or f
@@ -169,26 +186,26 @@ def origin(job: Obj) -> str:
 
 def scheduled_for(job: Obj) -> datetime | None:
     """The slot a scheduled Job stands for (controller annotation), else None."""
-    return _time(annotations(job).get(SCHEDULED_TS))
+    return when(annotations(job).get(SCHEDULED_TS))
 
 
 def occurrence(job: Obj) -> datetime | None:
     """The logical time a cronctl manual run stands for (``--occurrence``), else None."""
-    return _time(annotations(job).get(ANN_OCCURRENCE))
+    return when(annotations(job).get(ANN_OCCURRENCE))
 
 
 def started(job: Obj) -> datetime | None:
-    return _time((job.get("status") or {}).get("startTime"))
+    return when((job.get("status") or {}).get("startTime"))
 
 
 def finished_at(job: Obj) -> datetime | None:
     """completionTime for a Complete Job; the Failed condition's transition time for a failed one."""
     st = job.get("status") or {}
     if st.get("completionTime"):
-        return _time(st["completionTime"])
+        return when(st["completionTime"])
     for c in st.get("conditions") or []:
         if c.get("type") in ("Complete", "Failed") and str(c.get("status")) == "True":
-            return _time(c.get("lastTransitionTime"))
+            return when(c.get("lastTransitionTime"))
     return None
 
 
@@ -204,27 +221,6 @@ def duration(job: Obj, now: datetime) -> timedelta | None:
 def unfinished_children(cronjob: Obj, jobs: list[Obj]) -> list[Obj]:
     """Jobs controlled by this CronJob with no true Complete/Failed condition (seed 004's jq check)."""
     return [j for j in jobs if owned_by(j, cronjob) and not is_finished(j)]
-
-
-def interval(job: Obj, now: datetime) -> tuple[datetime, datetime] | None:
-    """The time the Job was running: startTime (else creation) to its end (else now)."""
-    s = started(job) or created(job)
-    if s is None:
-        return None
-    return s, finished_at(job) or now
-
-
-def overlaps(jobs: list[Obj], now: datetime) -> list[tuple[str, str]]:
-    """Pairs of Job names whose running intervals intersect (ordered by start)."""
-    ivs = sorted(((iv, name_of(j)) for j in jobs if (iv := interval(j, now)) is not None),
-                 key=lambda t: (t[0][0], t[1]))
-    out: list[tuple[str, str]] = []
-    for i, ((s1, e1), n1) in enumerate(ivs):
-        for (s2, _e2), n2 in ivs[i + 1:]:
-            if s2 >= e1:
-                break
-            out.append((n1, n2))
-    return out
 
 
 def pods_by_phase(pods: list[Obj]) -> dict[str, int]:
@@ -411,8 +407,8 @@ def read_pause(cronjob: Obj) -> Pause | None:
     a = annotations(cronjob)
     if ANN_PAUSED_BY not in a:
         return None
-    return Pause(by=a.get(ANN_PAUSED_BY, "") or "unknown", at=_time(a.get(ANN_PAUSED_AT)),
-                 reason=a.get(ANN_PAUSE_REASON, ""), until=_time(a.get(ANN_PAUSED_UNTIL)))
+    return Pause(by=a.get(ANN_PAUSED_BY, "") or "unknown", at=when(a.get(ANN_PAUSED_AT)),
+                 reason=a.get(ANN_PAUSE_REASON, ""), until=when(a.get(ANN_PAUSED_UNTIL)))
 
 
 def clear_pause_annotations() -> dict[str, None]:
@@ -454,7 +450,7 @@ class PastRun:
     def held(self) -> tuple[datetime, datetime] | None:
         """The time the run held the CronJob suspended (when it suspended it; a run that found it
         suspended held nothing new), or None."""
-        s, e = _time(self.suspended_at), _time(self.restored_at)
+        s, e = when(self.suspended_at), when(self.restored_at)
         if s is None or e is None or self.original_suspend or e < s:
             return None
         return s, e
@@ -516,28 +512,105 @@ def clear_record_annotations() -> dict[str, None]:
     return {k: None for k in RunRecord._KEYS.values()}
 
 
+# -- one Job record, one interval and overlap rule ---------------------------------------------
+def slot_of_name(job_name: str, cronjob_name: str) -> datetime | None:
+    """The slot the controller's Job name ``<cronjob>-<minutes since the epoch>`` stands for."""
+    digits = job_name[len(cronjob_name) + 1:] if job_name.startswith(cronjob_name + "-") else ""
+    if digits.isdigit() and 8 <= len(digits) <= 10:
+        return datetime.fromtimestamp(int(digits) * 60, UTC)
+    return None
+
+
+def job_scheduled_for(job: Obj, cronjob_name: str) -> datetime | None:
+    """The time a scheduled Job stands for: the controller's scheduled-timestamp annotation (in the
+    CronJob's zone, with offset), else the controller's name ``<cronjob>-<unix minutes>``
+    (clusters before the annotation existed, docs/SEMANTICS.md §4.6)."""
+    t = scheduled_for(job)
+    if t is not None:
+        return t
+    return slot_of_name(name_of(job), cronjob_name) if origin(job) == "scheduled" else None
+
+
 @dataclass(frozen=True)
-class ChildJob:
-    """One child Job as status/bundle show it."""
+class JobRecord:
+    """One Job of a CronJob as every command sees it (``status``, ``history``, ``bundle``).
+
+    The running interval ``[start, end)`` is the one rule for overlaps (docs/MODEL.md, section 2):
+
+    - ``start`` is ``status.startTime``, else ``metadata.creationTimestamp``, else ``now`` (the API
+      always sets the creation time; only a hand-made dump lacks both);
+    - a Job without a terminal condition is running: its interval reaches through the second of
+      ``now`` (``max(now, start) + 1 s``; API times have one-second precision, so a Job that started
+      in the second of ``now`` does run at ``now``, and two running Jobs always overlap);
+    - a finished Job ends at :func:`finished_at` (completionTime, else the terminal condition's
+      transition time); one that is finished at an unknown time gets no interval (``end == start``):
+      it is not taken as running, and nothing is invented;
+    - two intervals overlap when they share time (half-open: one that ends when the other starts
+      does not), and a zero-length interval overlaps nothing.
+
+    ``duration`` is kubectl's DURATION column (start to finish, or to now while it runs; None
+    without a startTime): what is shown, not what overlaps.
+    """
 
     name: str
-    origin: str
-    scheduled_for: datetime | None
+    uid: str
+    origin: str  # manual | scheduled (:func:`origin`)
+    scheduled_for: datetime | None  # the slot a scheduled Job stands for (:func:`job_scheduled_for`)
+    claims: datetime | None  # the slot a cronctl manual run stands for (--occurrence)
     created: datetime | None
     started: datetime | None
     completed: datetime | None
-    outcome: str | None
-    duration: timedelta | None
-    occurrence: datetime | None = None
-    run_id: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    outcome: str | None  # Complete | Failed | None (running)
+    start: datetime
+    end: datetime
+    running: bool
+    failure_reason: str | None = None  # the reason of its Failed (or FailureTarget) condition
+    run_id: str = ""  # the cronctl run that made it
+    duration: timedelta | None = None
+
+    def overlaps(self, other: "JobRecord") -> bool:
+        """The two running intervals share time (the rule in the class docstring)."""
+        return (self.start < self.end and other.start < other.end
+                and self.start < other.end and other.start < self.end)
 
 
-def child_view(job: Obj, now: datetime) -> ChildJob:
-    return ChildJob(name=name_of(job), origin=origin(job), scheduled_for=scheduled_for(job),
-                    created=created(job), started=started(job), completed=finished_at(job),
-                    outcome=job_outcome(job), duration=duration(job, now),
-                    occurrence=occurrence(job), run_id=annotations(job).get(ANN_RUN_ID, ""))
+def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
+    """``job`` (a child of the CronJob named ``cronjob_name``) as a :class:`JobRecord` at ``now``."""
+    created_at, started_at = created(job), started(job)
+    outcome = job_outcome(job)
+    completed = finished_at(job)
+    start = started_at or created_at or now
+    if outcome is None:
+        end = max(now, start) + timedelta(seconds=1)  # running: through the current second
+    elif completed is not None:
+        end = max(completed, start)
+    else:
+        end = start  # finished at an unknown time: no interval
+    failure = job_failure(job)
+    return JobRecord(
+        name=name_of(job), uid=str(meta(job).get("uid", "")), origin=origin(job),
+        scheduled_for=job_scheduled_for(job, cronjob_name), claims=occurrence(job), created=created_at,
+        started=started_at, completed=completed, outcome=outcome, start=start, end=end,
+        running=outcome is None, failure_reason=failure.reason if failure is not None else None,
+        run_id=annotations(job).get(ANN_RUN_ID, ""), duration=duration(job, now))
+
+
+def overlaps(records: Iterable[JobRecord]) -> list[tuple[str, str, datetime, datetime]]:
+    """Every pair of records whose running intervals overlap (:meth:`JobRecord.overlaps`), as
+    (earlier name, later name, overlap start, overlap end).
+
+    A sweep over the intervals sorted by start (O(n log n + overlaps)), so that 2,000 Jobs stay
+    cheap. Pairs come out ordered by the later interval's start, then by the earlier one's.
+    """
+    items = sorted((r.start, r.end, r.name) for r in records if r.end > r.start)
+    open_: list[tuple[datetime, datetime, str]] = []
+    out: list[tuple[str, str, datetime, datetime]] = []
+    for s, e, n in items:
+        open_ = [o for o in open_ if o[1] > s]
+        for _os, oe, on in open_:
+            out.append((on, n, s, min(oe, e)))
+        open_.append((s, e, n))
+    return out
 
 
 # -- typed fields: the one answer for hand-written files -------------------------------------
@@ -709,3 +782,142 @@ def check_objects(objs: list[Obj], source: str) -> None:
             shown = name if isinstance(name, str) and name else "(no name)"
             who = f"{str(o.get('kind')).lower()} {ns + '/' if isinstance(ns, str) and ns else ''}{shown}"
             raise BadInput(f"{source}: {who}: {e.message}") from None
+
+
+# -- one view of a CronJob: the controller's inputs, read with one set of checks ----------------
+#: what the API server fills in for an unset history limit (batch/v1 defaulting)
+DEFAULT_SUCCESSFUL_HISTORY = 3
+DEFAULT_FAILED_HISTORY = 1
+
+#: the fields :func:`cronjob_view` reads, checked by the same table as files (:data:`SCHEMAS`)
+_VIEW_FIELDS: tuple[tuple[str, str], ...] = (
+    ("metadata", "name"), ("metadata", "namespace"), ("metadata", "uid"), ("metadata", "creationTimestamp"),
+    ("spec", "schedule"), ("spec", "timeZone"), ("spec", "startingDeadlineSeconds"), ("spec", "suspend"),
+    ("spec", "concurrencyPolicy"), ("spec", "successfulJobsHistoryLimit"), ("spec", "failedJobsHistoryLimit"),
+    ("status", "lastScheduleTime"), ("status", "lastSuccessfulTime"), ("status", "active"),
+)
+
+
+@dataclass(frozen=True)
+class HistoryLimits:
+    """``successfulJobsHistoryLimit`` / ``failedJobsHistoryLimit``: how many finished Jobs of each
+    outcome the controller keeps (docs/SEMANTICS.md §4.1). Unset: the API server's defaults, 3 and
+    1 (``*_set`` False). A negative value (the API server refuses one) counts as 0: keep none."""
+
+    successful: int = DEFAULT_SUCCESSFUL_HISTORY
+    failed: int = DEFAULT_FAILED_HISTORY
+    successful_set: bool = False
+    failed_set: bool = False
+
+    def of(self, outcome: str) -> int:
+        """The limit for Jobs that ended ``outcome`` (``Complete`` or ``Failed``)."""
+        return self.successful if outcome == "Complete" else self.failed
+
+    def shown(self, outcome: str) -> str:
+        """``successfulJobsHistoryLimit=5`` or ``failedJobsHistoryLimit=1 (default)``."""
+        key = "successfulJobsHistoryLimit" if outcome == "Complete" else "failedJobsHistoryLimit"
+        given = self.successful_set if outcome == "Complete" else self.failed_set
+        return f"{key}={self.of(outcome)}" + ("" if given else " (default)")
+
+
+@dataclass(frozen=True)
+class CronJobView:
+    """What the CronJob controller reads of a CronJob, read once with one set of checks.
+
+    Every command builds the controller's inputs from this view (explain, status and run-manual's
+    prediction, history, the bundle, the runbooks). A field of the wrong type (``suspend: "false"``,
+    ``startingDeadlineSeconds: "30"``, a timestamp that is not RFC3339) is judged by the same table
+    as a file (:data:`SCHEMAS`, README "Typed fields"): it is never read loosely. The view reads it
+    as unset and ``problem`` names it, in the words of :func:`check_typed`; :meth:`decide` (and
+    :meth:`checked`) refuse such a view with :class:`BadInput`. What a command makes of that:
+    ``explain`` exits 5; ``status``, ``run-manual``'s plan, ``history`` and the bundle show it as
+    the controller's decision (``error``) for that CronJob and go on with the rest; a runbook says
+    it where the controller's next move would be. Objects from a live API server always pass.
+    The table of who does what is in docs/MODEL.md.
+    """
+
+    name: str
+    namespace: str
+    uid: str
+    schedule: str
+    time_zone: str | None
+    created: datetime | None
+    last_schedule: datetime | None
+    last_successful: datetime | None
+    starting_deadline: int | None
+    suspended: bool
+    concurrency_policy: str | None  # as written (None: not set, the controller's Allow)
+    active: tuple[str, ...]  # the Job names in status.active
+    history: HistoryLimits = field(default_factory=HistoryLimits)
+    problem: str | None = None  # the first field of the wrong type, in check_typed's words
+
+    @property
+    def policy(self) -> str:
+        """The concurrency policy the controller applies (``Allow`` when not set)."""
+        return self.concurrency_policy or "Allow"
+
+    def checked(self) -> "CronJobView":
+        """This view; BadInput naming the field when one is of the wrong type."""
+        if self.problem is not None:
+            raise BadInput(self.problem)
+        return self
+
+    def decide(self, now: datetime, *, suspended: bool = False) -> Any:
+        """The controller's decision at one sync at ``now`` (:func:`cronctl.schedule.decide`) from
+        this CronJob's inputs; ``suspended`` is the suspend the sync sees (False: what
+        un-suspending now would do). A CronJob without a creation time is taken as created now.
+        Raises BadInput (a field of the wrong type) and ScheduleError (a negative deadline)."""
+        from cronctl.schedule.controller import decide
+
+        self.checked()
+        return decide(self.schedule, time_zone=self.time_zone, name=self.name, created=self.created or now,
+                      last_schedule=self.last_schedule, starting_deadline=self.starting_deadline, now=now,
+                      suspended=suspended, concurrency_policy=self.concurrency_policy, active=self.active)
+
+
+def cronjob_view(cronjob: Obj) -> CronJobView:
+    """The :class:`CronJobView` of a CronJob dict. Never raises: a field of the wrong type is read
+    as unset and named in ``problem`` (the first one found)."""
+    problems: list[str] = []
+    schema = SCHEMAS["CronJob"]
+    values: dict[tuple[str, str], Any] = {}
+    for part_name in ("metadata", "spec", "status"):
+        part = cronjob.get(part_name)
+        if part is not None and not isinstance(part, dict):
+            problems.append(f"{part_name}: expected a mapping, got {_got(part)}")
+    for part_name, key in _VIEW_FIELDS:
+        part = cronjob.get(part_name)
+        value = part.get(key) if isinstance(part, dict) else None
+        try:
+            _check_value(value, schema[part_name][key], f"{part_name}.{key}")
+        except BadInput as e:
+            problems.append(e.message)
+            value = None
+        values[(part_name, key)] = value
+    if values[("spec", "schedule")] is None and not problems:
+        problems.append("spec.schedule is missing")
+
+    def text(part: str, key: str) -> str | None:
+        v = values[(part, key)]
+        return v if isinstance(v, str) else None
+
+    def limit(key: str, default: int) -> tuple[int, bool]:
+        v = values[("spec", key)]
+        return (max(v, 0), True) if isinstance(v, int) else (default, False)
+
+    ok, ok_set = limit("successfulJobsHistoryLimit", DEFAULT_SUCCESSFUL_HISTORY)
+    failed, failed_set = limit("failedJobsHistoryLimit", DEFAULT_FAILED_HISTORY)
+    deadline = values[("spec", "startingDeadlineSeconds")]
+    active = values[("status", "active")] or []
+    return CronJobView(
+        name=text("metadata", "name") or "", namespace=text("metadata", "namespace") or "",
+        uid=text("metadata", "uid") or "", schedule=text("spec", "schedule") or "",
+        time_zone=text("spec", "timeZone"), created=when(values[("metadata", "creationTimestamp")]),
+        last_schedule=when(values[("status", "lastScheduleTime")]),
+        last_successful=when(values[("status", "lastSuccessfulTime")]),
+        starting_deadline=deadline if isinstance(deadline, int) else None,
+        suspended=values[("spec", "suspend")] is True,
+        concurrency_policy=text("spec", "concurrencyPolicy"),
+        active=tuple(str(a["name"]) for a in active if isinstance(a, dict) and a.get("name")),
+        history=HistoryLimits(successful=ok, failed=failed, successful_set=ok_set, failed_set=failed_set),
+        problem=problems[0] if problems else None)

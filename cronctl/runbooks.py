@@ -140,26 +140,25 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     from zoneinfo import ZoneInfo
 
     from cronctl import model
-    from cronctl.errors import ScheduleError
+    from cronctl.errors import CronctlError, ScheduleError
     from cronctl.lint.rules import dst_hits, zone_transitions
     from cronctl.schedule import parse
-    from cronctl.schedule.controller import decide
-    from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
+    from cronctl.timeutil import rfc3339_local, rfc3339_z
 
-    meta = cj.get("metadata") or {}
+    view = model.cronjob_view(cj)
     spec = cj.get("spec") or {}
     status = cj.get("status") or {}
-    name = str(meta.get("name", ""))
-    ns = str(meta.get("namespace", "default"))
-    expr = str(spec.get("schedule", ""))
-    tz = spec.get("timeZone")
+    name = view.name
+    ns = view.namespace or "default"
+    expr = view.schedule
+    tz = view.time_zone
     pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
     sa = pod.get("serviceAccountName") or pod.get("serviceAccount")
     has_sa = isinstance(sa, str) and sa != "default"
     ctx: dict[str, Any] = {
         "ns": ns, "name": name, "ns_arg": _q(ns), "name_arg": _q(name), "schedule": expr,
-        "time_zone": tz or "", "suspend": "true" if spec.get("suspend") else "false",
-        "active": [str(a.get("name")) for a in status.get("active") or [] if isinstance(a, dict)],
+        "time_zone": tz or "", "suspend": "true" if view.suspended else "false",
+        "active": list(view.active),
         "last_schedule": status.get("lastScheduleTime") or "never",
         "last_successful": status.get("lastSuccessfulTime") or "never",
         "concurrency": spec.get("concurrencyPolicy") or "Allow (not set)",
@@ -198,13 +197,12 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
          "times": ", ".join(s.strftime("%H:%M") for s in h.slots)}
         for h in dst_hits(sched, now)
     ]
-    created = model.created(cj) or now
-    last = status.get("lastScheduleTime")
-    sds = spec.get("startingDeadlineSeconds")
-    d = decide(expr, time_zone=tz, name=name, created=created,
-               last_schedule=parse_rfc3339(last) if last else None,
-               starting_deadline=sds if isinstance(sds, int) else None, now=now, suspended=False,
-               concurrency_policy=spec.get("concurrencyPolicy"), active=model.active_names(cj))
+    try:
+        d = view.decide(now)
+    except CronctlError as e:  # a field of the wrong type, a negative deadline: as status says it
+        ctx["unsuspend"] = {"decision": f"error: {e.message}", "would_start": None, "job_name": None,
+                            "missed": 0, "never_made_up": 0, "many": False}
+        return ctx
     ctx["unsuspend"] = {
         "decision": d.decision,
         "would_start": rfc3339_z(d.most_recent) if d.most_recent else None,

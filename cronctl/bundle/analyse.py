@@ -4,6 +4,11 @@ No I/O, no clock (``now`` is a parameter), no kubernetes import. Input: the Cron
 namespace's Jobs, Pods and Events as the API serves them (already redacted); output: JSON-ready
 dicts (times as RFC3339 UTC strings) that go into ``bundle.json`` as they are.
 
+:func:`analyse_cronjob` runs in steps over one :class:`_Analysis` (the context each step reads and
+adds to): the children (Jobs and their pods), the schedule (the engine's controller model), the
+events (matched by :mod:`cronctl.events`), the overlaps (:func:`cronctl.model.overlaps`), the
+suspended periods and the occurrences.
+
 Verdict per expected occurrence: the slot verdicts of :mod:`cronctl.history` (``cronctl history``;
 README "cronctl history"), one judgement for both commands. A manual Job that ran beside a
 scheduled one is named in ``manual_overlap`` and in ``overlaps`` (seed 004: Forbid only looks at
@@ -12,28 +17,23 @@ scheduled one is named in ``manual_overlap`` and in ``overlaps`` (seed 004: Forb
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 from cronctl import model
+from cronctl.events import GoneJob, events_for, gone_jobs
 from cronctl.history import (
     VERDICTS as HISTORY_VERDICTS,
     LOST,
     Options as HistoryOptions,
-    slot_history,
-    GoneJob,
-    JobRecord as _Job,
-    events_for,
-    gone_jobs,
-    job_record as _job,
     last_success_source,
+    slot_history,
     suspend_set_at,
 )
-from cronctl.timeutil import parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 VERDICTS = HISTORY_VERDICTS
 
@@ -50,18 +50,6 @@ class Options:
     due_limit: int = 200
 
 
-# --- small readers of API dicts -------------------------------------------------------------
-
-
-def _ts(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return parse_rfc3339(value)
-    except Exception:  # a malformed timestamp in a dump is treated as absent, not fatal
-        return None
-
-
 def _z(dt: datetime | None) -> str | None:
     return rfc3339_z(dt) if dt is not None else None
 
@@ -76,153 +64,199 @@ def controller_owner_uid(obj: Obj, kind: str) -> str | None:
     return str(refs[0].get("uid")) if refs else None
 
 
-# --- job records and intervals --------------------------------------------------------------
+@dataclass
+class _Analysis:
+    """What the steps of :func:`analyse_cronjob` share: the inputs, and what each step found."""
 
-
-def find_overlaps(intervals: Iterable[tuple[str, datetime, datetime]]) -> list[tuple[str, str, datetime, datetime]]:
-    """Every pair of intervals ``[start, end)`` that share time, as (a, b, overlap start, overlap end).
-
-    A sweep over the intervals sorted by start (O(n log n + overlaps)), so that 2,000 Jobs stay
-    cheap. Pairs come out ordered by the later interval's start, then by the earlier one's.
-    Zero-length intervals overlap nothing.
-    """
-    items = sorted((s, e, n) for n, s, e in intervals if e > s)
-    open_: list[tuple[datetime, datetime, str]] = []
-    out: list[tuple[str, str, datetime, datetime]] = []
-    for s, e, n in items:
-        open_ = [o for o in open_ if o[1] > s]
-        for os_, oe, on in open_:
-            out.append((on, n, s, min(oe, e)))
-        open_.append((s, e, n))
-    return out
-
-
-# --- events ---------------------------------------------------------------------------------
-
-
-# --- suspend ---------------------------------------------------------------------------------
-
-
-# --- the analysis of one CronJob --------------------------------------------------------------
+    cronjob: Obj
+    view: model.CronJobView
+    opts: Options
+    now: datetime
+    created: datetime  # creationTimestamp, else now
+    # the children step
+    child_dicts: list[Obj] = field(default_factory=list)
+    recs: list[model.JobRecord] = field(default_factory=list)
+    pods_by_job: dict[str, list[Obj]] = field(default_factory=dict)
+    # the schedule step
+    sched: Any = None
+    decision: Any = None
+    unsuspend: Any = None  # what un-suspending now would do (a suspended CronJob only)
+    # the events step
+    events: list[Obj] = field(default_factory=list)
+    gone: dict[str, GoneJob] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list[Obj], opts: Options) -> Obj:
     """The full analysis of one CronJob against the namespace's Jobs/Pods/Events at ``opts.now``.
 
     ``jobs``, ``pods`` and ``events`` may hold other objects of the namespace: ownership (uid) and
-    involvedObject decide what belongs to this CronJob.
+    involvedObject decide what belongs to this CronJob. The controller's inputs come from
+    :func:`cronctl.model.cronjob_view`: a field of the wrong type is the schedule's ``error`` (the
+    controller model says nothing), and the rest of the evidence is analysed as usual.
     """
-    from cronctl.errors import CronctlError
-
     now = opts.now.astimezone(UTC)
-    meta = model.meta(cronjob)
-    name = str(meta.get("name", ""))
-    uid = str(meta.get("uid", ""))
-    spec = cronjob.get("spec") or {}
-    status = cronjob.get("status") or {}
-    created = _ts(meta.get("creationTimestamp")) or now
-    last_schedule = _ts(status.get("lastScheduleTime"))
-    last_success = _ts(status.get("lastSuccessfulTime"))
-    expr = str(spec.get("schedule", ""))
-    tz = spec.get("timeZone")
-    policy = str(spec.get("concurrencyPolicy") or "Allow")
-    suspended = bool(spec.get("suspend"))
-    deadline = spec.get("startingDeadlineSeconds")
-    hist_ok = spec.get("successfulJobsHistoryLimit", 3)
-    hist_failed = spec.get("failedJobsHistoryLimit", 1)
-    notes: list[str] = []
+    view = model.cronjob_view(cronjob)
+    a = _Analysis(cronjob=cronjob, view=view, opts=opts, now=now, created=view.created or now)
+    _children(a, jobs, pods)
+    schedule_out = _schedule(a)
+    last_ok_from = _events(a, events)
+    overlaps = _overlaps(a)
+    suspended_periods = _suspended_periods(a)
+    occ_out, window_out = _occurrences(a, jobs, events, suspended_periods)
 
-    # -- children ---------------------------------------------------------------------------
-    child_dicts = [j for j in jobs if model.owned_by(j, cronjob)]
-    recs = sorted((_job(j, name, now) for j in child_dicts),
-                  key=lambda r: (r.created or now, r.name))
-    pods_by_job: dict[str, list[Obj]] = {}
-    job_uids = {r.uid for r in recs}
+    verdict_counts = {v: 0 for v in VERDICTS}
+    for o in occ_out:
+        verdict_counts[o["verdict"]] += 1
+    if view.policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
+        a.notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
+                       ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
+    occurrence_of = {jn: o["expected"] for o in occ_out for jn in o["jobs"]}
+    active_refs = list(view.active)
+    unfinished = [r.name for r in a.recs if r.running]
+    basis = a.unsuspend if a.unsuspend is not None else a.decision
+    return {
+        "name": view.name,
+        "namespace": view.namespace,
+        "uid": view.uid,
+        "created": _z(a.created),
+        "spec": {
+            "schedule": view.schedule, "time_zone": view.time_zone, "concurrency_policy": view.policy,
+            "suspend": view.suspended, "starting_deadline_seconds": view.starting_deadline,
+            "successful_jobs_history_limit": view.history.successful,
+            "failed_jobs_history_limit": view.history.failed,
+        },
+        "checkpoint": {"last_schedule_time": _z(view.last_schedule), "last_successful_time": _z(view.last_successful),
+                       "last_successful_from": last_ok_from},
+        "schedule": schedule_out,
+        "active": {
+            "from_status": active_refs,
+            "unfinished_children": unfinished,
+            "not_in_status": [n for n in unfinished if n not in active_refs],
+            "stale_in_status": [n for n in active_refs if n not in unfinished],
+        },
+        "jobs": _jobs_out(a, occurrence_of),
+        "removed_jobs": [_gone_view(g, occurrence_of) for g in sorted(a.gone.values(), key=_gone_order)],
+        "window": window_out,
+        "occurrences": occ_out,
+        "verdict_counts": verdict_counts,
+        "overlaps": overlaps,
+        "never_made_up": [] if basis is None else [_z(t) for t in basis.never_made_up],
+        "lost_history": [o["expected"] for o in occ_out if o["verdict"] == "lost"],
+        "suspended_periods": suspended_periods,
+        "events": a.events,
+        "event_counts": _event_counts(a.events),
+        "notes": a.notes,
+    }
+
+
+# --- the steps ----------------------------------------------------------------------------------
+
+
+def _children(a: _Analysis, jobs: list[Obj], pods: list[Obj]) -> None:
+    """The CronJob's Jobs (as :class:`cronctl.model.JobRecord`, oldest first) and their pods."""
+    a.child_dicts = [j for j in jobs if model.owned_by(j, a.cronjob)]
+    a.recs = sorted((model.job_record(j, a.view.name, a.now) for j in a.child_dicts),
+                    key=lambda r: (r.created or a.now, r.name))
+    job_uids = {r.uid for r in a.recs}
     for p in pods:
         owner = controller_owner_uid(p, "Job")
         if owner in job_uids:
-            pods_by_job.setdefault(str(owner), []).append(p)
-    active_refs = [str(r.get("name")) for r in status.get("active") or [] if isinstance(r, dict)]
-    unfinished = [r.name for r in recs if r.running]
+            a.pods_by_job.setdefault(str(owner), []).append(p)
 
-    # -- schedule analysis from the engine ----------------------------------------------------
-    schedule_out: Obj
-    sched = None
-    decision = None
-    unsuspend = None
+
+def _schedule(a: _Analysis) -> Obj:
+    """The schedule from the engine: what the controller decides now (and, suspended, what
+    un-suspending now would start), the times due since its checkpoint, the next runs."""
+    from cronctl.errors import CronctlError
+    from cronctl.schedule.parse import parse
+
+    v, now = a.view, a.now
     zone = "UTC"
     try:
-        from cronctl.schedule.controller import decide
-        from cronctl.schedule.parse import parse
-
-        sched = parse(expr, tz)
-        zone = sched.zone
-        ctl = dict(time_zone=tz, name=name, created=created, last_schedule=last_schedule,
-                   starting_deadline=deadline, now=now, concurrency_policy=policy, active=active_refs)
-        decision = decide(expr, suspended=suspended, **ctl)  # type: ignore[arg-type]
-        if suspended:
+        v.checked()
+        a.sched = parse(v.schedule, v.time_zone)
+        zone = a.sched.zone
+        a.decision = v.decide(now, suspended=v.suspended)
+        if v.suspended:
             # controller: a suspended CronJob computes nothing (docs/SEMANTICS.md §4.1 step 6); what
             # matters for the incident is what unsuspending now would start and what it never will
-            unsuspend = decide(expr, suspended=False, **ctl)  # type: ignore[arg-type]
+            a.unsuspend = v.decide(now, suspended=False)
     except CronctlError as exc:
         schedule_error: str | None = exc.message
     else:
         schedule_error = None
-    base = last_schedule or created
+    base = v.last_schedule or a.created
     due: list[datetime] = []
     due_truncated = False
     next_runs: list[datetime] = []
-    if sched is not None:
-        got = [t for t in sched.runs(base, opts.due_limit + 1) if t <= now]
-        due_truncated = len(got) > opts.due_limit
-        due = got[: opts.due_limit]
-        next_runs = sched.runs(now, opts.next_runs)
-    schedule_out = {
-        "expression": expr,
-        "time_zone": tz,
+    if a.sched is not None:
+        got = [t for t in a.sched.runs(base, a.opts.due_limit + 1) if t <= now]
+        due_truncated = len(got) > a.opts.due_limit
+        due = got[: a.opts.due_limit]
+        next_runs = a.sched.runs(now, a.opts.next_runs)
+    return {
+        "expression": v.schedule,
+        "time_zone": v.time_zone,
         "zone": zone,
-        "zone_from_prefix": bool(sched.zone_from_prefix) if sched is not None else False,
+        "zone_from_prefix": bool(a.sched.zone_from_prefix) if a.sched is not None else False,
         "error": schedule_error,
         "base": _z(base),
-        "base_source": "status.lastScheduleTime" if last_schedule else "metadata.creationTimestamp",
+        "base_source": "status.lastScheduleTime" if v.last_schedule else "metadata.creationTimestamp",
         "now": _z(now),
         "due": [_z(t) for t in due],
         "due_truncated": due_truncated,
         "next_runs": [_z(t) for t in next_runs],
         "next_runs_local": [_local(t, zone) for t in next_runs],
-        "decision": _decision_out(decision),
-        "if_unsuspended": _decision_out(unsuspend),
+        "decision": _decision_out(a.decision),
+        "if_unsuspended": _decision_out(a.unsuspend),
     }
 
-    # -- events -------------------------------------------------------------------------------
-    pod_uids = {str(model.meta(p).get("uid", "")) for ps in pods_by_job.values() for p in ps}
-    pod_names = {str(model.meta(p).get("name", "")) for ps in pods_by_job.values() for p in ps}
-    evs = events_for(events, cronjob, job_uids, pod_uids, {r.name for r in recs}, pod_names)
-    event_counts: dict[str, int] = {}
-    for ev in evs:
-        event_counts[ev["reason"]] = event_counts.get(ev["reason"], 0) + int(ev["count"])
-    gone = gone_jobs(evs, cronjob, {r.name for r in recs}, recs)
-    last_ok_from = last_success_source(cronjob, child_dicts, recs, gone)
+
+def _events(a: _Analysis, events: list[Obj]) -> Obj | None:
+    """The events of the CronJob, its Jobs and their pods; the Jobs they name that are gone; which
+    Job set lastSuccessfulTime (returned)."""
+    pods = [p for ps in a.pods_by_job.values() for p in ps]
+    pod_uids = {str(model.meta(p).get("uid", "")) for p in pods}
+    pod_names = {str(model.meta(p).get("name", "")) for p in pods}
+    names = {r.name for r in a.recs}
+    a.events = events_for(events, a.cronjob, {r.uid for r in a.recs}, pod_uids, names, pod_names)
+    a.gone = gone_jobs(a.events, a.cronjob, names, a.recs)
+    last_ok_from = last_success_source(a.cronjob, a.child_dicts, a.recs, a.gone)
     if last_ok_from is not None and last_ok_from["note"]:
-        notes.append(last_ok_from["note"])
+        a.notes.append(last_ok_from["note"])
+    return last_ok_from
 
-    # -- overlaps -----------------------------------------------------------------------------
-    by_name = {r.name: r for r in recs}
-    overlaps: list[Obj] = []
-    for a, b, s, e in find_overlaps((r.name, r.start, r.end) for r in recs):
-        ra, rb = by_name[a], by_name[b]
-        overlaps.append({
-            "a": a, "b": b, "a_origin": ra.origin, "b_origin": rb.origin,
+
+def _event_counts(evs: list[Obj]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for ev in evs:
+        counts[ev["reason"]] = counts.get(ev["reason"], 0) + int(ev["count"])
+    return dict(sorted(counts.items()))
+
+
+def _overlaps(a: _Analysis) -> list[Obj]:
+    """Every pair of the CronJob's Jobs that ran at the same time (one rule: :class:`cronctl.model.JobRecord`)."""
+    by_name = {r.name: r for r in a.recs}
+    out: list[Obj] = []
+    for x, y, s, e in model.overlaps(a.recs):
+        rx, ry = by_name[x], by_name[y]
+        out.append({
+            "a": x, "b": y, "a_origin": rx.origin, "b_origin": ry.origin,
             "start": _z(s), "end": _z(e), "seconds": int((e - s).total_seconds()),
-            "ongoing": ra.running and rb.running,
+            "ongoing": rx.running and ry.running,
         })
+    return out
 
-    # -- suspended periods --------------------------------------------------------------------
-    suspended_periods: list[Obj] = []
-    if suspended:
-        at, manager = suspend_set_at(cronjob)
-        record = model.read_record(cronjob)
-        rec_start = _ts(record.started) if record is not None else None
+
+def _suspended_periods(a: _Analysis) -> list[Obj]:
+    """The known suspended periods: the current one (who and since when, as far as the record or
+    managedFields say), and each finished cronctl run that held the CronJob suspended."""
+    periods: list[Obj] = []
+    if a.view.suspended:
+        at, manager = suspend_set_at(a.cronjob)
+        record = model.read_record(a.cronjob)
+        rec_start = model.when(record.started) if record is not None else None
         if record is not None and rec_start is not None:
             # cronctl run-manual suspended it and says who, when and why (the record is the lock)
             at = rec_start
@@ -233,106 +267,69 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             source = f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
         else:
             source = "spec.suspend is true; when it was set is not recorded"
-        suspended_periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
+        periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
     # the finished cronctl runs that held it suspended (kept on the CronJob in cronctl.dev/runs after
     # their records, Jobs and events are gone)
-    for pr in model.read_runs(cronjob):
+    for pr in model.read_runs(a.cronjob):
         held = pr.held
         if held is not None:
-            suspended_periods.append({"start": _z(held[0]), "end": _z(held[1]), "inferred": False, "lost": 0,
-                                      "source": f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"})
+            periods.append({"start": _z(held[0]), "end": _z(held[1]), "inferred": False, "lost": 0,
+                            "source": f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"})
+    return periods
 
-    # -- occurrences --------------------------------------------------------------------------
-    occ_out: list[Obj] = []
-    window_out: Obj = {"start": None, "end": _z(now), "truncated": False}
-    if sched is not None:
-        times, wstart, truncated = _occurrence_times(sched, created, now, recs, opts)
-        window_out = {"start": _z(wstart), "end": _z(now), "truncated": truncated}
-        if truncated:
-            notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
-        expected = set(times)
-        stray = [r.name for r in recs if r.origin == "scheduled" and r.scheduled_for is not None
-                 and r.scheduled_for >= wstart and r.scheduled_for not in expected]
-        if stray:
-            notes.append("scheduled Jobs at times the current schedule does not produce (schedule or zone "
-                         "changed?): " + ", ".join(stray))
-        # one judgement of every slot, the same as `cronctl history` (cronctl.history)
-        hist = slot_history(cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=opts.late_after,
-                                                                  max_slots=opts.max_occurrences))
-        occ_out = [_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now)]
-        # link lost runs to the late catch-up that followed them (unsuspend / controller back)
-        for per in suspended_periods:  # the lost slots inside each known, finished period
-            if per["end"] is not None and per["start"] is not None:
-                per["lost"] = sum(1 for o in occ_out if o["verdict"] in LOST
-                                  and per["start"] <= o["expected"] <= per["end"])
-        _infer_gaps(occ_out, suspended_periods, suspended)
 
-    verdict_counts = {v: 0 for v in VERDICTS}
-    for o in occ_out:
-        verdict_counts[o["verdict"]] += 1
-    if policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
-        notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
-                     ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
+def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list[Obj]) -> tuple[list[Obj], Obj]:
+    """Every scheduled time in the window with its verdict (the judgement of ``cronctl history``),
+    and the window; counts the lost slots of each known period and adds the inferred ones."""
+    now = a.now
+    if a.sched is None:
+        return [], {"start": None, "end": _z(now), "truncated": False}
+    times, wstart, truncated = _occurrence_times(a.sched, a.created, now, a.recs, a.opts)
+    window_out = {"start": _z(wstart), "end": _z(now), "truncated": truncated}
+    if truncated:
+        a.notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
+    expected = set(times)
+    stray = [r.name for r in a.recs if r.origin == "scheduled" and r.scheduled_for is not None
+             and r.scheduled_for >= wstart and r.scheduled_for not in expected]
+    if stray:
+        a.notes.append("scheduled Jobs at times the current schedule does not produce (schedule or zone "
+                       "changed?): " + ", ".join(stray))
+    # one judgement of every slot, the same as `cronctl history` (cronctl.history)
+    hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
+                                                                 max_slots=a.opts.max_occurrences))
+    occ_out = [_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now)]
+    # link lost runs to the late catch-up that followed them (unsuspend / controller back)
+    for per in periods:  # the lost slots inside each known, finished period
+        if per["end"] is not None and per["start"] is not None:
+            per["lost"] = sum(1 for o in occ_out if o["verdict"] in LOST
+                              and per["start"] <= o["expected"] <= per["end"])
+    _infer_gaps(occ_out, periods, a.view.suspended)
+    return occ_out, window_out
 
-    jobs_out = []
-    occurrence_of: dict[str, str] = {}
-    for o in occ_out:
-        for jn in o["jobs"]:
-            occurrence_of[jn] = o["expected"]
-    by_uid = {model.meta(j).get("uid"): j for j in child_dicts}
-    for r in recs:
-        jobs_out.append({
+
+def _jobs_out(a: _Analysis, occurrence_of: dict[str, str]) -> list[Obj]:
+    """Each child Job with its times, outcome, failure, the occurrence it stands for and its pods."""
+    active_refs = a.view.active
+    by_uid = {model.meta(j).get("uid"): j for j in a.child_dicts}
+    out = []
+    for r in a.recs:
+        out.append({
             "name": r.name, "uid": r.uid, "origin": r.origin,
             "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
             "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
             "outcome": r.outcome, "running": r.running,
-            "duration_seconds": (int(((r.completed if not r.running and r.completed else now) - r.start)
+            "duration_seconds": (int(((r.completed if not r.running and r.completed else a.now) - r.start)
                                      .total_seconds()) if (r.started or r.created) else None),
             "in_status_active": r.name in active_refs,
             "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
                               if r.created and r.scheduled_for else None),
             "occurrence": occurrence_of.get(r.name),
             "failure": _failure_view(by_uid.get(r.uid) or {}),
-            "pods": [_pod_view(p) for p in sorted(pods_by_job.get(r.uid, []),
+            "pods": [_pod_view(p) for p in sorted(a.pods_by_job.get(r.uid, []),
                                                    key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
                                                                   str(model.meta(p).get("name", ""))))],
         })
-
-    basis = unsuspend if unsuspend is not None else decision
-    never = [] if basis is None else [_z(t) for t in basis.never_made_up]
-    lost_times = [o["expected"] for o in occ_out if o["verdict"] == "lost"]
-    return {
-        "name": name,
-        "namespace": str(meta.get("namespace", "")),
-        "uid": uid,
-        "created": _z(created),
-        "spec": {
-            "schedule": expr, "time_zone": tz, "concurrency_policy": policy, "suspend": suspended,
-            "starting_deadline_seconds": deadline,
-            "successful_jobs_history_limit": hist_ok, "failed_jobs_history_limit": hist_failed,
-        },
-        "checkpoint": {"last_schedule_time": _z(last_schedule), "last_successful_time": _z(last_success),
-                       "last_successful_from": last_ok_from},
-        "schedule": schedule_out,
-        "active": {
-            "from_status": active_refs,
-            "unfinished_children": unfinished,
-            "not_in_status": [n for n in unfinished if n not in active_refs],
-            "stale_in_status": [n for n in active_refs if n not in unfinished],
-        },
-        "jobs": jobs_out,
-        "removed_jobs": [_gone_view(g, occurrence_of) for g in sorted(gone.values(), key=_gone_order)],
-        "window": window_out,
-        "occurrences": occ_out,
-        "verdict_counts": verdict_counts,
-        "overlaps": overlaps,
-        "never_made_up": never,
-        "lost_history": lost_times,
-        "suspended_periods": suspended_periods,
-        "events": evs,
-        "event_counts": dict(sorted(event_counts.items())),
-        "notes": notes,
-    }
+    return out
 
 
 def _local(t: datetime, zone: str) -> str:
@@ -367,7 +364,7 @@ def _decision_out(d: Any) -> Obj | None:
     }
 
 
-def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[_Job],
+def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[model.JobRecord],
                       opts: Options) -> tuple[list[datetime], datetime, bool]:
     """The scheduled times to judge: (window start, now], the window reaching back to the oldest
     kept Job (not before the CronJob's creation), at most ``max_occurrences`` of the latest."""
@@ -446,7 +443,7 @@ def _gone_order(g: GoneJob) -> tuple[str, str]:
 
 
 def _gone_view(g: GoneJob, occurrence_of: dict[str, str]) -> Obj:
-    """A Job the events name that no longer exists (:func:`cronctl.history.gone_jobs`)."""
+    """A Job the events name that no longer exists (:func:`cronctl.events.gone_jobs`)."""
     return {
         "name": g.name, "origin": g.origin, "scheduled_for": _z(g.slot), "occurrence": occurrence_of.get(g.name),
         "created": _z(g.created), "finished": _z(g.finished), "outcome": g.outcome,
@@ -497,7 +494,7 @@ def _pod_view(p: Obj) -> Obj:
         "reason": _text(st.get("reason")),
         "message": _text(st.get("message")),
         "node": (p.get("spec") or {}).get("nodeName"),
-        "created": _z(_ts(model.meta(p).get("creationTimestamp"))),
-        "started": _z(_ts(st.get("startTime"))),
+        "created": _z(model.when(model.meta(p).get("creationTimestamp"))),
+        "started": _z(model.when(st.get("startTime"))),
         "containers": containers,
     }

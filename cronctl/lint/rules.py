@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
+from cronctl.model import DEFAULT_FAILED_HISTORY, DEFAULT_SUCCESSFUL_HISTORY
 from cronctl.schedule.dst import Transition, transitions
-from cronctl.timeutil import human_duration
+from cronctl.timeutil import UTC, human_duration
 
 Obj = dict[str, Any]
-UTC = timezone.utc
 
 SEVERITIES = ("error", "warning", "info")  # most severe first
 
@@ -34,9 +34,8 @@ ANN_SIDE_EFFECTS = "cronctl.dev/side-effects"
 ANN_INTERRUPTIBLE = "cronctl.dev/interruptible"
 ANN_LINT_IGNORE = "cronctl.dev/lint-ignore"
 
-# Defaults the API server fills in when a field is unset (batch/v1 defaulting).
-DEFAULT_SUCCESSFUL_HISTORY = 3
-DEFAULT_FAILED_HISTORY = 1
+# Defaults the API server fills in when a field is unset (batch/v1 defaulting); the history limits
+# are read in one place (cronctl.model.HistoryLimits).
 DEFAULT_BACKOFF_LIMIT = 6
 EVENT_TTL = timedelta(hours=1)  # kube-apiserver --event-ttl default
 DST_HORIZON = timedelta(days=731)  # "within the next two years"

@@ -7,15 +7,14 @@ import os
 import time
 import weakref
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from cronctl import safefile
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError
-
-UTC = timezone.utc
+from cronctl.timeutil import UTC
 
 
 class Clock(Protocol):

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from cronctl import model
 from cronctl.errors import CronctlError
@@ -24,7 +23,7 @@ class Prediction:
     now: datetime
     suspended: bool
     decision: str                      # "create" | "no-unmet" | "forbid-active" | "already-processed"
-    #                                    | "suspended" | "error" | "unknown"
+    #                                    | "suspended" | "error"
     catch_up_for: datetime | None      # the one missed time it starts right away
     job_name: str | None
     missed: int = 0                    # runs missed in the window the controller looks at
@@ -70,38 +69,37 @@ def _zone_time(t: datetime, zone: str | None) -> str:
 
 def schedule_words(cronjob: model.Obj) -> str:
     """The schedule in words if the describer can, else the raw expression."""
-    spec = cronjob.get("spec") or {}
-    expr = str(spec.get("schedule", ""))
-    tz = spec.get("timeZone")
-    try:
-        from cronctl.schedule import parse
-        from cronctl.schedule.describe import describe
+    from cronctl.schedule import parse
+    from cronctl.schedule.describe import describe
 
-        return f"{describe(parse(expr, tz), tz)} ({expr})"
-    except (ImportError, CronctlError, TypeError, AttributeError):
-        return expr
+    v = model.cronjob_view(cronjob)
+    try:
+        return f"{describe(parse(v.schedule, v.time_zone), v.time_zone)} ({v.schedule})"
+    except CronctlError:
+        return v.schedule
 
 
 def never_fires(cronjob: model.Obj) -> str | None:
     """Why the CronJob's schedule can never fire (``0 0 31 2 *``), or None (it fires, or cannot be read)."""
-    spec = cronjob.get("spec") or {}
-    try:
-        from cronctl.schedule import parse
-        from cronctl.schedule.describe import never_fires_reason
+    from cronctl.schedule import parse
+    from cronctl.schedule.describe import never_fires_reason
 
-        sched = parse(str(spec.get("schedule", "")), spec.get("timeZone"))
-    except (ImportError, CronctlError):
+    v = model.cronjob_view(cronjob)
+    try:
+        sched = parse(v.schedule, v.time_zone)
+    except CronctlError:
         return None
     return None if sched.every is not None else never_fires_reason(sched)
 
 
 def next_runs(cronjob: model.Obj, now: datetime, count: int = 3) -> list[datetime]:
-    spec = cronjob.get("spec") or {}
-    try:
-        from cronctl.schedule import parse
+    """The next ``count`` runs after ``now``; none when the schedule does not parse."""
+    from cronctl.schedule import parse
 
-        return list(parse(str(spec.get("schedule", "")), spec.get("timeZone")).runs(now, count))
-    except (ImportError, CronctlError):
+    v = model.cronjob_view(cronjob)
+    try:
+        return list(parse(v.schedule, v.time_zone).runs(now, count))
+    except CronctlError:
         return []
 
 
@@ -117,27 +115,16 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     ``jobs`` (the namespace's Jobs) and ``server_version`` let it say what happens when a Job
     named for the slot already exists, which depends on the version (:mod:`cronctl.versions`).
     """
-    spec = cronjob.get("spec") or {}
-    tz = spec.get("timeZone")
+    view = model.cronjob_view(cronjob)
+    tz = view.time_zone
     runs = tuple(next_runs(cronjob, now))
     if suspended:
         return Prediction(now=now, suspended=True, decision="suspended", catch_up_for=None, job_name=None,
                           next_runs=runs,
                           text="it stays suspended (it was suspended before the run): the controller starts nothing")
+    deadline = view.starting_deadline
     try:
-        from cronctl.schedule import decide as _decide
-    except ImportError:
-        return Prediction(now=now, suspended=False, decision="unknown", catch_up_for=None, job_name=None,
-                          next_runs=runs, error="schedule engine not available",
-                          text="cannot predict the controller's next move (schedule engine not available)")
-    decide = cast(Callable[..., Any], _decide)
-    created = model.created(cronjob) or now
-    deadline = spec.get("startingDeadlineSeconds")
-    try:
-        d = decide(str(spec.get("schedule", "")), time_zone=tz, name=model.name_of(cronjob), created=created,
-                   last_schedule=model.last_schedule_time(cronjob),
-                   starting_deadline=int(deadline) if deadline is not None else None, now=now, suspended=False,
-                   concurrency_policy=spec.get("concurrencyPolicy"), active=model.active_names(cronjob))
+        d = view.decide(now)  # a field of the wrong type or a negative deadline: BadInput/ScheduleError
     except CronctlError as e:
         return Prediction(now=now, suspended=False, decision="error", catch_up_for=None, job_name=None,
                           next_runs=runs, error=e.message, text=f"the controller cannot schedule it: {e.message}")
@@ -154,7 +141,7 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
         text = (f"a catch-up Job for {_zone_time(d.most_recent, tz)} will start right away"
                 if unsuspending else f"a Job for {_zone_time(d.most_recent, tz)} is due now")
         text += f" ({d.job_name})"
-        if (d.job_name and d.job_name not in model.active_names(cronjob)
+        if (d.job_name and d.job_name not in view.active
                 and any(model.name_of(j) == d.job_name for j in jobs or [])):
             beh = behaviour_for(server_version)
             adopts = beh.adopts_slot_job
@@ -188,11 +175,6 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
                       never_times=tuple(d.never_made_up))
 
 
-def _limit(spec: model.Obj, key: str, default: int) -> int:
-    v = spec.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
-
-
 def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[str, Any]]:
     """When the CronJob's history limits (or the Job's TTL) will delete the manual Job: the
     controller owns it and counts it with the scheduled Jobs, so the fixed name that stops a second
@@ -200,8 +182,8 @@ def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[
     ``successfulJobsHistoryLimit`` (default 3) / ``failedJobsHistoryLimit`` (default 1) are deleted,
     oldest by start time, and the manual Job is the newest. Returns the plan's words and a dict."""
     spec = cronjob.get("spec") or {}
-    ok = _limit(spec, "successfulJobsHistoryLimit", 3)
-    failed = _limit(spec, "failedJobsHistoryLimit", 1)
+    limits = model.cronjob_view(cronjob).history
+    ok, failed = limits.successful, limits.failed
     ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
     runs = next_runs(cronjob, now, max(ok, failed, 1))
     info: dict[str, Any] = {"successful_jobs_history_limit": ok, "failed_jobs_history_limit": failed,

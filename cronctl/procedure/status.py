@@ -10,7 +10,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
-from cronctl.timeutil import human_duration, parse_rfc3339, rfc3339_z
+from cronctl.timeutil import human_duration, rfc3339_z
 
 
 def _t(d: datetime | None) -> str | None:
@@ -40,11 +40,8 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
         if never is not None:  # not "normally": nothing will ever start
             return f"not suspended, but {never}: the controller never starts a Job for it"
         return "not suspended and no manual run in progress: the controller schedules it normally"
-    age = ""
-    try:
-        age = f" ({human_duration(now - parse_rfc3339(rec.started))} ago)"
-    except Exception:  # a garbled timestamp must not stop status from explaining the rest
-        pass
+    began = model.when(rec.started)  # a garbled timestamp must not stop status from explaining the rest
+    age = f" ({human_duration(now - began)} ago)" if began is not None else ""
     head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
             f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
             + f"; suspend was {str(rec.original_suspend).lower()} before it")
@@ -93,11 +90,11 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
     pred_restore = (predict(cj, now, suspended=rec.original_suspend, jobs=jobs, server_version=version)
                     if rec else None)
     rows = []
-    for j in children:
-        v = model.child_view(j, now)
+    records = [model.job_record(j, name, now) for j in children]
+    for v in records:
         rows.append({
             "name": v.name, "origin": v.origin, "scheduled_for": _t(v.scheduled_for),
-            "occurrence": _t(v.occurrence), "created": _t(v.created), "started": _t(v.started),
+            "occurrence": _t(v.claims), "created": _t(v.created), "started": _t(v.started),
             "completed": _t(v.completed), "outcome": v.outcome or "Running",
             "duration": human_duration(v.duration) if v.duration is not None else None,
             "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
@@ -118,7 +115,7 @@ def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]
         "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
         "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
-        "overlaps": [list(p) for p in model.overlaps(children, now)],
+        "overlaps": [[a, b] for a, b, _s, _e in model.overlaps(records)],
         "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],
         "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
         "controller_next": pred_now.as_dict(),

@@ -24,12 +24,12 @@ plain digits (no sign); empty list items are refused; a missing timezone means U
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from cronctl.errors import ScheduleError
+from cronctl.timeutil import UTC
 
-UTC = timezone.utc
 HORIZON_MINUTES = 366 * 24 * 60
 DEFAULT_MISSED_LIMIT = 100
 _MINUTE = timedelta(minutes=1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.parse import (
@@ -27,13 +27,13 @@ from cronctl.schedule.parse import (
     parse_standard,
 )
 from cronctl.schedule.walk import civil_from_days, get_zone
+from cronctl.timeutil import UTC
 
 _MAX_UNIX = 253402300799 - 86400 * 366  # keep instants inside datetime's range (year 9998)
 
 __all__ = ["Decision", "decide", "job_name", "most_recent_schedule_time",
            "scheduled_timestamp_annotation", "MISSED_LIST_LIMIT", "NEXT_SCHEDULE_DELTA_US"]
 
-UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 US = 1_000_000
 NEXT_SCHEDULE_DELTA_US = 100_000  # nextScheduleDelta = 100 ms

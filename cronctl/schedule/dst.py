@@ -18,13 +18,13 @@ offset and bisecting to the second.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Sequence
 from zoneinfo import ZoneInfo
 
 from cronctl.schedule.describe import Fields
+from cronctl.timeutil import UTC
 
-UTC = timezone.utc
 # The longest gap/fold handled minute by minute (Pacific/Apia skipped a whole day in 2011).
 _MAX_SPAN = timedelta(hours=49)
 _FIRST = datetime(1, 1, 3, tzinfo=UTC)

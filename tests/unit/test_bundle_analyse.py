@@ -12,8 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cronctl.bundle.analyse import Options, analyse_cronjob, find_overlaps
-from cronctl.history import event_view, events_for
+from cronctl import model
+from cronctl.bundle.analyse import Options, analyse_cronjob
+from cronctl.events import event_view, events_for
 from cronctl.bundle.dump import load_dump
 
 UTC = timezone.utc
@@ -262,6 +263,15 @@ def test_a_running_manual_job_shows_as_unfinished_and_not_in_status_active() -> 
 
 # --- overlaps and events, alone -----------------------------------------------------------------
 
+def _rec(name: str, start: datetime, end: datetime) -> model.JobRecord:
+    return model.JobRecord(name=name, uid=name, origin="scheduled", scheduled_for=None, claims=None, created=start,
+                           started=start, completed=end, outcome="Complete", start=start, end=end, running=False)
+
+
+def find_overlaps(ivs: list[tuple[str, datetime, datetime]]) -> list[tuple[str, str, datetime, datetime]]:
+    return model.overlaps(_rec(n, s, e) for n, s, e in ivs)
+
+
 def test_intervals_that_only_touch_do_not_overlap_and_nested_ones_do() -> None:
     got = find_overlaps([("a", T(10, 0), T(10, 10)), ("b", T(10, 10), T(10, 20)),
                          ("c", T(10, 2), T(10, 4)), ("d", T(10, 15), T(10, 15))])
@@ -479,6 +489,8 @@ def test_the_overlap_sweep_finds_exactly_the_pairs_a_brute_force_check_finds(spa
         for b, s2, e2 in ivs[i + 1:]:
             if max(s1, s2) < min(e1, e2):
                 want[frozenset((a, b))] = (max(s1, s2), min(e1, e2))
+            # the pairwise rule of a record says the same as the sweep
+            assert _rec(a, s1, e1).overlaps(_rec(b, s2, e2)) == (frozenset((a, b)) in want)
     assert got == want
 
 

@@ -150,11 +150,13 @@ def test_unfinished_children_are_owned_jobs_without_a_terminal_condition() -> No
 
 def test_overlapping_intervals_are_paired_and_touching_ones_are_not() -> None:
     now = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
-    jobs = [job("manual", start="2026-01-01T00:00:00Z", completion="2026-01-01T00:26:00Z"),
-            job("s1", start="2026-01-01T00:10:00Z", completion="2026-01-01T00:11:00Z"),
-            job("s2", start="2026-01-01T00:26:00Z", completion="2026-01-01T00:27:00Z"),
+    done = [{"type": "Complete", "status": "True"}]
+    jobs = [job("manual", start="2026-01-01T00:00:00Z", completion="2026-01-01T00:26:00Z", conditions=done),
+            job("s1", start="2026-01-01T00:10:00Z", completion="2026-01-01T00:11:00Z", conditions=done),
+            job("s2", start="2026-01-01T00:26:00Z", completion="2026-01-01T00:27:00Z", conditions=done),
             job("running", start="2026-01-01T00:50:00Z")]
-    assert model.overlaps(jobs, now) == [("manual", "s1")]
+    got = model.overlaps(model.job_record(j, "mp-orders-sync", now) for j in jobs)
+    assert [(a, b) for a, b, _s, _e in got] == [("manual", "s1")]
     assert model.duration(jobs[0], now) == timedelta(minutes=26)
     assert model.duration(jobs[3], now) == timedelta(minutes=10)
 

@@ -1,0 +1,218 @@
+"""One view of a CronJob and its Jobs (issue 13, item 1): every command reads the controller's inputs,
+the Job records, their intervals, timestamps and history limits in one place, so the commands agree.
+
+Each test here was a disagreement between commands before that place existed.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from cronctl import model
+from cronctl.bundle.analyse import Options as BundleOptions, analyse_cronjob
+from cronctl.errors import BadInput
+from cronctl.explain import explain_object
+from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
+from cronctl.procedure.predict import history_limit_removal, predict
+from cronctl.runbooks import runbook_context
+
+UTC = timezone.utc
+NOW = datetime(2026, 12, 2, 11, 35, tzinfo=UTC)
+DEADLINE_WORDS = "spec.startingDeadlineSeconds: expected an integer, got a string ('30')"
+
+
+def cronjob(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "cj", "namespace": "ns", "uid": "u1", "creationTimestamp": "2026-12-01T00:00:00Z"},
+        "spec": {"schedule": "*/10 * * * *", "jobTemplate": {"spec": {}}, **spec},
+        "status": {"lastScheduleTime": "2026-12-02T11:00:00Z"},
+    }
+
+
+def job(name: str, *, start: str | None = None, outcome: str | None = None, completion: str | None = None,
+        created: str | None = None) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    if start:
+        status["startTime"] = start
+    if outcome:
+        status["conditions"] = [{"type": outcome, "status": "True"}]
+    if completion:
+        status["completionTime"] = completion
+    return {"metadata": {"name": name, "uid": name, "creationTimestamp": created or start,
+                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": "u1", "controller": True}]},
+            "status": status}
+
+
+# --- a field of the wrong type: one decision, every command ------------------------------------------
+
+def test_the_view_reads_a_wrong_type_as_unset_and_names_it_as_a_file_check_would() -> None:
+    cj = cronjob(startingDeadlineSeconds="30")
+    v = model.cronjob_view(cj)
+    assert v.starting_deadline is None and v.problem == DEADLINE_WORDS
+    with pytest.raises(BadInput) as e:
+        model.check_typed(cj)
+    assert e.value.message == v.problem
+    with pytest.raises(BadInput, match="startingDeadlineSeconds"):
+        v.decide(NOW)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ({"suspend": "false"}, "spec.suspend: expected a boolean, got a string ('false')"),
+    ({"timeZone": 3}, "spec.timeZone: expected a string, got an integer (3)"),
+    ({"successfulJobsHistoryLimit": "5"}, "spec.successfulJobsHistoryLimit: expected an integer, got a string ('5')"),
+    ({"concurrencyPolicy": ["Forbid"]}, "spec.concurrencyPolicy: expected a string, got a list"),
+])
+def test_every_controller_input_of_the_wrong_type_is_named(spec: dict[str, Any], words: str) -> None:
+    v = model.cronjob_view(cronjob(**spec))
+    assert v.problem == words
+    assert v.suspended is False  # a string "false" is never "suspended"
+
+
+def test_a_cronjob_as_the_api_serves_it_has_no_problem() -> None:
+    v = model.cronjob_view(cronjob(startingDeadlineSeconds=30, suspend=True, concurrencyPolicy="Forbid"))
+    assert (v.problem, v.starting_deadline, v.suspended, v.policy) == (None, 30, True, "Forbid")
+    assert v.created == datetime(2026, 12, 1, tzinfo=UTC) and v.last_schedule == datetime(2026, 12, 2, 11, tzinfo=UTC)
+
+
+def test_explain_refuses_a_string_deadline_naming_the_field() -> None:
+    # before: explain exited 5 with its own words, the bundle crashed, status and the runbook guessed
+    with pytest.raises(BadInput, match=r"cronjob ns/cj: spec\.startingDeadlineSeconds: expected an integer"):
+        explain_object(cronjob(startingDeadlineSeconds="30"), after=None, now=NOW)
+
+
+def test_status_says_the_controller_decision_is_an_error_not_no_unmet() -> None:
+    p = predict(cronjob(startingDeadlineSeconds="30"), NOW, suspended=False)
+    assert p.decision == "error" and p.error == DEADLINE_WORDS
+
+
+def test_the_runbook_says_the_same_error_instead_of_create() -> None:
+    ctx = runbook_context(cronjob(startingDeadlineSeconds="30"), NOW)
+    assert ctx["unsuspend"]["decision"] == f"error: {DEADLINE_WORDS}"
+    assert ctx["unsuspend"]["would_start"] is None
+
+
+def test_the_bundle_names_the_field_instead_of_crashing_with_a_type_error() -> None:
+    out = analyse_cronjob(cronjob(startingDeadlineSeconds="30"), [job("cj-29936880", start="2026-12-02T11:00:00Z")],
+                          [], [], BundleOptions(now=NOW))
+    assert out["schedule"]["error"] == DEADLINE_WORDS
+    assert out["schedule"]["decision"] is None and out["occurrences"] == []
+    assert [j["name"] for j in out["jobs"]] == ["cj-29936880"]  # the rest of the evidence is still there
+
+
+def test_history_names_the_field_for_that_cronjob() -> None:
+    out = slot_history(cronjob(startingDeadlineSeconds="30"), [], [], HistoryOptions(now=NOW))
+    assert out["error"] == DEADLINE_WORDS and out["slots"] == []
+
+
+def test_a_valid_deadline_gives_every_command_the_same_decision() -> None:
+    cj = cronjob(startingDeadlineSeconds=30)
+    want = model.cronjob_view(cj).decide(NOW)
+    assert predict(cj, NOW, suspended=False).decision == want.decision
+    assert runbook_context(cj, NOW)["unsuspend"]["decision"] == want.decision
+    assert analyse_cronjob(cj, [], [], [], BundleOptions(now=NOW))["schedule"]["decision"]["decision"] == want.decision
+    assert explain_object(cj, after=None, now=NOW)["controller"]["decision"] == want.decision
+
+
+# --- one interval and overlap rule -------------------------------------------------------------------
+
+def _status_pairs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(a, b) for a, b, _s, _e in model.overlaps(model.job_record(j, "cj", NOW) for j in jobs)]
+
+
+def _bundle_pairs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(o["a"], o["b"]) for o in analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))["overlaps"]]
+
+
+def test_a_job_that_started_at_now_overlaps_the_other_running_job_in_status_and_bundle() -> None:
+    # before: status gave it the interval [now, now) and no overlap; the bundle one through the current second
+    jobs = [job("a", start="2026-12-02T11:00:00Z"), job("b", start="2026-12-02T11:35:00Z")]
+    assert _status_pairs(jobs) == _bundle_pairs(jobs) == [("a", "b")]
+    r = model.job_record(jobs[1], "cj", NOW)
+    assert (r.start, r.end, r.running) == (NOW, NOW + timedelta(seconds=1), True)
+
+
+def test_a_failed_job_without_end_times_overlaps_nothing_in_status_and_bundle() -> None:
+    # before: status ran it until now (overlapping the later Job); the bundle gave it no interval
+    jobs = [job("failed", start="2026-12-02T11:00:00Z", outcome="Failed"), job("later", start="2026-12-02T11:10:00Z")]
+    assert _status_pairs(jobs) == _bundle_pairs(jobs) == []
+    r = model.job_record(jobs[0], "cj", NOW)
+    assert r.start == r.end and not r.running
+
+
+def test_a_job_that_ended_when_the_next_began_does_not_overlap_it() -> None:
+    jobs = [job("a", start="2026-12-02T11:00:00Z", outcome="Complete", completion="2026-12-02T11:10:00Z"),
+            job("b", start="2026-12-02T11:10:00Z", outcome="Complete", completion="2026-12-02T11:12:00Z")]
+    assert _status_pairs(jobs) == _bundle_pairs(jobs) == []
+
+
+def test_history_and_the_bundle_pair_a_manual_job_with_the_scheduled_one_by_the_same_rule() -> None:
+    # before: history's own test paired a Job without an interval (a Failed one without end times) with the
+    # scheduled Job it fell inside; the bundle's sweep did not
+    manual = job("by-hand", start="2026-12-02T11:05:00Z", outcome="Failed")
+    manual["metadata"]["annotations"] = {model.INSTANTIATE: "manual"}
+    sched = job("cj-29936880", start="2026-12-02T11:00:00Z")
+    sched["metadata"]["annotations"] = {model.SCHEDULED_TS: "2026-12-02T11:00:00Z"}
+    h = slot_history(cronjob(), [manual, sched], [], HistoryOptions(now=NOW))
+    row = next(r for r in h["slots"] if r["slot"] == "2026-12-02T11:00:00Z")
+    assert row["manual_beside"] == [] and _bundle_pairs([manual, sched]) == []
+
+
+# --- one lenient timestamp reader --------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [None, "", "yesterday", 5, "2026-12-02T11:00:00", ["2026-12-02T11:00:00Z"]])
+def test_a_garbled_timestamp_in_the_evidence_counts_as_absent(value: Any) -> None:
+    assert model.when(value) is None
+
+
+def test_a_timestamp_with_any_offset_is_read_in_utc() -> None:
+    assert model.when("2026-12-02T12:00:00+01:00") == datetime(2026, 12, 2, 11, tzinfo=UTC)
+
+
+def test_a_garbled_job_time_is_absent_for_status_and_bundle_alike() -> None:
+    j = job("a", start="not a time", created="2026-12-02T11:00:00Z")
+    r = model.job_record(j, "cj", NOW)
+    assert r.started is None and r.start == datetime(2026, 12, 2, 11, tzinfo=UTC)
+    out = analyse_cronjob(cronjob(), [j], [], [], BundleOptions(now=NOW))
+    assert out["jobs"][0]["started"] is None and out["jobs"][0]["created"] == "2026-12-02T11:00:00Z"
+
+
+# --- one reader of the history limits ----------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, ok, failed", [
+    ({}, 3, 1), ({"successfulJobsHistoryLimit": 0, "failedJobsHistoryLimit": 5}, 0, 5),
+    ({"successfulJobsHistoryLimit": -2}, 0, 1), ({"successfulJobsHistoryLimit": None}, 3, 1),
+])
+def test_the_history_limits_are_read_once_with_their_defaults(spec: dict[str, Any], ok: int, failed: int) -> None:
+    cj = cronjob(**spec)
+    limits = model.cronjob_view(cj).history
+    assert (limits.successful, limits.failed) == (ok, failed)
+    _text, info = history_limit_removal(cj, NOW)  # run-manual's plan
+    assert (info["successful_jobs_history_limit"], info["failed_jobs_history_limit"]) == (ok, failed)
+    bundle = analyse_cronjob(cj, [], [], [], BundleOptions(now=NOW))["spec"]
+    assert (bundle["successful_jobs_history_limit"], bundle["failed_jobs_history_limit"]) == (ok, failed)
+
+
+def test_a_negative_limit_keeps_nothing_for_the_plan_and_for_history_alike() -> None:
+    # before: run-manual's plan took a negative limit as the default, history as 0
+    cj = cronjob(failedJobsHistoryLimit=-1)
+    _text, info = history_limit_removal(cj, NOW)
+    assert info["failed_jobs_history_limit"] == 0
+    assert history_horizon([], model.cronjob_view(cj).history, {}, NOW) == NOW
+
+
+def test_a_limit_is_shown_with_default_when_it_is_not_set() -> None:
+    limits = model.cronjob_view(cronjob(successfulJobsHistoryLimit=5)).history
+    assert limits.shown("Complete") == "successfulJobsHistoryLimit=5"
+    assert limits.shown("Failed") == "failedJobsHistoryLimit=1 (default)"
+
+
+def test_the_view_does_not_change_the_object() -> None:
+    cj = cronjob(startingDeadlineSeconds="30")
+    before = copy.deepcopy(cj)
+    model.cronjob_view(cj)
+    assert cj == before
