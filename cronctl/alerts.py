@@ -200,28 +200,28 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
     from cronctl.schedule.describe import describe
     from cronctl.textsafe import visible
 
-    md = model.meta(cj)
-    ns, name = str(md.get("namespace") or "default"), str(md.get("name") or "")
+    view = model.cronjob_view(cj)  # the controller's inputs, with the one set of checks
+    ns, name = view.namespace or "default", view.name
     ref = f"{ns}/{name}"
     # the names go into PromQL selectors and into annotation templates: only Kubernetes-shaped ones
     if not (len(name) <= 253 and len(ns) <= 63 and names.has_shape(name, subdomain=True)
             and names.has_shape(ns, subdomain=False)):
         return None, None, Skipped(visible(ref), "not a Kubernetes name; no rules written for it")
-    spec = cj.get("spec") or {}
-    expr, tz = spec.get("schedule"), spec.get("timeZone")
-    if not isinstance(expr, str):
+    if view.problem is not None:
+        return None, None, Skipped(ref, view.problem)
+    expr, tz = view.schedule, view.time_zone
+    if not expr:
         return None, None, Skipped(ref, "spec.schedule is missing")
     try:
-        sched = parse(expr, tz if isinstance(tz, str) else None)
+        sched = parse(expr, tz)
     except ScheduleError as e:
         return None, None, Skipped(ref, f"schedule does not parse: {e.message}")
     gaps = schedule_gaps(sched, now, opts.horizon_days)
     if gaps is None:
         return None, None, Skipped(ref, f"the schedule fires fewer than twice in {opts.horizon_days} days; "
                                         "no window can be computed")
-    sds = spec.get("startingDeadlineSeconds")
-    start_delay = sds if isinstance(sds, int) and not isinstance(sds, bool) and sds > 0 else 0
-    job_spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
+    start_delay = max(view.starting_deadline or 0, 0)
+    job_spec = (((cj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {})
     ads = job_spec.get("activeDeadlineSeconds")
     if opts.expected_duration is not None:
         run, run_from = opts.expected_duration, "--expected-duration"
@@ -229,7 +229,7 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
         run, run_from = ads, "activeDeadlineSeconds"
     else:
         run, run_from = 0, "unknown: set --expected-duration"
-    words = describe(sched, tz if isinstance(tz, str) else None)
+    words = describe(sched, tz)
     zone = sched.zone
     longest, shortest = gaps.longest, gaps.shortest
     grace_success = start_delay + run + opts.margin

@@ -202,3 +202,10 @@ def test_a_file_without_a_usable_cronjob_is_bad_input(tmp_path: Path) -> None:
     f.write_text(yaml.safe_dump(_cj("never", "0 0 30 2 *")))
     r = _cli("-f", str(f))
     assert r.returncode == 5 and "no alert rules written" in r.stderr and "shop/never" in r.stderr
+
+
+def test_a_field_of_the_wrong_type_is_named_not_read_loosely() -> None:
+    # the same check every command applies to a CronJob's controller inputs (model.cronjob_view)
+    rs = al.build([_cj("orders", "*/10 * * * *", startingDeadlineSeconds="30")], datetime(2026, 12, 3, tzinfo=UTC),
+                  al.AlertOptions())
+    assert rs.groups == [] and "spec.startingDeadlineSeconds" in rs.skipped[0].reason
