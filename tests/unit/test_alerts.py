@@ -209,3 +209,17 @@ def test_a_field_of_the_wrong_type_is_named_not_read_loosely() -> None:
     rs = al.build([_cj("orders", "*/10 * * * *", startingDeadlineSeconds="30")], datetime(2026, 12, 3, tzinfo=UTC),
                   al.AlertOptions())
     assert rs.groups == [] and "spec.startingDeadlineSeconds" in rs.skipped[0].reason
+
+
+def test_a_kubectl_dump_gives_rules_for_its_cronjobs_only(tmp_path: Path) -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "orders-29000000", "namespace": "shop"}}
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "shop"}, "reason": "x"}
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        _cj("orders", "0 9 * * 1-5", "Europe/Berlin"), job, event, _cj("sweep", "*/10 * * * *")]}))
+    r = _cli("-f", str(dump), "--format", "rules", "-o", "json", "--windows")
+    assert r.returncode == 0, r.stderr
+    assert [w["cronjob"] for w in json.loads(r.stdout)] == ["shop/orders", "shop/sweep"]
+    r = _cli("-f", str(dump), "orders", "--format", "rules", "-o", "json")
+    assert r.returncode == 0 and [g["name"] for g in json.loads(r.stdout)["groups"]] == ["cronctl.shop.orders",
+                                                                                         "cronctl.rules"]
