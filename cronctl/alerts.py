@@ -53,7 +53,8 @@ class Gaps:
     """The gaps between consecutive slots in [since, until].
 
     ``base`` is the window every rule starts from: the shortest gap length such that at most
-    ``MAX_EXCEPTIONS`` gaps are longer. Each longer gap is an *exception*, written into the rule
+    ``MAX_EXCEPTIONS`` gaps are longer, raised by at most an hour at a time while that delays
+    fewer slots than it saves terms (a weekly job's one short spring week). Each longer gap is an *exception*, written into the rule
     with its own time span, so a weekday job's Friday-to-Monday gap (or a monthly job's 31-day
     month, or a DST night's 25-hour day) widens the window only while that gap is in progress.
     """
@@ -126,6 +127,13 @@ def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps
         if above > MAX_EXCEPTIONS:
             break
         base = lengths[lengths.index(length) - 1]
+    # a DST-sized step up (at most an hour) that saves more terms than it delays slots: a weekly
+    # job's one 167-hour spring week is then an hour late, instead of 55 ordinary weeks as terms
+    i = lengths.index(base)
+    while i + 1 < len(lengths) and lengths[i + 1] - base <= 3600 and \
+            sum(counts[x] for x in lengths[:i + 1]) < counts[lengths[i + 1]]:
+        i += 1
+        base = lengths[i]
     exceptions = tuple(sorted((g for length in lengths if length > base for g in by_length[length]),
                               key=lambda g: g.start))
     longest = by_length[lengths[-1]][0]
