@@ -12,18 +12,14 @@ from typing import Any
 
 import pytest
 
+from cluster_support import bare_job_template, cronjob_body
 from cronctl.cli import main
 from cronctl.errors import ExitCode
 
 
 def _cronjob(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
-        "spec": {"schedule": "30 2 * * *", "timeZone": "America/New_York", "suspend": True,
-                 "startingDeadlineSeconds": 300,
-                 "jobTemplate": {"spec": {"template": {"spec": {
-                     "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}},
-    }
+    return cronjob_body(name, schedule="30 2 * * *", tz="America/New_York", suspend=True, deadline=300,
+                        policy=None, history=None, job_template=bare_job_template())
 
 
 def test_a_live_cronjob_is_explained_from_the_api_server(capsys: pytest.CaptureFixture[str], kubeconfig: str,
