@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cronctl import __version__
+from harness import cronctl as run_cronctl
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -116,7 +117,7 @@ spec:
 def cronctl(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
     env.update(env_extra or {})
-    return subprocess.run([str(VENV_BIN / "cronctl"), *args], capture_output=True, text=True, env=env, timeout=120)
+    return run_cronctl(args, script=True, env=env, timeout=120)
 
 
 DATA_COMMANDS = [
