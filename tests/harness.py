@@ -115,12 +115,13 @@ def cronctl_argv(args: Sequence[str], kubeconfig: str | os.PathLike[str] | None 
 def cronctl_env(run_dir: str | os.PathLike[str] | None = None, *, terminal: bool = False,
                 **extra: str) -> dict[str, str]:
     """This process's environment for cronctl: no test hooks or debug switch leak in; without a
-    terminal also ``NO_COLOR=1`` and ``CI=true`` (no prompts, plain progress lines); ``run_dir``
+    terminal also ``NO_COLOR=1`` and ``CI=true`` (no prompts, plain progress lines), on a terminal none
+    of ``NO_COLOR``, ``FORCE_COLOR``, ``CI``; ``run_dir``
     becomes ``$CRONCTL_RUN_DIR``; `extra` last."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRONCTL_TEST_KILL") and k != "CRONCTL_DEBUG"}
     if terminal:
-        env.pop("NO_COLOR", None)
-        env.pop("CI", None)
+        for k in ("NO_COLOR", "FORCE_COLOR", "CI"):
+            env.pop(k, None)
     else:
         env["NO_COLOR"] = "1"
         env["CI"] = "true"
@@ -146,11 +147,11 @@ def start_cronctl(args: Sequence[str], kubeconfig: str | os.PathLike[str] | None
 
     ``run_dir`` is created, becomes ``$CRONCTL_RUN_DIR`` and the working directory (unless ``cwd``);
     ``env`` defaults to ``cronctl_env(run_dir)``; SIGINT is at its default so a test can Ctrl-C it.
-    ``python_code`` runs ``python -c CODE`` instead (a test that drives cronctl's own modules).
+    ``python_code`` runs ``python -c CODE ARGS`` instead (a test that drives cronctl's own modules).
     """
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-c", python_code] if python_code is not None else \
+    argv = [sys.executable, "-c", python_code, *args] if python_code is not None else \
         cronctl_argv(args, kubeconfig, script=script)
     return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, text=text,
                             env=env if env is not None else cronctl_env(run_dir),
@@ -160,13 +161,13 @@ def start_cronctl(args: Sequence[str], kubeconfig: str | os.PathLike[str] | None
 
 def cronctl(args: Sequence[str], kubeconfig: str | os.PathLike[str] | None = None, *,
             run_dir: Path | None = None, cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
-            input: str | None = None, script: bool = False, env: dict[str, str] | None = None,
-            **extra_env: str) -> subprocess.CompletedProcess[str]:
+            input: str | None = None, script: bool = False, python_code: str | None = None,
+            env: dict[str, str] | None = None, **extra_env: str) -> subprocess.CompletedProcess[str]:
     """Run cronctl to the end (stdin is not a terminal): exit code, stdout, stderr. ``extra_env`` is
     added to ``cronctl_env(run_dir)``; ``env`` replaces it."""
     if env is None:
         env = cronctl_env(run_dir, **extra_env)
-    p = start_cronctl(args, kubeconfig, run_dir=run_dir, cwd=cwd, env=env, script=script,
+    p = start_cronctl(args, kubeconfig, run_dir=run_dir, cwd=cwd, env=env, script=script, python_code=python_code,
                       stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
     try:
         out, err = p.communicate(input, timeout=timeout)
