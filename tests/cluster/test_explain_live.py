@@ -17,14 +17,11 @@ from cronctl.cli import main
 from cronctl.errors import ExitCode
 
 
-def _cronjob(name: str) -> dict[str, Any]:
-    return cronjob_body(name, schedule="30 2 * * *", tz="America/New_York", suspend=True, deadline=300,
-                        policy=None, history=None, job_template=bare_job_template())
-
-
 def test_a_live_cronjob_is_explained_from_the_api_server(capsys: pytest.CaptureFixture[str], kubeconfig: str,
                                                          namespace: str, k8s: Any) -> None:
-    k8s.batch.create_namespaced_cron_job(namespace, _cronjob("nightly"))
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body(
+        "nightly", schedule="30 2 * * *", tz="America/New_York", suspend=True, deadline=300, policy=None, history=None,
+        job_template=bare_job_template()))
     created = k8s.batch.read_namespaced_cron_job("nightly", namespace).metadata.creation_timestamp
     rc = main(["explain", "cronjob/nightly", "-n", namespace, "--kubeconfig", kubeconfig,
                "--from", "2026-03-07T00:00:00Z", "--count", "2", "-o", "json"])
