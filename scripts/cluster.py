@@ -35,6 +35,17 @@ State lives in ``$CRONCTL_CLUSTER_DIR`` (default ``/tmp/cronctl-cluster``): ``pk
 ``run/`` (pid files, ports), ``kubeconfig``. etcd's data sits on ``/dev/shm`` when available
 (etcd 3.4 fsyncs every write; tmpfs makes that free, and the data is throw-away anyway).
 
+As a library (the tests' harness imports this file; ``scripts/cluster`` runs the same functions)::
+
+    info = cluster.up(version=None, state=None)   # -> ClusterInfo(state_dir, version, kubeconfig,
+                                                  #                kubectl, server, logs)
+    cluster.info(state) / cluster.down(state) / cluster.stop|start|restart(component, state)
+    cluster.compact(state) -> revision / cluster.logs(component, lines, state) -> text
+    cluster.install(version) -> bin dir / cluster.kubectl(version) -> path
+
+``state`` defaults to ``$CRONCTL_CLUSTER_DIR`` (read at each call), ``version`` to
+``$CRONCTL_K8S_VERSION``. Errors are ``ClusterError``; progress lines go to stderr.
+
 Only the standard library is used, so this runs with any python3 >= 3.9.
 """
 
@@ -56,18 +67,14 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORTED_VERSIONS = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
 DEFAULT_VERSION = SUPPORTED_VERSIONS[-1]
 K8S_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s"
-# set by set_version() from --version, $CRONCTL_K8S_VERSION (or the older $K8S_VERSION), or what runs
-K8S_VERSION = DEFAULT_VERSION
-BIN = K8S_CACHE / f"v{K8S_VERSION}" / "bin"
-STATE = Path(os.environ.get("CRONCTL_CLUSTER_DIR") or "/tmp/cronctl-cluster")
-PKI, LOGS, RUN = STATE / "pki", STATE / "logs", STATE / "run"
-KUBECONFIG = STATE / "kubeconfig"
+DEFAULT_STATE = Path("/tmp/cronctl-cluster")
 NODE_NAME = "cronctl-sim"
 SERVICE_CIDR = "10.96.0.0/16"
 # order matters: started in this order, stopped in reverse
@@ -79,25 +86,6 @@ class ClusterError(Exception):
     """A step of install/up failed; the message says which and where to look."""
 
 
-def set_version(v: str) -> None:
-    global K8S_VERSION, BIN
-    v = v.lstrip("v")
-    if v not in SUPPORTED_VERSIONS:
-        raise ClusterError(f"Kubernetes version {v} is not supported; use one of {', '.join(SUPPORTED_VERSIONS)}")
-    K8S_VERSION, BIN = v, K8S_CACHE / f"v{v}" / "bin"
-
-
-def requested_version() -> str | None:
-    return os.environ.get("CRONCTL_K8S_VERSION") or os.environ.get("K8S_VERSION") or None
-
-
-def running_version() -> str | None:
-    try:
-        return (RUN / "version").read_text().strip() or None
-    except OSError:
-        return None
-
-
 def log(msg: str) -> None:
     print(f"cluster: {msg}", file=sys.stderr, flush=True)
 
@@ -105,19 +93,6 @@ def log(msg: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # locking, pids, ports
 # ---------------------------------------------------------------------------------------------
-
-class Lock:
-    """An exclusive flock on STATE/lock: `up`/`down` from parallel pytest workers serialize."""
-
-    def __enter__(self) -> "Lock":
-        STATE.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(STATE / "lock", os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
 
 
 def _proc_start_time(pid: int) -> str | None:
@@ -127,23 +102,6 @@ def _proc_start_time(pid: int) -> str | None:
         return None
     # field 22 (starttime); the command name (field 2) may contain spaces, so split after ')'
     return stat.rsplit(")", 1)[1].split()[19]
-
-
-def running_pid(name: str) -> int | None:
-    """The pid of component `name` if the process we started is still alive, else None."""
-    try:
-        pid_s, start = (RUN / f"{name}.pid").read_text().split()
-        pid = int(pid_s)
-    except (OSError, ValueError):
-        return None
-    if _proc_start_time(pid) != start:
-        return None  # gone, or the pid was reused by another process
-    try:
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-            return None
-    except OSError:
-        return None
-    return pid
 
 
 def free_port() -> int:
@@ -162,67 +120,12 @@ def port_free(port: int) -> bool:
     return True
 
 
-def load_ports() -> dict[str, int]:
-    try:
-        return {k: int(v) for k, v in json.loads((RUN / "ports.json").read_text()).items()}
-    except (OSError, ValueError):
-        return {}
-
-
-def pick_ports() -> dict[str, int]:
-    """Reuse last run's ports when free (stable URLs for a human), otherwise take free ones."""
-    names = ("etcd_client", "etcd_peer", "apiserver", "kcm", "kubelet")
-    old = load_ports()
-    ports: dict[str, int] = {}
-    for n in names:
-        p = old.get(n)
-        if not p or not port_free(p) or p in ports.values():
-            p = free_port()
-            while p in ports.values():
-                p = free_port()
-        ports[n] = p
-    RUN.mkdir(parents=True, exist_ok=True)
-    (RUN / "ports.json").write_text(json.dumps(ports, indent=1))
-    return ports
-
-
-# ---------------------------------------------------------------------------------------------
-# install
-# ---------------------------------------------------------------------------------------------
-
 def etcd_binary() -> str | None:
     for cand in (os.environ.get("ETCD"), shutil.which("etcd"), "/usr/bin/etcd"):
         if cand and os.access(cand, os.X_OK):
             return cand
     return None
 
-
-def install() -> None:
-    if etcd_binary() is None:
-        log("etcd not found: installing Debian package etcd-server")
-        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-        if not shutil.which("apt-get"):
-            raise ClusterError("etcd is not installed and apt-get is not available; install etcd 3.4+ and put it on PATH (or set ETCD=/path/to/etcd)")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "etcd-server"]):
-            r = subprocess.run(sudo + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if r.returncode != 0:
-                raise ClusterError(f"{' '.join(sudo + cmd)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}")
-        if etcd_binary() is None:
-            raise ClusterError("etcd-server installed but no etcd binary on PATH")
-    missing = [b for b in ("kube-apiserver", "kube-controller-manager", "kubectl") if not os.access(BIN / b, os.X_OK)]
-    if missing:
-        log(f"building Kubernetes v{K8S_VERSION} ({', '.join(missing)} missing; cold build takes ~5-10 min)")
-        t0 = time.monotonic()
-        b = subprocess.run([str(ROOT / "scripts" / "build-k8s.sh")], env=dict(os.environ, K8S_VERSION=K8S_VERSION))
-        if b.returncode != 0:
-            raise ClusterError(f"scripts/build-k8s.sh failed (exit {b.returncode})")
-        log(f"built in {time.monotonic() - t0:.0f}s")
-
-
-# ---------------------------------------------------------------------------------------------
-# PKI (openssl)
-# ---------------------------------------------------------------------------------------------
 
 def _openssl(*args: str) -> None:
     r = subprocess.run(["openssl", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -235,179 +138,8 @@ def _ec_key(path: Path) -> None:
     path.chmod(0o600)
 
 
-def _cert(name: str, subj: str, *, client: bool = False, sans: str = "", ca: str = "ca") -> None:
-    key, crt = PKI / f"{name}.key", PKI / f"{name}.crt"
-    _ec_key(key)
-    usage = "clientAuth" if client else "serverAuth"
-    ext = [
-        "-addext", "basicConstraints=critical,CA:FALSE",
-        "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
-        "-addext", f"extendedKeyUsage={usage}",
-    ]
-    if sans:
-        ext += ["-addext", f"subjectAltName={sans}"]
-    _openssl("req", "-new", "-x509", "-key", str(key), "-out", str(crt), "-subj", subj, "-days", "3650",
-             "-CA", str(PKI / f"{ca}.crt"), "-CAkey", str(PKI / f"{ca}.key"), *ext)
-
-
-def ensure_pki() -> None:
-    """Create the CAs and certificates once; they survive `down` so restarts are fast."""
-    PKI.mkdir(parents=True, exist_ok=True)
-    if (PKI / "complete").exists():
-        return
-    for ca, cn in (("ca", "cronctl-local-ca"), ("front-proxy-ca", "cronctl-local-front-proxy-ca")):
-        _ec_key(PKI / f"{ca}.key")
-        _openssl("req", "-new", "-x509", "-key", str(PKI / f"{ca}.key"), "-out", str(PKI / f"{ca}.crt"),
-                 "-subj", f"/CN={cn}", "-days", "3650",
-                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature")
-    _cert("apiserver", "/CN=kube-apiserver",
-          sans="IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")
-    _cert("admin", "/O=system:masters/CN=cronctl-admin", client=True)
-    _cert("kcm", "/CN=system:kube-controller-manager", client=True)
-    # the apiserver's identity towards the (simulated) kubelet, and the kubelet's serving cert
-    _cert("apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", client=True)
-    _cert("kubelet", f"/O=system:nodes/CN=system:node:{NODE_NAME}", sans="IP:127.0.0.1,DNS:localhost")
-    _cert("front-proxy-client", "/CN=front-proxy-client", client=True, ca="front-proxy-ca")
-    # service-account token signing pair (RSA, as kubeadm does)
-    _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(PKI / "sa.key"))
-    _openssl("pkey", "-in", str(PKI / "sa.key"), "-pubout", "-out", str(PKI / "sa.pub"))
-    (PKI / "complete").write_text("ok\n")
-
-
 def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
-
-
-def write_kubeconfig(path: Path, server: str, user: str, cert: str) -> None:
-    """A self-contained kubeconfig (data embedded), TLS verified against our CA."""
-    text = f"""apiVersion: v1
-kind: Config
-clusters:
-- name: cronctl-local
-  cluster:
-    server: {server}
-    certificate-authority-data: {_b64(PKI / "ca.crt")}
-users:
-- name: {user}
-  user:
-    client-certificate-data: {_b64(PKI / f"{cert}.crt")}
-    client-key-data: {_b64(PKI / f"{cert}.key")}
-contexts:
-- name: cronctl-local
-  context:
-    cluster: cronctl-local
-    user: {user}
-current-context: cronctl-local
-"""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.chmod(0o600)
-    tmp.replace(path)
-
-
-# ---------------------------------------------------------------------------------------------
-# processes
-# ---------------------------------------------------------------------------------------------
-
-def etcd_data_dir() -> Path:
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        tag = hashlib.sha256(str(STATE).encode()).hexdigest()[:10]
-        return shm / f"cronctl-etcd-{os.getuid()}-{tag}"
-    return STATE / "etcd-data"
-
-
-def spawn(name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
-    LOGS.mkdir(parents=True, exist_ok=True)
-    RUN.mkdir(parents=True, exist_ok=True)
-    logf = open(LOGS / f"{name}.log", "ab", buffering=0)
-    logf.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} start: {' '.join(argv)}\n".encode())
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                         start_new_session=True, env=env or os.environ.copy(), cwd=STATE)
-    logf.close()
-    start = _proc_start_time(p.pid)
-    (RUN / f"{name}.pid").write_text(f"{p.pid} {start}\n")
-
-
-def argv_for(name: str, ports: dict[str, int]) -> list[str]:
-    api = f"https://127.0.0.1:{ports['apiserver']}"
-    if name == "etcd":
-        return [etcd_binary() or "etcd", "--name", "cronctl", "--data-dir", str(etcd_data_dir()),
-                "--listen-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
-                "--advertise-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
-                "--listen-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
-                "--initial-advertise-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
-                "--initial-cluster", f"cronctl=http://127.0.0.1:{ports['etcd_peer']}",
-                "--listen-metrics-urls", "",
-                "--quota-backend-bytes", str(4 * 1024**3), "--auto-compaction-retention", "1",
-                "--snapshot-count", "10000", "--logger", "zap", "--log-outputs", "stderr"]
-    if name == "kube-apiserver":
-        p = str(PKI)
-        return [str(BIN / "kube-apiserver"),
-                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports['apiserver']}",
-                f"--etcd-servers=http://127.0.0.1:{ports['etcd_client']}",
-                f"--tls-cert-file={p}/apiserver.crt", f"--tls-private-key-file={p}/apiserver.key",
-                f"--client-ca-file={p}/ca.crt",
-                # without it the controller-manager logs errors forever about extension-apiserver-authentication
-                f"--requestheader-client-ca-file={p}/front-proxy-ca.crt",
-                "--requestheader-allowed-names=front-proxy-client",
-                "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
-                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-                f"--proxy-client-cert-file={p}/front-proxy-client.crt", f"--proxy-client-key-file={p}/front-proxy-client.key",
-                "--authorization-mode=RBAC", "--anonymous-auth=false",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-signing-key-file={p}/sa.key", f"--service-account-key-file={p}/sa.pub",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                # a loopback advertise address is not valid in Endpoints
-                "--endpoint-reconciler-type=none",
-                # logs/exec go to the simulated kubelet at the node's InternalIP, TLS verified both ways
-                "--kubelet-preferred-address-types=InternalIP",
-                f"--kubelet-certificate-authority={p}/ca.crt",
-                f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
-                f"--kubelet-client-key={p}/apiserver-kubelet-client.key",
-                "--profiling=false", "--v=1"]
-    if name == "kube-controller-manager":
-        kc = str(STATE / "kcm.kubeconfig")
-        return [str(BIN / "kube-controller-manager"),
-                f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
-                "--bind-address=127.0.0.1", f"--secure-port={ports['kcm']}",
-                "--leader-elect=false",
-                # each controller acts as its own service account (events come from cronjob-controller)
-                "--use-service-account-credentials=true",
-                f"--service-account-private-key-file={PKI}/sa.key", f"--root-ca-file={PKI}/ca.crt",
-                f"--cluster-signing-cert-file={PKI}/ca.crt", f"--cluster-signing-key-file={PKI}/ca.key",
-                f"--service-cluster-ip-range={SERVICE_CIDR}", "--allocate-node-cidrs=false",
-                # client-side rate limits: the defaults (20/30) throttle a 2,000-Job benchmark for minutes
-                "--kube-api-qps=100", "--kube-api-burst=200",
-                "--profiling=false", "--v=1"]
-    if name == "podsim":
-        return [sys.executable, str(ROOT / "scripts" / "podsim.py"), "--config", str(STATE / "podsim.json")]
-    raise KeyError(name)
-
-
-def _https_get(url: str, *, verify: bool = True, timeout: float = 3) -> tuple[int, str]:
-    ctx = ssl.create_default_context(cafile=str(PKI / "ca.crt")) if verify else ssl._create_unverified_context()
-    if verify:
-        ctx.load_cert_chain(str(PKI / "admin.crt"), str(PKI / "admin.key"))
-    try:
-        with urllib.request.urlopen(url, context=ctx, timeout=timeout) as r:
-            return r.status, r.read().decode(errors="replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
-
-
-def _wait(what: str, check: Callable[[], bool], deadline: float, component: str | None) -> None:
-    while True:
-        if component and running_pid(component) is None:
-            raise ClusterError(f"{component} exited while waiting for {what}; see {LOGS / (component + '.log')}")
-        try:
-            if check():
-                return
-        except (OSError, ValueError, ssl.SSLError):
-            pass
-        if time.monotonic() > deadline:
-            raise ClusterError(f"timed out waiting for {what}; see {LOGS}/")
-        time.sleep(0.2)
 
 
 def _etcd_ok(ports: dict[str, int]) -> bool:
@@ -415,59 +147,383 @@ def _etcd_ok(ports: dict[str, int]) -> bool:
         return bool(json.loads(r.read()).get("health") in ("true", True))
 
 
-def _node_ready(ports: dict[str, int]) -> bool:
-    code, body = _https_get(f"https://127.0.0.1:{ports['apiserver']}/api/v1/nodes/{NODE_NAME}")
-    if code != 200:
-        return False
-    conds = json.loads(body).get("status", {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+class Lock:
+    """An exclusive flock on <state>/lock: `up`/`down` from parallel pytest workers serialize."""
+
+    def __init__(self, state: Path):
+        self.state = state
+
+    def __enter__(self) -> "Lock":
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.state / "lock", os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
 
 
-def all_running() -> bool:
-    return all(running_pid(c) is not None for c in COMPONENTS)
+def check_version(v: str) -> str:
+    """`v` without a leading "v"; ClusterError unless it is one of SUPPORTED_VERSIONS."""
+    v = v.lstrip("v")
+    if v not in SUPPORTED_VERSIONS:
+        raise ClusterError(f"Kubernetes version {v} is not supported; use one of {', '.join(SUPPORTED_VERSIONS)}")
+    return v
 
 
-def healthy(ports: dict[str, int]) -> bool:
-    try:
-        code, _ = _https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz", timeout=2)
-        return code == 200
-    except (OSError, ssl.SSLError):
-        return False
+def requested_version() -> str | None:
+    """The version asked for in the environment: $CRONCTL_K8S_VERSION (or the older $K8S_VERSION)."""
+    return os.environ.get("CRONCTL_K8S_VERSION") or os.environ.get("K8S_VERSION") or None
 
 
-def up(explicit_version: bool = False) -> None:
-    with Lock():
-        ports = load_ports()
-        now_v = running_version()
-        if explicit_version and all_running() and now_v and now_v != K8S_VERSION:
-            log(f"v{now_v} runs, v{K8S_VERSION} was asked for: stopping v{now_v} first")
-            _down()
-        if all_running() and ports and KUBECONFIG.exists():
+def bin_dir(version: str) -> Path:
+    """Where `install` puts (and caches) the binaries of `version`."""
+    return K8S_CACHE / f"v{check_version(version)}" / "bin"
+
+
+def state_dir(given: str | os.PathLike[str] | None = None) -> Path:
+    """The state directory: `given`, else $CRONCTL_CLUSTER_DIR, else /tmp/cronctl-cluster."""
+    return Path(given or os.environ.get("CRONCTL_CLUSTER_DIR") or DEFAULT_STATE)
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """A running control plane, as a test or a script needs it."""
+
+    state_dir: Path
+    version: str          # the Kubernetes version that runs, e.g. "1.37.2"
+    kubeconfig: Path      # admin kubeconfig (TLS verified, data embedded)
+    kubectl: Path         # the kubectl built with the server (same version)
+    server: str           # https://127.0.0.1:<port>
+    logs: Path            # one <component>.log per component
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.kubectl.parent
+
+class Cluster:
+    """One control plane: a state directory (pki/, logs/, run/, kubeconfig) and a Kubernetes version.
+
+    `version` is the version to install or start; the commands that act on what runs (down, stop,
+    start, compact, status, logs) do not need it.
+    """
+
+    def __init__(self, state: str | os.PathLike[str] | None = None, version: str | None = None):
+        self.state = state_dir(state)
+        self.pki, self.logs, self.run = self.state / "pki", self.state / "logs", self.state / "run"
+        self.kubeconfig = self.state / "kubeconfig"
+        self.version = check_version(version or DEFAULT_VERSION)
+        self.bin = bin_dir(self.version)
+
+    def running_version(self) -> str | None:
+        try:
+            return (self.run / "version").read_text().strip() or None
+        except OSError:
+            return None
+
+    def running_pid(self, name: str) -> int | None:
+        """The pid of component `name` if the process we started is still alive, else None."""
+        try:
+            pid_s, start = (self.run / f"{name}.pid").read_text().split()
+            pid = int(pid_s)
+        except (OSError, ValueError):
+            return None
+        if _proc_start_time(pid) != start:
+            return None  # gone, or the pid was reused by another process
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return None
+        except OSError:
+            return None
+        return pid
+
+    def load_ports(self) -> dict[str, int]:
+        try:
+            return {k: int(v) for k, v in json.loads((self.run / "ports.json").read_text()).items()}
+        except (OSError, ValueError):
+            return {}
+
+    def pick_ports(self) -> dict[str, int]:
+        """Reuse last run's ports when free (stable URLs for a human), otherwise take free ones."""
+        names = ("etcd_client", "etcd_peer", "apiserver", "kcm", "kubelet")
+        old = self.load_ports()
+        ports: dict[str, int] = {}
+        for n in names:
+            p = old.get(n)
+            if not p or not port_free(p) or p in ports.values():
+                p = free_port()
+                while p in ports.values():
+                    p = free_port()
+            ports[n] = p
+        self.run.mkdir(parents=True, exist_ok=True)
+        (self.run / "ports.json").write_text(json.dumps(ports, indent=1))
+        return ports
+
+
+    # ---------------------------------------------------------------------------------------------
+    # install
+    # ---------------------------------------------------------------------------------------------
+
+    def install(self) -> None:
+        if etcd_binary() is None:
+            log("etcd not found: installing Debian package etcd-server")
+            sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+            if not shutil.which("apt-get"):
+                raise ClusterError("etcd is not installed and apt-get is not available; install etcd 3.4+ and put it on PATH (or set ETCD=/path/to/etcd)")
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "etcd-server"]):
+                r = subprocess.run(sudo + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if r.returncode != 0:
+                    raise ClusterError(f"{' '.join(sudo + cmd)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}")
+            if etcd_binary() is None:
+                raise ClusterError("etcd-server installed but no etcd binary on PATH")
+        missing = [b for b in ("kube-apiserver", "kube-controller-manager", "kubectl") if not os.access(self.bin / b, os.X_OK)]
+        if missing:
+            log(f"building Kubernetes v{self.version} ({', '.join(missing)} missing; cold build takes ~5-10 min)")
+            t0 = time.monotonic()
+            b = subprocess.run([str(ROOT / "scripts" / "build-k8s.sh")], env=dict(os.environ, K8S_VERSION=self.version))
+            if b.returncode != 0:
+                raise ClusterError(f"scripts/build-k8s.sh failed (exit {b.returncode})")
+            log(f"built in {time.monotonic() - t0:.0f}s")
+
+
+    # ---------------------------------------------------------------------------------------------
+    # self.pki (openssl)
+    # ---------------------------------------------------------------------------------------------
+
+    def _cert(self, name: str, subj: str, *, client: bool = False, sans: str = "", ca: str = "ca") -> None:
+        key, crt = self.pki / f"{name}.key", self.pki / f"{name}.crt"
+        _ec_key(key)
+        usage = "clientAuth" if client else "serverAuth"
+        ext = [
+            "-addext", "basicConstraints=critical,CA:FALSE",
+            "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
+            "-addext", f"extendedKeyUsage={usage}",
+        ]
+        if sans:
+            ext += ["-addext", f"subjectAltName={sans}"]
+        _openssl("req", "-new", "-x509", "-key", str(key), "-out", str(crt), "-subj", subj, "-days", "3650",
+                 "-CA", str(self.pki / f"{ca}.crt"), "-CAkey", str(self.pki / f"{ca}.key"), *ext)
+
+    def ensure_pki(self) -> None:
+        """Create the CAs and certificates once; they survive `down` so restarts are fast."""
+        self.pki.mkdir(parents=True, exist_ok=True)
+        if (self.pki / "complete").exists():
+            return
+        for ca, cn in (("ca", "cronctl-local-ca"), ("front-proxy-ca", "cronctl-local-front-proxy-ca")):
+            _ec_key(self.pki / f"{ca}.key")
+            _openssl("req", "-new", "-x509", "-key", str(self.pki / f"{ca}.key"), "-out", str(self.pki / f"{ca}.crt"),
+                     "-subj", f"/CN={cn}", "-days", "3650",
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature")
+        self._cert("apiserver", "/CN=kube-apiserver",
+              sans="IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")
+        self._cert("admin", "/O=system:masters/CN=cronctl-admin", client=True)
+        self._cert("kcm", "/CN=system:kube-controller-manager", client=True)
+        # the apiserver's identity towards the (simulated) kubelet, and the kubelet's serving cert
+        self._cert("apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", client=True)
+        self._cert("kubelet", f"/O=system:nodes/CN=system:node:{NODE_NAME}", sans="IP:127.0.0.1,DNS:localhost")
+        self._cert("front-proxy-client", "/CN=front-proxy-client", client=True, ca="front-proxy-ca")
+        # service-account token signing pair (RSA, as kubeadm does)
+        _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(self.pki / "sa.key"))
+        _openssl("pkey", "-in", str(self.pki / "sa.key"), "-pubout", "-out", str(self.pki / "sa.pub"))
+        (self.pki / "complete").write_text("ok\n")
+
+    def write_kubeconfig(self, path: Path, server: str, user: str, cert: str) -> None:
+        """A self-contained kubeconfig (data embedded), TLS verified against our CA."""
+        text = f"""apiVersion: v1
+kind: Config
+clusters:
+- name: cronctl-local
+  cluster:
+    server: {server}
+    certificate-authority-data: {_b64(self.pki / "ca.crt")}
+users:
+- name: {user}
+  user:
+    client-certificate-data: {_b64(self.pki / f"{cert}.crt")}
+    client-key-data: {_b64(self.pki / f"{cert}.key")}
+contexts:
+- name: cronctl-local
+  context:
+    cluster: cronctl-local
+    user: {user}
+current-context: cronctl-local
+"""
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.chmod(0o600)
+        tmp.replace(path)
+
+
+    # ---------------------------------------------------------------------------------------------
+    # processes
+    # ---------------------------------------------------------------------------------------------
+
+    def etcd_data_dir(self) -> Path:
+        shm = Path("/dev/shm")
+        if shm.is_dir() and os.access(shm, os.W_OK):
+            tag = hashlib.sha256(str(self.state).encode()).hexdigest()[:10]
+            return shm / f"cronctl-etcd-{os.getuid()}-{tag}"
+        return self.state / "etcd-data"
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.run.mkdir(parents=True, exist_ok=True)
+        logf = open(self.logs / f"{name}.log", "ab", buffering=0)
+        logf.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} start: {' '.join(argv)}\n".encode())
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                             start_new_session=True, env=env or os.environ.copy(), cwd=self.state)
+        logf.close()
+        start = _proc_start_time(p.pid)
+        (self.run / f"{name}.pid").write_text(f"{p.pid} {start}\n")
+
+    def argv_for(self, name: str, ports: dict[str, int]) -> list[str]:
+        api = f"https://127.0.0.1:{ports['apiserver']}"
+        if name == "etcd":
+            return [etcd_binary() or "etcd", "--name", "cronctl", "--data-dir", str(self.etcd_data_dir()),
+                    "--listen-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
+                    "--advertise-client-urls", f"http://127.0.0.1:{ports['etcd_client']}",
+                    "--listen-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
+                    "--initial-advertise-peer-urls", f"http://127.0.0.1:{ports['etcd_peer']}",
+                    "--initial-cluster", f"cronctl=http://127.0.0.1:{ports['etcd_peer']}",
+                    "--listen-metrics-urls", "",
+                    "--quota-backend-bytes", str(4 * 1024**3), "--auto-compaction-retention", "1",
+                    "--snapshot-count", "10000", "--logger", "zap", "--log-outputs", "stderr"]
+        if name == "kube-apiserver":
+            p = str(self.pki)
+            return [str(self.bin / "kube-apiserver"),
+                    "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports['apiserver']}",
+                    f"--etcd-servers=http://127.0.0.1:{ports['etcd_client']}",
+                    f"--tls-cert-file={p}/apiserver.crt", f"--tls-private-key-file={p}/apiserver.key",
+                    f"--client-ca-file={p}/ca.crt",
+                    # without it the controller-manager logs errors forever about extension-apiserver-authentication
+                    f"--requestheader-client-ca-file={p}/front-proxy-ca.crt",
+                    "--requestheader-allowed-names=front-proxy-client",
+                    "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+                    "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                    f"--proxy-client-cert-file={p}/front-proxy-client.crt", f"--proxy-client-key-file={p}/front-proxy-client.key",
+                    "--authorization-mode=RBAC", "--anonymous-auth=false",
+                    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                    f"--service-account-signing-key-file={p}/sa.key", f"--service-account-key-file={p}/sa.pub",
+                    f"--service-cluster-ip-range={SERVICE_CIDR}",
+                    # a loopback advertise address is not valid in Endpoints
+                    "--endpoint-reconciler-type=none",
+                    # logs/exec go to the simulated kubelet at the node's InternalIP, TLS verified both ways
+                    "--kubelet-preferred-address-types=InternalIP",
+                    f"--kubelet-certificate-authority={p}/ca.crt",
+                    f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
+                    f"--kubelet-client-key={p}/apiserver-kubelet-client.key",
+                    "--profiling=false", "--v=1"]
+        if name == "kube-controller-manager":
+            kc = str(self.state / "kcm.kubeconfig")
+            return [str(self.bin / "kube-controller-manager"),
+                    f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+                    "--bind-address=127.0.0.1", f"--secure-port={ports['kcm']}",
+                    "--leader-elect=false",
+                    # each controller acts as its own service account (events come from cronjob-controller)
+                    "--use-service-account-credentials=true",
+                    f"--service-account-private-key-file={self.pki}/sa.key", f"--root-ca-file={self.pki}/ca.crt",
+                    f"--cluster-signing-cert-file={self.pki}/ca.crt", f"--cluster-signing-key-file={self.pki}/ca.key",
+                    f"--service-cluster-ip-range={SERVICE_CIDR}", "--allocate-node-cidrs=false",
+                    # client-side rate limits: the defaults (20/30) throttle a 2,000-Job benchmark for minutes
+                    "--kube-api-qps=100", "--kube-api-burst=200",
+                    "--profiling=false", "--v=1"]
+        if name == "podsim":
+            return [sys.executable, str(ROOT / "scripts" / "podsim.py"), "--config", str(self.state / "podsim.json")]
+        raise KeyError(name)
+
+    def _https_get(self, url: str, *, verify: bool = True, timeout: float = 3) -> tuple[int, str]:
+        ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt")) if verify else ssl._create_unverified_context()
+        if verify:
+            ctx.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
+        try:
+            with urllib.request.urlopen(url, context=ctx, timeout=timeout) as r:
+                return r.status, r.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+
+    def _wait(self, what: str, check: Callable[[], bool], deadline: float, component: str | None) -> None:
+        while True:
+            if component and self.running_pid(component) is None:
+                raise ClusterError(f"{component} exited while waiting for {what}; see {self.logs / (component + '.log')}")
+            try:
+                if check():
+                    return
+            except (OSError, ValueError, ssl.SSLError):
+                pass
+            if time.monotonic() > deadline:
+                raise ClusterError(f"timed out waiting for {what}; see {self.logs}/")
+            time.sleep(0.2)
+
+    def _node_ready(self, ports: dict[str, int]) -> bool:
+        code, body = self._https_get(f"https://127.0.0.1:{ports['apiserver']}/api/v1/nodes/{NODE_NAME}")
+        if code != 200:
+            return False
+        conds = json.loads(body).get("status", {}).get("conditions") or []
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
+
+    def all_running(self) -> bool:
+        return all(self.running_pid(c) is not None for c in COMPONENTS)
+
+    def healthy(self, ports: dict[str, int]) -> bool:
+        try:
+            code, _ = self._https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz", timeout=2)
+            return code == 200
+        except (OSError, ssl.SSLError):
+            return False
+
+    def info(self) -> ClusterInfo | None:
+        """What runs in this state directory (None when no cluster was started there)."""
+        ports = self.load_ports()
+        if not ports or not self.kubeconfig.exists() or not self.all_running():
+            return None
+        v = self.running_version() or self.version
+        return ClusterInfo(state_dir=self.state, version=v, kubeconfig=self.kubeconfig,
+                           kubectl=bin_dir(v) / "kubectl", server=f"https://127.0.0.1:{ports['apiserver']}",
+                           logs=self.logs)
+
+    def up(self, explicit_version: bool = False) -> ClusterInfo:
+        """Start the control plane unless it already runs healthy; what runs (see the module doc)."""
+        with Lock(self.state):
+            self._up(explicit_version)
+        got = self.info()
+        if got is None:
+            raise ClusterError(f"the cluster in {self.state} stopped right after it started; see {self.logs}/")
+        return got
+
+    def _up(self, explicit_version: bool) -> None:
+        ports = self.load_ports()
+        now_v = self.running_version()
+        if explicit_version and self.all_running() and now_v and now_v != self.version:
+            log(f"v{now_v} runs, v{self.version} was asked for: stopping v{now_v} first")
+            self._down()
+        if self.all_running() and ports and self.kubeconfig.exists():
             # others may be using it: give a busy apiserver time before calling it broken
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and all_running():
-                if healthy(ports):
-                    log(f"already running; KUBECONFIG={KUBECONFIG}")
+            while time.monotonic() < deadline and self.all_running():
+                if self.healthy(ports):
+                    log(f"already running; KUBECONFIG={self.kubeconfig}")
                     return
                 time.sleep(1)
             log("running but /readyz is not ok after 30s: restarting it")
-        if any(running_pid(c) is not None for c in COMPONENTS):
+        if any(self.running_pid(c) is not None for c in COMPONENTS):
             log("partly running: stopping the leftovers first")
-            _down()
-        install()
+            self._down()
+        self.install()
         t0 = time.monotonic()
-        ensure_pki()
-        ports = pick_ports()
+        self.ensure_pki()
+        ports = self.pick_ports()
         server = f"https://127.0.0.1:{ports['apiserver']}"
-        write_kubeconfig(STATE / "kcm.kubeconfig", server, "system:kube-controller-manager", "kcm")
-        (STATE / "podsim.json").write_text(json.dumps({
-            "server": server, "ca": str(PKI / "ca.crt"),
-            "client_cert": str(PKI / "admin.crt"), "client_key": str(PKI / "admin.key"),
-            "kubelet_port": ports["kubelet"], "kubelet_cert": str(PKI / "kubelet.crt"),
-            "kubelet_key": str(PKI / "kubelet.key"), "node": NODE_NAME,
+        self.write_kubeconfig(self.state / "kcm.kubeconfig", server, "system:kube-controller-manager", "kcm")
+        (self.state / "podsim.json").write_text(json.dumps({
+            "server": server, "ca": str(self.pki / "ca.crt"),
+            "client_cert": str(self.pki / "admin.crt"), "client_key": str(self.pki / "admin.key"),
+            "kubelet_port": ports["kubelet"], "kubelet_cert": str(self.pki / "kubelet.crt"),
+            "kubelet_key": str(self.pki / "kubelet.key"), "node": NODE_NAME,
         }, indent=1))
         # a fresh cluster each time: tests must not see objects of a previous run
-        shutil.rmtree(etcd_data_dir(), ignore_errors=True)
+        shutil.rmtree(self.etcd_data_dir(), ignore_errors=True)
         deadline = time.monotonic() + START_TIMEOUT
         stages: list[str] = []
 
@@ -475,159 +531,222 @@ def up(explicit_version: bool = False) -> None:
             stages.append(f"{stage} {time.monotonic() - t0:.1f}s")
 
         try:
-            spawn("etcd", argv_for("etcd", ports))
-            _wait("etcd /health", lambda: _etcd_ok(ports), deadline, "etcd")
+            self.spawn("etcd", self.argv_for("etcd", ports))
+            self._wait("etcd /health", lambda: _etcd_ok(ports), deadline, "etcd")
             mark("etcd")
-            spawn("kube-apiserver", argv_for("kube-apiserver", ports))
-            _wait("kube-apiserver /readyz", lambda: _https_get(f"{server}/readyz")[0] == 200, deadline, "kube-apiserver")
+            self.spawn("kube-apiserver", self.argv_for("kube-apiserver", ports))
+            self._wait("kube-apiserver /readyz", lambda: self._https_get(f"{server}/readyz")[0] == 200, deadline, "kube-apiserver")
             mark("apiserver")
-            spawn("kube-controller-manager", argv_for("kube-controller-manager", ports), env=dict(os.environ, TZ="UTC"))
-            spawn("podsim", argv_for("podsim", ports))
-            _wait("kube-controller-manager /healthz",
-                  lambda: _https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
+            self.spawn("kube-controller-manager", self.argv_for("kube-controller-manager", ports), env=dict(os.environ, TZ="UTC"))
+            self.spawn("podsim", self.argv_for("podsim", ports))
+            self._wait("kube-controller-manager /healthz",
+                  lambda: self._https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
                   deadline, "kube-controller-manager")
             mark("controller-manager")
-            _wait(f"node {NODE_NAME} Ready", lambda: _node_ready(ports), deadline, "podsim")
+            self._wait(f"node {NODE_NAME} Ready", lambda: self._node_ready(ports), deadline, "podsim")
             mark("node")
         except ClusterError:
-            _down(quiet=True)
+            self._down(quiet=True)
             raise
-        write_kubeconfig(KUBECONFIG, server, "cronctl-admin", "admin")
-        (RUN / "version").write_text(K8S_VERSION + "\n")
-        log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={KUBECONFIG}")
+        self.write_kubeconfig(self.kubeconfig, server, "cronctl-admin", "admin")
+        (self.run / "version").write_text(self.version + "\n")
+        log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={self.kubeconfig}")
 
-
-def _stop(name: str) -> bool:
-    pid = running_pid(name)
-    if pid is None:
-        (RUN / f"{name}.pid").unlink(missing_ok=True)
-        return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    for _ in range(100):
-        if running_pid(name) is None:
-            break
-        time.sleep(0.1)
-    else:
+    def _stop(self, name: str) -> bool:
+        pid = self.running_pid(name)
+        if pid is None:
+            (self.run / f"{name}.pid").unlink(missing_ok=True)
+            return False
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    (RUN / f"{name}.pid").unlink(missing_ok=True)
-    return True
+        for _ in range(100):
+            if self.running_pid(name) is None:
+                break
+            time.sleep(0.1)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        (self.run / f"{name}.pid").unlink(missing_ok=True)
+        return True
+
+    def _down(self, quiet: bool = False) -> None:
+        for name in reversed(COMPONENTS):
+            if self._stop(name) and not quiet:
+                log(f"stopped {name}")
+        shutil.rmtree(self.etcd_data_dir(), ignore_errors=True)
+
+    def down(self) -> None:
+        with Lock(self.state):
+            self._down()
+            (self.run / "version").unlink(missing_ok=True)
 
 
-def _down(quiet: bool = False) -> None:
-    for name in reversed(COMPONENTS):
-        if _stop(name) and not quiet:
-            log(f"stopped {name}")
-    shutil.rmtree(etcd_data_dir(), ignore_errors=True)
+    # ---------------------------------------------------------------------------------------------
+    # fault drills: stop/start/restart one component, compact etcd
+    # ---------------------------------------------------------------------------------------------
 
+    def _component_ready(self, name: str, ports: dict[str, int]) -> bool:
+        if name == "etcd":
+            return _etcd_ok(ports)
+        if name == "kube-apiserver":
+            return self._https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz")[0] == 200
+        if name == "kube-controller-manager":
+            return self._https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200
+        return self._node_ready(ports)
 
-def down() -> None:
-    with Lock():
-        _down()
-        (RUN / "version").unlink(missing_ok=True)
+    def _need_cluster(self) -> dict[str, int]:
+        ports = self.load_ports()
+        if not ports or not self.kubeconfig.exists() or self.running_version() is None:
+            raise ClusterError(f"no cluster was started in {self.state} (scripts/cluster up)")
+        return ports
+
+    def stop_component(self, name: str) -> None:
+        """Stop one component the way a crash or an operator would (SIGTERM, then SIGKILL); etcd keeps its data."""
+        with Lock(self.state):
+            self._need_cluster()
+            log(f"stopped {name}" if self._stop(name) else f"{name} was not running")
+
+    def start_component(self, name: str) -> None:
+        """Start one stopped component with the same ports and flags, and wait until it is healthy."""
+        with Lock(self.state):
+            ports = self._need_cluster()
+            if self.running_pid(name) is not None:
+                log(f"{name} already runs")
+                return
+            t0 = time.monotonic()
+            env = dict(os.environ, TZ="UTC") if name == "kube-controller-manager" else None
+            self.spawn(name, self.argv_for(name, ports), env=env)
+            # a component whose dependency is down cannot become healthy: then only wait for the process
+            deps = COMPONENTS[:COMPONENTS.index(name)]
+            if name != "podsim" and all(self.running_pid(d) is not None for d in deps):
+                self._wait(f"{name} healthy", lambda: self._component_ready(name, ports), time.monotonic() + START_TIMEOUT, name)
+            log(f"started {name} in {time.monotonic() - t0:.1f}s")
+
+    def compact(self) -> int:
+        """Compact etcd to its current revision and return it. Older resourceVersions are gone."""
+        ports = self._need_cluster()
+        base = f"http://127.0.0.1:{ports['etcd_client']}/v3"
+
+        def post(path: str, body: dict[str, object]) -> dict[str, object]:
+            req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return dict(json.loads(r.read()))
+
+        try:
+            header = post("/kv/range", {"key": base64.b64encode(b"/").decode(), "limit": 1}).get("header") or {}
+            rev = int(dict(header).get("revision", 0))  # type: ignore[call-overload]
+            post("/kv/compaction", {"revision": rev, "physical": True})
+        except (OSError, ValueError) as e:
+            raise ClusterError(f"etcd compaction failed: {e}") from e
+        log(f"etcd compacted to revision {rev}")
+        return rev
+
+    def status(self) -> int:
+        ports = self.load_ports()
+        ok = True
+        for c in COMPONENTS:
+            pid = self.running_pid(c)
+            ok &= pid is not None
+            rss = ""
+            if pid:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        rss = f" rss={int(line.split()[1]) // 1024}MiB"
+            print(f"{c:24} {'running pid ' + str(pid) + rss if pid else 'stopped'}")
+        print(f"{'version':24} v{self.running_version() or '?'}")
+        if ok and ports:
+            print(f"{'readyz':24} {'ok' if self.healthy(ports) else 'NOT ready'}")
+            print(f"{'kubeconfig':24} {self.kubeconfig}")
+        return 0 if ok else 1
+
+    def logs_text(self, component: str | None = None, lines: int = 200) -> str:
+        """The last `lines` lines (0 = all) of each component's log, or of `component`'s."""
+        out: list[str] = []
+        for n in [component] if component else list(COMPONENTS):
+            f = self.logs / f"{n}.log"
+            out.append(f"===== {n} ({f}) =====")
+            if not f.exists():
+                out.append("(no log)")
+                continue
+            text = f.read_bytes().decode(errors="replace").splitlines()
+            out.append("\n".join(text[-lines:] if lines > 0 else text))
+        return "\n".join(out) + "\n"
+
 
 
 # ---------------------------------------------------------------------------------------------
-# fault drills: stop/start/restart one component, compact etcd
+# the library: what tests and scripts call (scripts/cluster is the same, for a shell)
 # ---------------------------------------------------------------------------------------------
 
-def _component_ready(name: str, ports: dict[str, int]) -> bool:
-    if name == "etcd":
-        return _etcd_ok(ports)
-    if name == "kube-apiserver":
-        return _https_get(f"https://127.0.0.1:{ports['apiserver']}/readyz")[0] == 200
-    if name == "kube-controller-manager":
-        return _https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200
-    return _node_ready(ports)
+def existing(state: str | os.PathLike[str] | None = None, version: str | None = None) -> Cluster:
+    """The cluster of a state directory, at the version asked for, else the one that runs, else the default."""
+    probe = Cluster(state)
+    return Cluster(state, version or requested_version() or probe.running_version() or DEFAULT_VERSION)
 
 
-def _need_cluster() -> dict[str, int]:
-    ports = load_ports()
-    if not ports or not KUBECONFIG.exists() or running_version() is None:
-        raise ClusterError(f"no cluster was started in {STATE} (scripts/cluster up)")
-    return ports
+def install(version: str | None = None) -> Path:
+    """Install etcd and build the binaries of `version` (default: $CRONCTL_K8S_VERSION, else the newest);
+    returns their directory."""
+    c = Cluster(None, version or requested_version())
+    c.install()
+    return c.bin
 
 
-def stop_component(name: str) -> None:
-    """Stop one component the way a crash or an operator would (SIGTERM, then SIGKILL); etcd keeps its data."""
-    with Lock():
-        _need_cluster()
-        log(f"stopped {name}" if _stop(name) else f"{name} was not running")
+def up(version: str | None = None, state: str | os.PathLike[str] | None = None) -> ClusterInfo:
+    """Start a control plane (or find the one that runs healthy) in `state` and describe it.
+
+    `version` (else $CRONCTL_K8S_VERSION) is explicit: another version running there is restarted with
+    it. Without either, whatever runs is kept, and a fresh start takes the newest supported version.
+    Progress goes to stderr; ClusterError says what failed and where the logs are.
+    """
+    wanted = version or requested_version()
+    return Cluster(state, wanted).up(explicit_version=wanted is not None)
 
 
-def start_component(name: str) -> None:
-    """Start one stopped component with the same ports and flags, and wait until it is healthy."""
-    with Lock():
-        ports = _need_cluster()
-        if running_pid(name) is not None:
-            log(f"{name} already runs")
-            return
-        t0 = time.monotonic()
-        env = dict(os.environ, TZ="UTC") if name == "kube-controller-manager" else None
-        spawn(name, argv_for(name, ports), env=env)
-        # a component whose dependency is down cannot become healthy: then only wait for the process
-        deps = COMPONENTS[:COMPONENTS.index(name)]
-        if name != "podsim" and all(running_pid(d) is not None for d in deps):
-            _wait(f"{name} healthy", lambda: _component_ready(name, ports), time.monotonic() + START_TIMEOUT, name)
-        log(f"started {name} in {time.monotonic() - t0:.1f}s")
+def info(state: str | os.PathLike[str] | None = None) -> ClusterInfo | None:
+    """The control plane that runs in `state`, or None."""
+    return existing(state).info()
 
 
-def compact() -> int:
-    """Compact etcd to its current revision; print the revision. Older resourceVersions are gone."""
-    ports = _need_cluster()
-    base = f"http://127.0.0.1:{ports['etcd_client']}/v3"
-
-    def post(path: str, body: dict[str, object]) -> dict[str, object]:
-        req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return dict(json.loads(r.read()))
-
-    try:
-        header = post("/kv/range", {"key": base64.b64encode(b"/").decode(), "limit": 1}).get("header") or {}
-        rev = int(dict(header).get("revision", 0))  # type: ignore[call-overload]
-        post("/kv/compaction", {"revision": rev, "physical": True})
-    except (OSError, ValueError) as e:
-        raise ClusterError(f"etcd compaction failed: {e}") from e
-    print(rev)
-    log(f"etcd compacted to revision {rev}")
-    return rev
+def down(state: str | os.PathLike[str] | None = None) -> None:
+    """Stop exactly the processes `up` started in `state` (etcd's data goes with them)."""
+    existing(state).down()
 
 
-def status() -> int:
-    ports = load_ports()
-    ok = True
-    for c in COMPONENTS:
-        pid = running_pid(c)
-        ok &= pid is not None
-        rss = ""
-        if pid:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    rss = f" rss={int(line.split()[1]) // 1024}MiB"
-        print(f"{c:24} {'running pid ' + str(pid) + rss if pid else 'stopped'}")
-    print(f"{'version':24} v{running_version() or '?'}")
-    if ok and ports:
-        print(f"{'readyz':24} {'ok' if healthy(ports) else 'NOT ready'}")
-        print(f"{'kubeconfig':24} {KUBECONFIG}")
-    return 0 if ok else 1
+def stop(component: str, state: str | os.PathLike[str] | None = None) -> None:
+    """Fault drill: stop one component (etcd keeps its data)."""
+    existing(state).stop_component(component)
 
 
-def logs_(component: str | None, lines: int) -> None:
-    names = [component] if component else list(COMPONENTS)
-    for n in names:
-        f = LOGS / f"{n}.log"
-        print(f"===== {n} ({f}) =====")
-        if not f.exists():
-            print("(no log)")
-            continue
-        text = f.read_bytes().decode(errors="replace").splitlines()
-        print("\n".join(text[-lines:] if lines > 0 else text))
+def start(component: str, state: str | os.PathLike[str] | None = None) -> None:
+    """Start a stopped component again, with the same ports and flags, and wait until it is healthy."""
+    existing(state).start_component(component)
+
+
+def restart(component: str, state: str | os.PathLike[str] | None = None) -> None:
+    stop(component, state)
+    start(component, state)
+
+
+def compact(state: str | os.PathLike[str] | None = None) -> int:
+    """Compact etcd to its current revision (a watch resumed from an older one gets 410 Gone); the revision."""
+    return existing(state).compact()
+
+
+def logs(component: str | None = None, lines: int = 200, state: str | os.PathLike[str] | None = None) -> str:
+    """The components' logs (the last `lines` lines of each; 0 = all)."""
+    return existing(state).logs_text(component, lines)
+
+
+def kubectl(version: str | None = None) -> Path:
+    """The kubectl `install` builds for `version` (default: $CRONCTL_K8S_VERSION, else what runs in the
+    default state directory, else the newest). It may not be built yet."""
+    return existing(None, version).bin / "kubectl"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -651,30 +770,28 @@ def main(argv: list[str] | None = None) -> int:
     lp.add_argument("--lines", "-n", type=int, default=200, help="last N lines of each log (0 = all)")
     a = ap.parse_args(argv)
     try:
-        wanted = getattr(a, "version", None) or requested_version()
-        set_version(wanted or (running_version() if a.cmd not in ("install", "up") else None) or DEFAULT_VERSION)
         if a.cmd == "install":
-            install()
+            install(a.version)
         elif a.cmd == "up":
-            up(explicit_version=wanted is not None)
+            up(a.version)
         elif a.cmd == "stop":
-            stop_component(a.component)
+            stop(a.component)
         elif a.cmd == "start":
-            start_component(a.component)
+            start(a.component)
         elif a.cmd == "restart":
-            stop_component(a.component)
-            start_component(a.component)
+            restart(a.component)
         elif a.cmd == "compact":
-            compact()
+            print(compact())
         elif a.cmd == "down":
             down()
         elif a.cmd == "env":
-            print(f"export KUBECONFIG={KUBECONFIG}")
-            print(f'export PATH="{BIN}:$PATH"')
+            c = existing()
+            print(f"export KUBECONFIG={c.kubeconfig}")
+            print(f'export PATH="{c.bin}:$PATH"')
         elif a.cmd == "status":
-            return status()
+            return existing().status()
         elif a.cmd == "logs":
-            logs_(a.component, a.lines)
+            sys.stdout.write(logs(a.component, a.lines))
     except ClusterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -4,8 +4,9 @@ Fixtures
 --------
 ``kubeconfig`` (session)
     Path (``str``) to an admin kubeconfig of a running cluster: ``$CRONCTL_TEST_KUBECONFIG`` when
-    set, otherwise the cluster that ``scripts/cluster up`` starts (once per run; parallel
-    pytest-xdist workers share it through the script's file lock). Pytest never stops it:
+    set, otherwise the cluster that ``cluster.up()`` of ``tests/harness.py`` (``scripts/cluster.py``
+    as a library) starts (once per run; parallel pytest-xdist workers share it through the
+    state directory's file lock). Pytest never stops it:
     ``scripts/test`` does, when it started it; a local ``pytest`` run leaves it up for the next run
     (``scripts/cluster down`` stops it).
     The Kubernetes version is ``$CRONCTL_TEST_K8S_VERSION`` (one of scripts/cluster's supported
@@ -31,10 +32,11 @@ with the components' logs, so the run fails.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import secrets
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -83,10 +85,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             yellow=True, bold=True)
 
 
+# --- the local control plane: tests/harness.py (scripts/cluster.py as a library) -----------------
+
 def _cluster_logs() -> str:
-    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "logs", "--lines", "60"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return r.stdout
+    from harness import cluster
+
+    return str(cluster.logs(lines=60))
 
 
 @pytest.fixture(scope="session")
@@ -97,23 +101,19 @@ def kubeconfig() -> str:
         if not Path(given).is_file():
             pytest.fail(f"CRONCTL_TEST_KUBECONFIG={given}: no such file", pytrace=False)
         return given
+    from harness import ClusterError, cluster, requested_k8s_version
+
     t0 = time.monotonic()
-    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up", *version_args()],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
+    progress = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(progress):
+            info = cluster.up(version=requested_k8s_version())
+    except ClusterError as e:
         # the component logs are printed once, in the terminal summary (not once per test)
-        pytest.fail(f"{UP_FAILED} (exit {r.returncode}) after {time.monotonic() - t0:.0f}s:\n{r.stdout}",
-                    pytrace=False)
-    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True, check=True)
-    m = re.search(r"^export KUBECONFIG=(.+)$", out.stdout, re.M)
-    assert m, out.stdout
-    return m.group(1).strip()
+        pytest.fail(f"{UP_FAILED} after {time.monotonic() - t0:.0f}s: {e}\n{progress.getvalue()}", pytrace=False)
+    return str(info.kubeconfig)
 
-
-def version_args() -> list[str]:
-    """``--version V`` for scripts/cluster from ``$CRONCTL_TEST_K8S_VERSION`` (empty: the default)."""
-    v = os.environ.get("CRONCTL_TEST_K8S_VERSION", "").strip()
-    return ["--version", v] if v else []
+# --- end of the local control plane ------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,10 @@ tests/cluster/test_terminal_injection_live.py.
 
 from __future__ import annotations
 
-import os
 import re
-import select
-import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from harness import on_a_terminal
 
 # The attacks, as a hostile user of the cluster would write them.
 OSC52 = "\x1b]52;c;a3ViZWN0bCBkZWxldGUgbnMgcHJvZA==\x07"  # clipboard := "kubectl delete ns prod"
@@ -35,34 +32,12 @@ LIVE = re.compile(rb"\x1b\[(?:\?25[lh]|2K|[0-9]*[AGK])|\r")
 
 def cronctl_in_pty(args: list[str], tmp: Path, *, script: str | None = None, timeout: float = 60,
                    **extra_env: str) -> tuple[int, bytes]:
-    """Run the installed `cronctl` (or ``python -c script``) with stdout+stderr on a pty: (exit code, bytes)."""
-    exe = shutil.which("cronctl", path=str(Path(sys.executable).parent)) or "cronctl"
-    cmd = [sys.executable, "-c", script] if script is not None else [exe, *args]
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI", "CRONCTL_DEBUG")}
-    env.update(TERM="xterm-256color", COLUMNS="400", LINES="50", KUBECONFIG=str(tmp / "no-kubeconfig"))
-    env.update(extra_env)
-    master, slave = os.openpty()
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, cwd=tmp)
-    finally:
-        os.close(slave)
-    chunks: list[bytes] = []
-    try:
-        while True:
-            ready, _, _ = select.select([master], [], [], timeout)
-            if not ready:
-                proc.kill()
-                raise AssertionError(f"cronctl {args} still running after {timeout}s")
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-    return proc.wait(timeout=timeout), b"".join(chunks)
+    """The installed `cronctl` (or ``python -c script``) with stdout+stderr on a pty (stdin not), a wide
+    colour terminal and no kubeconfig: (exit code, bytes). A preset of ``harness.on_a_terminal``."""
+    env = {"TERM": "xterm-256color", "COLUMNS": "400", "LINES": "50", "KUBECONFIG": str(tmp / "no-kubeconfig"),
+           **extra_env}
+    return on_a_terminal(args, cwd=tmp, script=True, python_code=script, timeout=timeout, stdin_terminal=False,
+                         **env)
 
 
 def assert_nothing_acts(screen: bytes, *, live: bool = False) -> str:

@@ -1,5 +1,5 @@
-"""Helpers shared by the tests on the real control plane (run-manual, status, restore, bundle,
-fidelity).
+"""Helpers shared by the tests on the real control plane: the one CronJob builder, reading objects
+back, waiting, and (re-exported from ``tests/harness.py``) cronctl run as a process and kubectl.
 
 Setup and assertions go through the kubernetes client (``k8s`` fixture) with raw JSON, never
 through cronctl's own code; cronctl itself is run as a separate process, exactly as an operator
@@ -9,9 +9,6 @@ runs it (exit code, stdout, stderr).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,37 +17,64 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from harness import ROOT, cronctl, cronctl_env, kubectl_path, on_a_terminal, run_kubectl, start_cronctl
+
+__all__ = ["ROOT", "cronctl", "cronctl_env", "kubectl_path", "on_a_terminal", "run_kubectl", "start_cronctl"]
+
 T = TypeVar("T")
 RECORD_PREFIX = "cronctl.dev/"
+YEARLY = "0 0 1 1 *"
+_DEFAULT: Any = object()
+
+
+def bare_job_template(container: str = "c", image: str = "busybox:1.36") -> dict[str, Any]:
+    """A jobTemplate with one container and nothing else (no pod-simulator annotations)."""
+    return {"spec": {"template": {"spec": {"restartPolicy": "Never",
+                                           "containers": [{"name": container, "image": image}]}}}}
 
 
 # The default schedule is yearly, so the controller creates no Job of its own during a test
 # (a */1 CronJob can start one between the test's create and cronctl's suspend, which cronctl
 # rightly refuses); tests about the controller's own Jobs pass a schedule.
-def cronjob_body(name: str, *, schedule: str = "0 0 1 1 *", suspend: bool = False, duration: float = 3,
-                 exit_code: int = 0, backoff: int = 0, deadline: int | None = None, tz: str | None = None,
-                 log: str = "hello from the job", policy: str = "Forbid") -> dict[str, Any]:
-    spec: dict[str, Any] = {
+def cronjob_body(name: str, *, schedule: str = YEARLY, suspend: bool = False, policy: str | None = "Forbid",
+                 tz: str | None = None, deadline: int | None = None, history: int | None = 10,
+                 duration: float = 3, exit_code: int | None = 0, log: str = "hello from the job", backoff: int = 0,
+                 containers: list[dict[str, Any]] | None = None, job_metadata: dict[str, Any] | None = _DEFAULT,
+                 job_template: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """The one CronJob builder of the tests (a plain dict, as the API takes it).
+
+    The Job's pod is run by the pod simulator: ``duration`` seconds, then ``exit_code`` (None: the
+    simulator's default), printing ``log``. By default its pod has an init container and a ``main``
+    container (busybox), and the jobTemplate carries labels and an annotation (what
+    ``kubectl create job --from`` must copy); ``containers`` replaces the pod's containers (then no
+    init container), ``job_metadata=None`` leaves the jobTemplate's metadata out, ``job_template``
+    replaces the whole jobTemplate. ``history`` is both history limits (None: the API defaults).
+    ``spec`` sets further spec fields last; a None value removes the field.
+    """
+    if job_template is None:
+        sim = {"sim.cronctl.dev/duration-seconds": str(duration), "sim.cronctl.dev/exit-code": str(exit_code),
+               "sim.cronctl.dev/log": log}
+        if exit_code is None:
+            del sim["sim.cronctl.dev/exit-code"]
+        pod: dict[str, Any] = {"restartPolicy": "Never"}
+        if containers is None:
+            pod["initContainers"] = [{"name": "prepare", "image": "busybox:1.36"}]
+            pod["containers"] = [{"name": "main", "image": "busybox:1.36", "env": [{"name": "MODE", "value": "sync"}]}]
+        else:
+            pod["containers"] = containers
+        job_template = {"spec": {"backoffLimit": backoff, "template": {"metadata": {"annotations": sim}, "spec": pod}}}
+        if job_metadata is _DEFAULT:
+            job_metadata = {"labels": {"app": name, "tier": "batch"}, "annotations": {"team": "integrations"}}
+        if job_metadata is not None:
+            job_template = {"metadata": job_metadata, **job_template}
+    body: dict[str, Any] = {
         "schedule": schedule, "concurrencyPolicy": policy, "suspend": suspend,
-        "successfulJobsHistoryLimit": 10, "failedJobsHistoryLimit": 10,
-        "jobTemplate": {
-            "metadata": {"labels": {"app": name, "tier": "batch"}, "annotations": {"team": "integrations"}},
-            "spec": {"backoffLimit": backoff, "template": {
-                "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": str(duration),
-                                             "sim.cronctl.dev/exit-code": str(exit_code),
-                                             "sim.cronctl.dev/log": log}},
-                "spec": {"restartPolicy": "Never",
-                         "initContainers": [{"name": "prepare", "image": "busybox:1.36"}],
-                         "containers": [{"name": "main", "image": "busybox:1.36",
-                                         "env": [{"name": "MODE", "value": "sync"}]}]}}},
-        },
+        "successfulJobsHistoryLimit": history, "failedJobsHistoryLimit": history,
+        "jobTemplate": job_template, "startingDeadlineSeconds": deadline, "timeZone": tz,
     }
-    if deadline is not None:
-        spec["startingDeadlineSeconds"] = deadline
-    if tz is not None:
-        spec["timeZone"] = tz
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": spec}
+    body.update(spec)
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
+            "spec": {k: v for k, v in body.items() if v is not None}}
 
 
 def create_cronjob(k8s: Any, ns: str, name: str, **kw: Any) -> dict[str, Any]:
@@ -124,56 +148,6 @@ def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account
     return path
 
 
-def kubectl_bin() -> str:
-    """The kubectl built with the cluster (same version as the server)."""
-    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        if line.startswith("export PATH="):
-            return line.split('"')[1].split(":")[0] + "/kubectl"
-    raise AssertionError(f"no PATH in scripts/cluster env: {out}")
-
-
-def run_kubectl(kubeconfig: str, *args: str) -> str:
-    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, *args],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}"
-    return r.stdout
-
-
-def sigint_default() -> None:
-    """``preexec_fn`` for a cronctl the test will Ctrl-C: SIGINT back to its default. A shell without
-    job control starts background commands with SIGINT ignored, and Python keeps an ignored SIGINT,
-    so a suite launched with ``cmd &`` would otherwise test a cronctl that cannot be interrupted."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def cronctl_cmd(args: list[str], kubeconfig: str) -> list[str]:
-    return [sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig]
-
-
-def cronctl_env(run_dir: Path | None = None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONCTL_TEST_KILL")}
-    env["NO_COLOR"] = "1"
-    env["CI"] = "true"  # never a terminal: no prompts, plain progress lines
-    if run_dir is not None:
-        env["CRONCTL_RUN_DIR"] = str(run_dir)
-    env.update(extra)
-    return env
-
-
-def cronctl(args: list[str], kubeconfig: str, *, run_dir: Path | None = None, timeout: float = 300,
-            **env: str) -> subprocess.CompletedProcess[str]:
-    """Run cronctl as an operator would; stdin is not a terminal."""
-    if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(cronctl_cmd(args, kubeconfig), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=cronctl_env(run_dir, **env),
-                          cwd=str(run_dir) if run_dir else None)
-
-
 def run_record(run_dir: Path) -> dict[str, Any]:
     recs = sorted(run_dir.glob("*/record.json"))
     assert len(recs) == 1, f"expected one run directory in {run_dir}, found {recs}"
@@ -184,44 +158,3 @@ def owned_jobs(k8s: Any, ns: str, cj: dict[str, Any]) -> list[dict[str, Any]]:
     uid = cj["metadata"]["uid"]
     return [j for j in list_jobs(k8s, ns)
             if any(r.get("uid") == uid and r.get("controller") for r in j["metadata"].get("ownerReferences") or [])]
-
-
-def on_a_terminal(args: list[str], kubeconfig: str, answer: str | list[str], tmp_path: Path,
-                  wait: float = 120) -> tuple[int, str]:
-    """Run cronctl with stdin/stdout/stderr on a pseudo-terminal, answer the prompts (one answer
-    each, in order), return (code, screen)."""
-    import os
-    import pty
-    import select
-    import time
-
-    master, slave = pty.openpty()
-    env = cronctl_env(tmp_path)
-    env.pop("CI", None)
-    env.pop("NO_COLOR", None)
-    env["TERM"] = "xterm"
-    env["COLUMNS"] = "200"
-    p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=slave, stdout=slave, stderr=slave, env=env,
-                         cwd=str(tmp_path), close_fds=True)
-    os.close(slave)
-    screen = b""
-    answers = [answer] if isinstance(answer, str) else list(answer)
-    answered = 0
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([master], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            screen += chunk
-        if answered < len(answers) and screen.count(b"[y/N]") > answered:
-            os.write(master, answers[answered].encode() + b"\n")
-            answered += 1
-        if p.poll() is not None and not r:
-            break
-    os.close(master)
-    return p.wait(timeout=30), screen.decode("utf-8", "replace")

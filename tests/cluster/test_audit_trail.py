@@ -87,8 +87,9 @@ def test_the_plan_is_about_the_end_of_the_run_and_an_unannounced_catch_up_is_ask
     wait_for("no Job running, early in a minute", quiet, 120)
     k8s.batch.patch_namespaced_cron_job("tick", namespace, {"spec": {"jobTemplate": {"spec": {"template": {
         "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": "75"}}}}}}})
-    code, screen = on_a_terminal(["run-manual", "tick", "-n", namespace, "--settle", "1s",
-                                  "--expected-duration", "1s"], kubeconfig, ["y", "n"], tmp_path, wait=240)
+    code, raw = on_a_terminal(["run-manual", "tick", "-n", namespace, "--settle", "1s", "--expected-duration", "1s"],
+                              kubeconfig, cwd=tmp_path, run_dir=tmp_path, answers=["y", "n"], timeout=240)
+    screen = raw.decode("utf-8", "replace")
     rec = run_record(tmp_path)
     assert rec["plan"]["end"]["expected_seconds"] == 1.0 and rec["plan"]["end"]["from"] == "--expected-duration"
     assert "would start what the plan did not announce" in screen, screen[-3000:]

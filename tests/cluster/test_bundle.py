@@ -9,10 +9,8 @@ parallel groups under xdist.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from cluster_support import kubectl_bin, service_account_kubeconfig, wait_for
+from cluster_support import cronctl, cronjob_body, run_kubectl, service_account_kubeconfig, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "bundle.schema.json").read_text())
@@ -30,24 +28,15 @@ TOKEN = "tok-4f9a8b7c6d5e"  # a literal env value that must never reach the bund
 LOG = "sync start\nPOST https://bot:hunter2@upstream.example/orders\nAuthorization: Bearer abcdefgh12345678\nsync done"
 
 
-def cronctl(args: list[str], kubeconfig: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
-    return subprocess.run([sys.executable, "-m", "cronctl", *args, "--kubeconfig", kubeconfig],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
-
-
 def cronjob(name: str, schedule: str, *, suspend: bool = False, duration: float = 90, log: str = LOG,
             policy: str = "Forbid") -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
-            "spec": {"schedule": schedule, "timeZone": "Europe/Moscow", "concurrencyPolicy": policy,
-                     "suspend": suspend, "successfulJobsHistoryLimit": 10,
-                     "jobTemplate": {"spec": {"backoffLimit": 0, "template": {
-                         "metadata": {"annotations": {"sim.cronctl.dev/duration-seconds": str(duration),
-                                                      "sim.cronctl.dev/log": log}},
-                         "spec": {"restartPolicy": "Never", "containers": [{
-                             "name": "sync", "image": "registry.example/mp-orders-sync:1.4.2",
-                             "env": [{"name": "API_TOKEN", "value": TOKEN},
-                                     {"name": "LOG_LEVEL", "value": "info"}]}]}}}}}}
+    """The incident's CronJob: Moscow time, a secret-looking literal env value, a chatty log."""
+    return cronjob_body(name, schedule=schedule, tz="Europe/Moscow", policy=policy, suspend=suspend,
+                        duration=duration, log=log, exit_code=None, job_metadata=None, history=None,
+                        successfulJobsHistoryLimit=10,
+                        containers=[{"name": "sync", "image": "registry.example/mp-orders-sync:1.4.2",
+                                     "env": [{"name": "API_TOKEN", "value": TOKEN},
+                                             {"name": "LOG_LEVEL", "value": "info"}]}])
 
 
 def jobs(k8s: Any, ns: str) -> list[dict[str, Any]]:
@@ -82,9 +71,7 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
     if sec >= 50:
         time.sleep(62 - sec)
     k8s.batch.create_namespaced_cron_job(namespace, cronjob("mp-orders-sync", "* * * * *"))
-    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job",
-                        "mp-orders-sync-fix", "--from=cronjob/mp-orders-sync"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "mp-orders-sync-fix", "--from=cronjob/mp-orders-sync")
     # the controller creates the next minute's Job although the manual one runs (Forbid sees
     # only .status.active) and warns UnexpectedJob
     wait_for("a scheduled Job", lambda: [j for j in jobs(k8s, namespace)
@@ -99,7 +86,7 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
         timeout=30, every=1.0)
 
     out = tmp_path / "bundle"
-    r2 = cronctl(["bundle", "mp-orders-sync", "-n", namespace, "--out", str(out), "-o", "json"], kubeconfig, tmp_path)
+    r2 = cronctl(["bundle", "mp-orders-sync", "-n", namespace, "--out", str(out), "-o", "json"], kubeconfig, cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     summary = json.loads(r2.stdout)
     assert summary["path"] == str(out) and summary["partial"] is False
@@ -151,7 +138,7 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
 
     # a per-log cap cuts the logs the real API server returns (limitBytes) and says so
     r4 = cronctl(["bundle", "mp-orders-sync", "-n", namespace, "--out", str(tmp_path / "capped"),
-                  "--max-log-bytes", "60", "--since", "1h"], kubeconfig, tmp_path)
+                  "--max-log-bytes", "60", "--since", "1h"], kubeconfig, cwd=tmp_path)
     assert r4.returncode == 0, r4.stderr
     capped = json.loads((tmp_path / "capped" / "bundle.json").read_text())
     clogs = [lg for lg in capped["cronjobs"][0]["logs"] if lg["file"]]
@@ -165,11 +152,9 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
 
     # the same objects, dumped by kubectl, give the same analysis offline (logs absent, said so)
     dump = tmp_path / "dump.yaml"
-    dump.write_text(subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "get",
-                                    "cronjob,jobs,pods,events", "-o", "yaml"], capture_output=True, text=True,
-                                   check=True).stdout)
+    dump.write_text(run_kubectl(kubeconfig, "-n", namespace, "get", "cronjob,jobs,pods,events", "-o", "yaml").stdout)
     r3 = cronctl(["bundle", "--from-dump", str(dump), "--now", c["now"], "--out", str(tmp_path / "offline")],
-                 kubeconfig, tmp_path)
+                 kubeconfig, cwd=tmp_path)
     assert r3.returncode == 0, r3.stderr
     off = json.loads((tmp_path / "offline" / "bundle.json").read_text())
     ocj = off["cronjobs"][0]
@@ -187,7 +172,7 @@ def test_a_suspended_period_shows_lost_runs_and_what_will_never_be_made_up(
     created = datetime.now(timezone.utc)
     time.sleep(max(0.0, 50 - (datetime.now(timezone.utc) - created).total_seconds()))
     out = tmp_path / "b.tar.gz"
-    r = cronctl(["bundle", "report", "-n", namespace, "--out", str(out)], kubeconfig, tmp_path)
+    r = cronctl(["bundle", "report", "-n", namespace, "--out", str(out)], kubeconfig, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "missed-suspended" in r.stdout
     subprocess.run(["tar", "-xzf", str(out), "-C", str(tmp_path)], check=True)
@@ -207,7 +192,7 @@ def test_a_suspended_period_shows_lost_runs_and_what_will_never_be_made_up(
     # --all lists the namespace's CronJobs (one list call) and bundles each
     k8s.batch.create_namespaced_cron_job(namespace, cronjob("second", "0 4 * * *", duration=1))
     r2 = cronctl(["bundle", "--all", "-n", namespace, "--out", str(tmp_path / "all"), "-o", "json"],
-                 kubeconfig, tmp_path)
+                 kubeconfig, cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     assert [c["name"] for c in json.loads(r2.stdout)["cronjobs"]] == ["report", "second"]
 
@@ -218,9 +203,7 @@ def test_a_service_account_without_pods_log_gets_a_partial_bundle_that_says_so(
     from kubernetes import client
 
     k8s.batch.create_namespaced_cron_job(namespace, cronjob("nightly", "0 3 * * *", duration=1))
-    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job",
-                        "nightly-manual", "--from=cronjob/nightly"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "nightly-manual", "--from=cronjob/nightly")
     wait_for("the manual Job to complete", lambda: [
         j for j in jobs(k8s, namespace) if any(c["type"] == "Complete" and c["status"] == "True"
                                                for c in (j.get("status") or {}).get("conditions") or [])],
@@ -238,7 +221,7 @@ def test_a_service_account_without_pods_log_gets_a_partial_bundle_that_says_so(
     sa_kubeconfig = service_account_kubeconfig(k8s, kubeconfig, namespace, "reader", tmp_path / "reader.kubeconfig")
 
     out = tmp_path / "partial"
-    r2 = cronctl(["bundle", "nightly", "--out", str(out)], str(sa_kubeconfig), tmp_path)
+    r2 = cronctl(["bundle", "nightly", "--out", str(out)], str(sa_kubeconfig), cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     assert "PARTIAL" in r2.stdout and "pods/log" in r2.stdout
     doc = check_files(out)
@@ -273,9 +256,7 @@ def test_a_slot_whose_job_the_history_limit_deleted_ran_and_a_manual_job_s_succe
     # then a manual run while the CronJob is suspended: its completion becomes lastSuccessfulTime,
     # and the limit (1) deletes the second scheduled Job too
     k8s.batch.patch_namespaced_cron_job("hist", namespace, {"spec": {"suspend": True}})
-    r = subprocess.run([kubectl_bin(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job", "hist-manual",
-                        "--from=cronjob/hist"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "hist-manual", "--from=cronjob/hist")
 
     def moved() -> str | None:
         m = [j for j in jobs(k8s, namespace) if j["metadata"]["name"] == "hist-manual"]
@@ -287,7 +268,7 @@ def test_a_slot_whose_job_the_history_limit_deleted_ran_and_a_manual_job_s_succe
     wait_for("the second scheduled Job to be deleted", lambda: len(deleted()) >= 2 or None, timeout=60, every=1.0)
 
     out = tmp_path / "bundle"
-    r2 = cronctl(["bundle", "hist", "-n", namespace, "--out", str(out)], kubeconfig, tmp_path)
+    r2 = cronctl(["bundle", "hist", "-n", namespace, "--out", str(out)], kubeconfig, cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     cj = check_files(out)["cronjobs"][0]
     gone = {g["name"]: g for g in cj["removed_jobs"]}

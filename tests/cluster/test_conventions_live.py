@@ -4,13 +4,12 @@ saying exactly what it changed and set back."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, read_cronjob, read_job,
-                             record_annotations, wait_for)
+from cluster_support import (create_cronjob, cronctl, cronctl_env, read_cronjob, read_job, record_annotations,
+                             start_cronctl, wait_for)
 from completion_support import bash_complete
 
 
@@ -43,9 +42,8 @@ def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back(k
                                                                                k8s: Any, tmp_path: Path) -> None:
     cj = create_cronjob(k8s, namespace, "late", duration=1)
     # run-manual pauses right after its suspend; a Job the controller "was creating" appears then
-    p = subprocess.Popen(cronctl_cmd(["run-manual", "late", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=cronctl_env(tmp_path, CRONCTL_TEST_PAUSE_AFTER_STEP="suspended:20"))
+    p = start_cronctl(["run-manual", "late", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig,
+                      env=cronctl_env(tmp_path, CRONCTL_TEST_PAUSE_AFTER_STEP="suspended:20"))
     try:
         wait_for("the suspend", lambda: read_cronjob(k8s, namespace, "late")["spec"]["suspend"] or None, 60)
         k8s.batch.create_namespaced_job(namespace, {

@@ -12,23 +12,16 @@ from typing import Any
 
 import pytest
 
+from cluster_support import bare_job_template, cronjob_body
 from cronctl.cli import main
 from cronctl.errors import ExitCode
 
 
-def _cronjob(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
-        "spec": {"schedule": "30 2 * * *", "timeZone": "America/New_York", "suspend": True,
-                 "startingDeadlineSeconds": 300,
-                 "jobTemplate": {"spec": {"template": {"spec": {
-                     "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}},
-    }
-
-
 def test_a_live_cronjob_is_explained_from_the_api_server(capsys: pytest.CaptureFixture[str], kubeconfig: str,
                                                          namespace: str, k8s: Any) -> None:
-    k8s.batch.create_namespaced_cron_job(namespace, _cronjob("nightly"))
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body(
+        "nightly", schedule="30 2 * * *", tz="America/New_York", suspend=True, deadline=300, policy=None, history=None,
+        job_template=bare_job_template()))
     created = k8s.batch.read_namespaced_cron_job("nightly", namespace).metadata.creation_timestamp
     rc = main(["explain", "cronjob/nightly", "-n", namespace, "--kubeconfig", kubeconfig,
                "--from", "2026-03-07T00:00:00Z", "--count", "2", "-o", "json"])

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,9 +22,9 @@ from typing import Any
 import pytest
 
 from tests.cluster.cluster_support import create_cronjob, list_jobs, read_cronjob, record_annotations, wait_for
-from tests.conftest import K8s, create_test_namespace, version_args
+from tests.conftest import K8s, create_test_namespace
+from tests.harness import ClusterError, ClusterInfo, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
-ROOT = Path(__file__).resolve().parents[2]
 # one private cluster, so these run one after another on one xdist worker; the disk tests are
 # about the local disk, not the controller, and run on the default version only (not `compat`)
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("private-cluster")]
@@ -34,15 +33,26 @@ compat = pytest.mark.compat
 
 @dataclass
 class Private:
-    env: dict[str, str]
-    kubeconfig: str
+    """A control plane of this module's own (own state directory), so its faults hurt no other test."""
+
+    info: ClusterInfo
     k8s: K8s
 
-    def cluster(self, *args: str) -> str:
-        r = subprocess.run([str(ROOT / "scripts" / "cluster"), *args], env=self.env, capture_output=True,
-                           text=True, timeout=180)
-        assert r.returncode == 0, f"scripts/cluster {' '.join(args)}: {r.stderr}"
-        return r.stdout
+    @property
+    def kubeconfig(self) -> str:
+        return str(self.info.kubeconfig)
+
+    def stop(self, component: str) -> None:
+        cluster.stop(component, self.info.state_dir)
+
+    def start(self, component: str) -> None:
+        cluster.start(component, self.info.state_dir)
+
+    def restart(self, component: str) -> None:
+        cluster.restart(component, self.info.state_dir)
+
+    def compact(self) -> int:
+        return int(cluster.compact(self.info.state_dir))
 
 
 @pytest.fixture(scope="module")
@@ -50,27 +60,22 @@ def private() -> Iterator[Private]:
     from kubernetes import client, config
 
     state = tempfile.mkdtemp(prefix="cronctl-fault-cluster-")
-    env = {**os.environ, "CRONCTL_CLUSTER_DIR": state}
-    r = subprocess.run([str(ROOT / "scripts" / "cluster"), "up", *version_args()], env=env, capture_output=True,
-                       text=True, timeout=300)
-    if r.returncode != 0:
-        pytest.fail(f"private cluster did not start: {r.stderr}", pytrace=False)
-    kc = str(Path(state) / "kubeconfig")
-    api = config.new_client_from_config(config_file=kc)
+    try:
+        info = cluster.up(version=requested_k8s_version(), state=state)
+    except ClusterError as e:
+        pytest.fail(f"private cluster did not start: {e}", pytrace=False)
+    api = config.new_client_from_config(config_file=str(info.kubeconfig))
     k8s = K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
     try:
-        yield Private(env=env, kubeconfig=kc, k8s=k8s)
+        yield Private(info=info, k8s=k8s)
     finally:
-        subprocess.run([str(ROOT / "scripts" / "cluster"), "down"], env=env, capture_output=True, timeout=120)
+        cluster.down(state)
 
 
 def _start_run(p: Private, ns: str, name: str, run_dir: Path, *extra: str,
                env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, "NO_COLOR": "1", "CI": "true", **(env_extra or {})}
-    return subprocess.Popen([sys.executable, "-m", "cronctl", "run-manual", name, "-n", ns, "--yes", "--settle", "1s",
-                             "--run-dir", str(run_dir), "--kubeconfig", p.kubeconfig, *extra],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    return start_cronctl(["run-manual", name, "-n", ns, "--yes", "--settle", "1s", "--run-dir", str(run_dir), *extra],
+                         p.kubeconfig, env=cronctl_env(**(env_extra or {})))
 
 
 def _record(run_dir: Path) -> dict[str, Any]:
@@ -94,7 +99,7 @@ def _run_until_the_job_runs(p: Private, hint: str, run_dir: Path) -> tuple[str, 
 @compat
 def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: Path) -> None:
     ns, proc = _run_until_the_job_runs(private, "t-fault-restart", tmp_path)
-    private.cluster("restart", "kube-apiserver")
+    private.restart("kube-apiserver")
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     assert [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)] == ["orders-manual"]  # exactly one Job
@@ -108,12 +113,12 @@ def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: 
 def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Private, tmp_path: Path) -> None:
     ns, proc = _run_until_the_job_runs(private, "t-fault-compact", tmp_path)
     time.sleep(1)
-    private.cluster("stop", "kube-apiserver")
+    private.stop("kube-apiserver")
     # writes after the watch's last resourceVersion, then a compaction past it: the resumed watch
     # is too old for the new apiserver and for etcd alike
-    rev = int(private.cluster("compact").strip())
+    rev = private.compact()
     assert rev > 0
-    private.cluster("start", "kube-apiserver")
+    private.start("kube-apiserver")
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     rec = _record(tmp_path)
@@ -127,14 +132,14 @@ def test_apiserver_down_when_run_manual_starts_is_one_clear_error_and_nothing_ch
         private: Private, tmp_path: Path) -> None:
     ns = create_test_namespace(private.k8s, "t-fault-down")
     create_cronjob(private.k8s, ns, "orders", duration=2)
-    private.cluster("stop", "kube-apiserver")
+    private.stop("kube-apiserver")
     try:
         t0 = time.monotonic()
         proc = _start_run(private, ns, "orders", tmp_path)
         out, err = proc.communicate(timeout=120)
         took = time.monotonic() - t0
     finally:
-        private.cluster("start", "kube-apiserver")
+        private.start("kube-apiserver")
     assert proc.returncode != 0 and "Traceback" not in err
     # one attempt per request, no retries: the time is Python's start-up plus one refused
     # connection, about 2 s here; 60 s bounds it even with four suites on two cores
@@ -154,21 +159,19 @@ def test_apiserver_down_at_the_restore_step_then_restore_finishes_later(private:
     wait_for("the manual Job to complete",
              lambda: [j for j in list_jobs(private.k8s, ns) if (j.get("status") or {}).get("succeeded")], timeout=60)
     time.sleep(1)  # inside the pause after the logs are saved
-    private.cluster("stop", "kube-apiserver")
+    private.stop("kube-apiserver")
     try:
         t0 = time.monotonic()
         out, err = proc.communicate(timeout=120)
         took = time.monotonic() - t0
     finally:
-        private.cluster("start", "kube-apiserver")
+        private.start("kube-apiserver")
     assert proc.returncode != 0 and "Traceback" not in err, err
     assert "restore failed" in err and "cannot reach the API server" in err and took < 40, (took, err)
     rec = _record(tmp_path)
     assert rec["outcome"] == "succeeded-not-restored" and rec["step"] == "restore-failed"
     assert read_cronjob(private.k8s, ns, "orders")["spec"]["suspend"] is True  # left suspended, explained
-    r = subprocess.run([sys.executable, "-m", "cronctl", "restore", "orders", "-n", ns, "--yes",
-                        "--kubeconfig", private.kubeconfig], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    r = cronctl(["restore", "orders", "-n", ns, "--yes"], private.kubeconfig, timeout=120)
     assert r.returncode == 0, r.stderr
     cj = read_cronjob(private.k8s, ns, "orders")
     assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
@@ -273,7 +276,7 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     first = wait_for("a scheduled Job of each for the same slot", common_slot, timeout=150)
     t0 = datetime.strptime(first["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
                            "%Y-%m-%dT%H:%M:%S%z").astimezone(utc)
-    private.cluster("stop", "kube-controller-manager")
+    private.stop("kube-controller-manager")
     try:
         t1, t2 = t0 + timedelta(minutes=1), t0 + timedelta(minutes=2)
         # long enough after t2 that tock's deadline (10 s) has passed for both slots
@@ -281,16 +284,14 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
         pred = predict(read_cronjob(private.k8s, ns, "tick"), datetime.now(utc), suspended=False)
         assert pred.decision == "create" and pred.catch_up_for == t2 and pred.never_made_up == 1, pred
     finally:
-        private.cluster("start", "kube-controller-manager")
+        private.start("kube-controller-manager")
     minutes = lambda t: f"tick-{int(t.timestamp()) // 60}"  # noqa: E731
     wait_for(f"the catch-up Job {minutes(t2)}",
              lambda: minutes(t2) in [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)], timeout=60)
     names = {j["metadata"]["name"] for j in list_jobs(private.k8s, ns)}
     assert minutes(t1) not in names  # never made up, as predicted
     out = tmp_path / "bundle"
-    r = subprocess.run([sys.executable, "-m", "cronctl", "bundle", "tick", "-n", ns, "--out", str(out), "--no-logs",
-                        "--kubeconfig", private.kubeconfig], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    r = cronctl(["bundle", "tick", "-n", ns, "--out", str(out), "--no-logs"], private.kubeconfig, timeout=120)
     assert r.returncode == 0, r.stderr
     occ = {o["expected"]: o for o in _occurrences(json.loads((out / "bundle.json").read_text()))}
     z = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
@@ -298,9 +299,7 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     assert occ[z(t1)]["verdict"] == "missed", occ[z(t1)]
     assert occ[z(t2)]["verdict"] in ("ran-late", "running"), occ[z(t2)]
     judged_at = datetime.now(utc)
-    r = subprocess.run([sys.executable, "-m", "cronctl", "history", "-n", ns, "-o", "json", "--kubeconfig",
-                        private.kubeconfig], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "NO_COLOR": "1", "CI": "true"})
+    r = cronctl(["history", "-n", ns, "-o", "json"], private.kubeconfig, timeout=120)
     assert r.returncode == 0, r.stderr
     hist = {h["name"]: {s["slot"]: s for s in h["slots"]} for h in json.loads(r.stdout)["cronjobs"]}
     tick, tock = hist["tick"], hist["tock"]

@@ -33,10 +33,8 @@ def slot_of(job: dict[str, Any]) -> datetime:
 
 
 def make(k8s: Any, ns: str, name: str, **spec: Any) -> dict[str, Any]:
-    body = cronjob_body(name, schedule="*/1 * * * *", duration=spec.pop("duration", 1),
-                        policy=spec.pop("policy", "Allow"))
-    body["spec"].update(spec)
-    k8s.batch.create_namespaced_cron_job(ns, body)
+    k8s.batch.create_namespaced_cron_job(ns, cronjob_body(name, schedule="*/1 * * * *", duration=spec.pop("duration", 1),
+                                                         policy=spec.pop("policy", "Allow"), **spec))
     return read_cronjob(k8s, ns, name)
 
 

@@ -1,14 +1,14 @@
 """`kubectl cronctl ...`: the `kubectl-cronctl` console script found and run by a real kubectl.
 
-kubectl: the one `scripts/cluster install` builds (~/.cache/cronctl/k8s/v<K8S_VERSION>/bin),
-else a `kubectl` on PATH that really is kubectl. Needs no API server: plugins run client-side.
+kubectl: ``harness.kubectl_path()``, the one `scripts/cluster install` builds (the version that runs
+or is asked for), else a `kubectl` on PATH that really is kubectl. Needs no API server: plugins run
+client-side.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,29 +16,10 @@ from pathlib import Path
 import pytest
 
 from cronctl import __version__
+from harness import kubectl_path
 
 VENV_BIN = Path(sys.executable).parent
-K8S_VERSION = os.environ.get("K8S_VERSION", "1.36.3")
-BUILT = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s"
-         / f"v{K8S_VERSION}" / "bin" / "kubectl")
-
-
-def _is_kubectl(path: str) -> bool:
-    try:
-        r = subprocess.run([path, "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=60)
-        return r.returncode == 0 and "gitVersion" in json.loads(r.stdout).get("clientVersion", {})
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return False
-
-
-def _find_kubectl() -> str | None:
-    if BUILT.is_file() and os.access(BUILT, os.X_OK):
-        return str(BUILT)
-    other = shutil.which("kubectl")
-    return other if other and _is_kubectl(other) else None
-
-
-KUBECTL = _find_kubectl()
+KUBECTL = kubectl_path()
 if KUBECTL is None and os.environ.get("CI"):
     pytest.fail("no kubectl: run scripts/cluster install", pytrace=False)
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary (scripts/cluster install builds one)")

@@ -6,23 +6,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cluster_support import cronjob_body
 from cronctl.cli import main
 
 DIGEST = "busybox@sha256:" + "b" * 64
 
 
+# everything the lint rules ask for, so only what a test changes is found
+CLEAN_JOB_TEMPLATE = {"spec": {
+    "activeDeadlineSeconds": 300, "backoffLimit": 1,
+    "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]},
+    "template": {"spec": {"restartPolicy": "Never", "serviceAccountName": "sync",
+                          "containers": [{"name": "c", "image": DIGEST, "resources": {
+                              "requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "16Mi"}}}]}}}}
+
+
 def cronjob(name: str, **spec: Any) -> dict[str, Any]:
-    body = {"schedule": "*/10 * * * *", "timeZone": "Etc/UTC", "suspend": True, "startingDeadlineSeconds": 120,
-            "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 200, "failedJobsHistoryLimit": 5,
-            "jobTemplate": {"spec": {"activeDeadlineSeconds": 300, "backoffLimit": 1, "podFailurePolicy": {
-                                         "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In",
-                                                                                         "values": [3]}}]},
-                                     "template": {"spec": {"restartPolicy": "Never", "serviceAccountName": "sync",
-                                                           "containers": [{"name": "c", "image": DIGEST, "resources": {
-                                                               "requests": {"cpu": "10m", "memory": "16Mi"},
-                                                               "limits": {"memory": "16Mi"}}}]}}}}}
-    body.update(spec)
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body}
+    return cronjob_body(name, schedule="*/10 * * * *", tz="Etc/UTC", suspend=True, deadline=120,
+                        successfulJobsHistoryLimit=200, failedJobsHistoryLimit=5, job_template=CLEAN_JOB_TEMPLATE,
+                        **spec)
 
 
 def lint(capfd: Any, kubeconfig: str, *args: str) -> tuple[int, Any, str]:

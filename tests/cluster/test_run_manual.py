@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, list_jobs, on_a_terminal,
-                             owned_jobs, read_cronjob, read_job, record_annotations, run_record, terminal,
-                             sigint_default, wait_for)
+from cluster_support import (create_cronjob, cronctl, cronctl_env, list_jobs, on_a_terminal, owned_jobs,
+                             read_cronjob, read_job, record_annotations, run_kubectl, run_record, start_cronctl,
+                             terminal, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 
@@ -231,10 +230,8 @@ def test_a_timeout_exits_4_and_leaves_a_state_status_explains_and_restore_refuse
 def test_two_runs_started_at_the_same_moment_create_exactly_one_job(kubeconfig: str, namespace: str, k8s: Any,
                                                                     tmp_path: Path) -> None:
     cj = create_cronjob(k8s, namespace, "twice", duration=4)
-    procs = [subprocess.Popen(cronctl_cmd(["run-manual", "twice", "-n", namespace, "--yes", "--settle", "2s"],
-                                          kubeconfig),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=cronctl_env(tmp_path / f"p{i}")) for i in range(2)]
+    procs = [start_cronctl(["run-manual", "twice", "-n", namespace, "--yes", "--settle", "2s"], kubeconfig,
+                           env=cronctl_env(tmp_path / f"p{i}")) for i in range(2)]
     results = [(p.wait(timeout=120), p.communicate()) for p in procs]
     codes = sorted(code for code, _ in results)
     assert codes == [0, 3], results
@@ -249,10 +246,8 @@ def test_two_runs_started_at_the_same_moment_create_exactly_one_job(kubeconfig: 
 def test_a_second_run_while_one_holds_the_lock_is_refused_with_the_holders_name(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "held", duration=30)  # holds the lock while the second run is tried
-    first = subprocess.Popen(cronctl_cmd(["run-manual", "held", "-n", namespace, "--yes", "--settle", "1s",
-                                          "--reason", "first"], kubeconfig),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=cronctl_env(tmp_path / "a"))
+    first = start_cronctl(["run-manual", "held", "-n", namespace, "--yes", "--settle", "1s", "--reason", "first"],
+                          kubeconfig, env=cronctl_env(tmp_path / "a"))
     try:
         wait_for("the first run's Job", lambda: read_job(k8s, namespace, "held-manual"), 30)
         # the first run writes step=created just after its Job exists; snapshot its record only then,
@@ -287,9 +282,8 @@ def test_ctrl_c_while_waiting_exits_130_records_it_and_changes_nothing_else(
     import time
 
     create_cronjob(k8s, namespace, "stopme", duration=30, schedule="0 0 1 1 *")
-    p = subprocess.Popen(cronctl_cmd(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=cronctl_env(tmp_path), preexec_fn=sigint_default)
+    p = start_cronctl(["run-manual", "stopme", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig,
+                      env=cronctl_env(tmp_path))
     try:
         wait_for("the manual Job", lambda: read_job(k8s, namespace, "stopme-manual"), 30)
         time.sleep(1)  # inside the wait
@@ -341,23 +335,11 @@ def test_wait_active_that_runs_out_of_time_sets_suspend_back_and_exits_4(kubecon
     assert read_job(k8s, namespace, "toolong-manual") is None
 
 
-def _kubectl() -> str:
-    """The kubectl built with the cluster (same version as the server), from scripts/cluster env."""
-    from cluster_support import ROOT
-
-    out = subprocess.run([str(ROOT / "scripts" / "cluster"), "env"], stdout=subprocess.PIPE, text=True,
-                         check=True).stdout
-    line = next(ln for ln in out.splitlines() if ln.startswith("export PATH="))
-    return line.split('"')[1].split(":")[0] + "/kubectl"
-
-
 def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "same")
-    theirs = json.loads(subprocess.run(
-        [_kubectl(), "--kubeconfig", kubeconfig, "-n", namespace, "create", "job", "same-manual",
-         "--from=cronjob/same", "--dry-run=client", "-o", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True).stdout)
+    theirs = json.loads(run_kubectl(kubeconfig, "-n", namespace, "create", "job", "same-manual",
+                                    "--from=cronjob/same", "--dry-run=client", "-o", "json").stdout)
     r = cronctl(["run-manual", "same", "-n", namespace, "--dry-run", "-o", "json"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     ours = json.loads(r.stdout)
@@ -374,8 +356,9 @@ def test_the_job_is_field_for_field_what_kubectl_create_job_from_cronjob_makes(
 def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, namespace: str, k8s: Any,
                                                              tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "asked")
-    code, screen = on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "1s"], kubeconfig, "n",
-                                  tmp_path)
+    code, raw = on_a_terminal(["run-manual", "asked", "-n", namespace, "--settle", "1s"], kubeconfig,
+                              cwd=tmp_path, run_dir=tmp_path, answers=["n"])
+    screen = raw.decode("utf-8", "replace")
     assert code == 3, screen
     assert "Suspend" in screen and "not confirmed; nothing was changed" in screen
     cj = read_cronjob(k8s, namespace, "asked")
@@ -386,8 +369,9 @@ def test_on_a_terminal_it_asks_first_and_no_changes_nothing(kubeconfig: str, nam
 def test_on_a_terminal_yes_runs_it_with_live_progress(kubeconfig: str, namespace: str, k8s: Any,
                                                       tmp_path: Path) -> None:
     create_cronjob(k8s, namespace, "live", duration=5, log="working on batch 7")
-    code, screen = on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "1s"], kubeconfig, "y",
-                                  tmp_path)
+    code, raw = on_a_terminal(["run-manual", "live", "-n", namespace, "--settle", "1s"], kubeconfig,
+                              cwd=tmp_path, run_dir=tmp_path, answers=["y"])
+    screen = raw.decode("utf-8", "replace")
     assert code == 0, screen
     assert "elapsed" in screen and "pods" in screen  # the live status line
     assert "Running=1" in screen or "Succeeded=1" in screen

@@ -15,7 +15,6 @@ what cronctl predicted before un-suspending must be what the controller does.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from cluster_support import (create_cronjob, cronctl, cronctl_cmd, cronctl_env, owned_jobs, read_job,
-                             wait_for)
+from cluster_support import create_cronjob, cronctl, cronctl_env, owned_jobs, read_job, start_cronctl, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 UTC = timezone.utc
@@ -58,11 +56,9 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
     cjs = {name: create_cronjob(k8s, namespace, name, schedule="*/1 * * * *", deadline=d, duration=150,
                                 tz="Europe/Moscow", log="synced orders (seed 004 replay)")
            for name, d in cases.items()}
-    procs = {name: subprocess.Popen(
-        cronctl_cmd(["run-manual", name, "-n", namespace, "--yes", "--settle", "3s", "--timeout", "5m",
-                     "--reason", "seed 004 replay", "-o", "json"], kubeconfig),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=cronctl_env(tmp_path / name)) for name in cases}
+    procs = {name: start_cronctl(["run-manual", name, "-n", namespace, "--yes", "--settle", "3s", "--timeout", "5m",
+                                  "--reason", "seed 004 replay", "-o", "json"], kubeconfig,
+                                 env=cronctl_env(tmp_path / name)) for name in cases}
     results = {name: p.communicate(timeout=420) for name, p in procs.items()}
     for name, p in procs.items():
         assert p.returncode == 0, (name, results[name][1])

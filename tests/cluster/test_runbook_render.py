@@ -17,6 +17,7 @@ from kubernetes import client
 from kubernetes import config as kconfig
 from kubernetes.client.rest import ApiException
 
+from cluster_support import bare_job_template, cronjob_body
 from cronctl.cli import main
 from cronctl.runbooks import NAMES
 
@@ -28,13 +29,8 @@ ZONE = "America/New_York"
 @pytest.fixture(scope="module")
 def live(namespace_factory: Any, k8s: Any, kubeconfig: str) -> Iterator[dict[str, str]]:
     ns = namespace_factory.create("runbook-render")
-    k8s.batch.create_namespaced_cron_job(ns, {
-        "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": NAME},
-        "spec": {"schedule": SCHEDULE, "timeZone": ZONE, "suspend": True, "concurrencyPolicy": "Forbid",
-                 "jobTemplate": {"spec": {"template": {"spec": {
-                     "restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}]}}}}},
-    })
+    k8s.batch.create_namespaced_cron_job(ns, cronjob_body(NAME, schedule=SCHEDULE, tz=ZONE, suspend=True, history=None,
+                                                          job_template=bare_job_template("sync", "busybox")))
     # The run two days before the most recent 02:30 (a real past slot; close to now, so the
     # controller's missed-run estimate is not disturbed by a DST change far back). A suspended
     # CronJob is left alone by the controller, so this status stays as written.

@@ -262,7 +262,9 @@ def test_force_on_a_terminal_shows_the_record_and_asks_before_un_suspending(
     create_cronjob(k8s, namespace, "asked", suspend=True)
     run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "asked",
                 *[f"{k}={v}" for k, v in PLANTED.items()])
-    code, screen = on_a_terminal(["restore", "asked", "-n", namespace, "--force"], kubeconfig, "n", tmp_path)
+    code, raw = on_a_terminal(["restore", "asked", "-n", namespace, "--force"], kubeconfig, cwd=tmp_path,
+                              run_dir=tmp_path, answers=["n"])
+    screen = raw.decode("utf-8", "replace")
     assert code == 3, screen
     assert "Clear the unconfirmed record f00d0001 of mallory" in screen and "not confirmed" in screen
     assert "UNCONFIRMED" in screen and "elsewhere/1" in screen

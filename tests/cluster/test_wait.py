@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from cluster_support import (cronctl, cronctl_cmd, cronctl_env, cronjob_body, read_cronjob, record_annotations,
-                             sigint_default, wait_for)
+from cluster_support import cronctl, cronjob_body, read_cronjob, record_annotations, start_cronctl, wait_for
 
 pytestmark = [pytest.mark.cluster]
 
@@ -66,10 +65,7 @@ def test_wait_leaves_a_failed_run_suspended_and_refuses_a_run_whose_job_was_neve
 
 def sigint_after(args: list[str], kubeconfig: str, run_dir: Path, marker: str) -> subprocess.CompletedProcess[str]:
     """Start cronctl, send SIGINT once ``marker`` is on its stderr (as Ctrl-C would), collect it."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    p = subprocess.Popen(cronctl_cmd(args, kubeconfig), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=cronctl_env(run_dir), cwd=str(run_dir),
-                         preexec_fn=sigint_default)
+    p = start_cronctl(args, kubeconfig, run_dir=run_dir)
     assert p.stderr is not None
     seen = []
     deadline = time.monotonic() + 120

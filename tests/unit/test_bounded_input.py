@@ -22,6 +22,7 @@ from cronctl.procedure.backfill import read_done
 from cronctl.schedule import decide
 from cronctl.schedule.controller import MISSED_LIST_LIMIT
 from cronctl.schedule.dst import transitions
+from harness import cronctl
 
 UTC = timezone.utc
 NOW = "2026-12-02T11:35:00Z"
@@ -267,11 +268,7 @@ def test_the_valid_object_used_above_is_accepted_by_every_command(capfd: pytest.
 
 
 def test_standard_input_goes_through_the_same_loader(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     doc = _with("spec.suspend", "false")
-    r = subprocess.run([sys.executable, "-m", "cronctl", "explain", "-f", "-", "--now", NOW],
-                       input=yaml.safe_dump(doc), capture_output=True, text=True, timeout=120)
+    r = cronctl(["explain", "-f", "-", "--now", NOW], input=yaml.safe_dump(doc), timeout=120)
     assert r.returncode == ExitCode.BAD_INPUT
     assert r.stderr == "error: -: cronjob shop/orders-sync: spec.suspend: expected a boolean, got a string ('false')\n"

@@ -21,10 +21,10 @@ import yaml
 
 from cronctl.cli import main
 from cronctl.errors import ExitCode
+from harness import cronctl
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "data" / "vectors" / "controller-sample.jsonl"
-CRONCTL = ROOT / ".venv" / "bin" / "cronctl"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -348,7 +348,7 @@ def _main_explain(argv: list[str]) -> int:
 
 
 def test_the_entry_point_exits_5_on_a_bad_field_without_a_traceback() -> None:
-    p = subprocess.run([str(CRONCTL), "explain", "0 0 32 * *"], capture_output=True, text=True, check=False)
+    p = cronctl(["explain", "0 0 32 * *"], script=True)
     assert p.returncode == 5
     assert p.stdout == ""
     assert p.stderr.strip() == "error: bad day-of-month '32' in '0 0 32 * *': above maximum (31)"
@@ -356,8 +356,7 @@ def test_the_entry_point_exits_5_on_a_bad_field_without_a_traceback() -> None:
 
 def test_the_entry_point_exits_5_on_malformed_yaml_naming_line_and_column(tmp_path: Path) -> None:
     f = _bad_yaml(tmp_path)
-    p = subprocess.run([sys.executable, "-m", "cronctl", "explain", "-f", f], capture_output=True, text=True,
-                       check=False, cwd=ROOT)
+    p = cronctl(["explain", "-f", f], cwd=ROOT)
     assert p.returncode == 5
     assert p.stderr.startswith(f"error: {f}:6:1:") and "malformed YAML" in p.stderr
     assert "Traceback" not in p.stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +13,10 @@ import pytest
 from completion_support import bash_complete
 
 from cronctl.cli import main
+from harness import cronctl
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {"bash": "cronctl.bash", "zsh": "_cronctl", "fish": "cronctl.fish"}
-BIN = Path(sys.executable).parent  # the venv's bin, where the `cronctl` console script lives
 
 
 @pytest.mark.parametrize("shell", sorted(FILES))
@@ -75,7 +73,7 @@ def ask(shell: str, line: str, **extra: str) -> str:
     """What the installed cronctl answers when the zsh/fish script calls it back for `line`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("_CRONCTL")}
     env.update({"_CRONCTL_COMPLETE": f"complete_{shell}", "_TYPER_COMPLETE_ARGS": line, **extra})
-    r = subprocess.run([str(BIN / "cronctl")], capture_output=True, text=True, env=env, timeout=60)
+    r = cronctl([], script=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     return r.stdout
 

@@ -9,8 +9,6 @@ cannot be asked for by a flag), run through the real ``cronctl.cli.main``.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +16,7 @@ import pytest
 from cronctl.cli import main
 from cronctl.cli.app import app
 from cronctl.errors import ExitCode
+from harness import cronctl
 
 MESSAGE = "kaput \x1b]0;title\x07\nsecond line"
 
@@ -118,7 +117,7 @@ main()
 ])
 def test_the_real_entry_point_exits_with_the_code_and_one_line(args: list[str], code: int, line: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CRONCTL_DEBUG"}
-    p = subprocess.run([sys.executable, "-c", ENTRY, *args], capture_output=True, text=True, env=env, timeout=60)
+    p = cronctl(args, python_code=ENTRY, env=env, timeout=60)
     assert p.returncode == code, p.stderr
     assert p.stderr.startswith(line) and len(p.stderr.splitlines()) == 1, p.stderr
     assert "Traceback" not in p.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cronctl import __version__
+from harness import cronctl as run_cronctl, on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -116,7 +117,7 @@ spec:
 def cronctl(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
     env.update(env_extra or {})
-    return subprocess.run([str(VENV_BIN / "cronctl"), *args], capture_output=True, text=True, env=env, timeout=120)
+    return run_cronctl(args, script=True, env=env, timeout=120)
 
 
 DATA_COMMANDS = [
@@ -164,30 +165,13 @@ def test_errors_go_to_stderr_only_without_ansi_or_traceback(args: list[str]) -> 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 def test_on_a_real_terminal_no_color_removes_colours(tmp_path: Path) -> None:
-    import pty
-
     f = tmp_path / "bad.yaml"
     f.write_text(BAD)
 
     def on_tty(extra: dict[str, str]) -> str:
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CI")}
-        env.update({"TERM": "xterm-256color", "COLUMNS": "200", **extra})
-        master, slave = pty.openpty()
-        p = subprocess.Popen([str(VENV_BIN / "cronctl"), "lint", "-f", str(f)], stdout=slave, stderr=slave,
-                             stdin=subprocess.DEVNULL, env=env)
-        os.close(slave)
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        p.wait(timeout=60)
-        os.close(master)
-        return b"".join(chunks).decode("utf-8", "replace")
+        _code, screen = on_a_terminal(["lint", "-f", str(f)], cwd=tmp_path, script=True, stdin_terminal=False,
+                                      timeout=60, TERM="xterm-256color", COLUMNS="200", **extra)
+        return screen.decode("utf-8", "replace")
 
     assert COLOUR.search(on_tty({})), "expected colour on a terminal (else this test proves nothing)"
     assert not COLOUR.search(on_tty({"NO_COLOR": "1"}))

@@ -3,8 +3,6 @@ and the exit code of an unreachable API server."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from cronctl.cli.runtime import parse_duration
 from cronctl.errors import BadInput
 from cronctl.procedure.predict import predict
 from cronctl.procedure.status import explain_record
+from harness import cronctl
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 12, 2, 30, tzinfo=UTC)
@@ -120,16 +119,14 @@ def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path) -> Non
                   "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
                   "contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
     for cmd in (["run-manual", "x", "--yes"], ["status", "x"], ["restore", "x", "--yes"]):
-        r = subprocess.run([sys.executable, "-m", "cronctl", *cmd, "--kubeconfig", str(kc)], capture_output=True,
-                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+        r = cronctl(cmd, kc, timeout=60)
         assert r.returncode == 7, (cmd, r.stderr)
         assert "cannot reach the API server at https://127.0.0.1:1: connection refused" in r.stderr
         assert "Traceback" not in r.stderr and r.stdout == ""
 
 
 def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "cronctl", "status", "x", "--kubeconfig", str(tmp_path / "none")],
-                       capture_output=True, text=True, timeout=60)
+    r = cronctl(["status", "x"], tmp_path / "none", timeout=60)
     assert r.returncode == 5 and "does not exist" in r.stderr
 
 

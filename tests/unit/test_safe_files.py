@@ -23,6 +23,7 @@ from cronctl.bundle.write import write_bundle
 from cronctl.cli import main
 from cronctl.errors import BadInput, ExitCode, Refused
 from cronctl.procedure.base import RunDir
+from harness import start_cronctl
 
 WHEN = datetime(2026, 12, 2, 11, 35, tzinfo=timezone.utc)
 FILES = {"bundle.json": b"{}\n", "logs/pod-a/main.log": b"secret=hunter2\n"}
@@ -313,9 +314,8 @@ def test_sigterm_while_writing_the_bundle_removes_the_partial_directory(tmp_path
 
 
 def test_sigterm_during_cronctl_bundle_exits_130_and_leaves_nothing(tmp_path: Path) -> None:
-    exe = Path(sys.executable).with_name("cronctl")
-    p = subprocess.Popen([str(exe), "bundle", "--from-dump", str(DUMP), "--now", "2026-12-02T11:35:00Z", "--out",
-                          str(tmp_path / "b")], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    p = start_cronctl(["bundle", "--from-dump", str(DUMP), "--now", "2026-12-02T11:35:00Z", "--out", str(tmp_path / "b")],
+                      script=True, cwd=tmp_path, stdout=None, env=dict(os.environ))
     assert p.stderr is not None and "collecting a bundle" in p.stderr.readline()  # the handler is in place
     time.sleep(0.1)
     p.send_signal(signal.SIGTERM)
