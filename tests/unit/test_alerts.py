@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import yaml
 from cronctl import alerts as al
 from cronctl.schedule import parse
 
+from harness import cronctl
 from promtool_support import promtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,9 +167,8 @@ def test_a_name_that_is_not_a_kubernetes_name_gets_no_rules(name: str) -> None:
     assert rs.groups == [] and len(rs.skipped) == 1 and "not a Kubernetes name" in rs.skipped[0].reason
 
 
-def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cronctl", "alerts", *args], input=stdin, capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return cronctl(["alerts", *args], cwd=ROOT, timeout=120)
 
 
 def test_promtool_accepts_every_output_form(tmp_path: Path) -> None:
