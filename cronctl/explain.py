@@ -383,7 +383,7 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
             spec_name = str(name) if name is not None else DEFAULT_NAME
             ctl = None
             if overrides is not None and (overrides.created or overrides.last_schedule):
-                # Seed 000: the CLI envelope does not forward missedScheduleLimit from YAML, so a
+                # docs/BACKGROUND.md §2.5: the CLI envelope does not forward missedScheduleLimit from YAML, so a
                 # value written there is ignored (default 100); only --missed-limit sets it.
                 ctl = ControllerInputs(now=overrides.now, created=overrides.created,
                                        last_schedule=overrides.last_schedule, suspended=overrides.suspended,

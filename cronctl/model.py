@@ -219,7 +219,7 @@ def duration(job: Obj, now: datetime) -> timedelta | None:
 
 
 def unfinished_children(cronjob: Obj, jobs: list[Obj]) -> list[Obj]:
-    """Jobs controlled by this CronJob with no true Complete/Failed condition (seed 004's jq check)."""
+    """Jobs controlled by this CronJob with no true Complete/Failed condition (the check of docs/BACKGROUND.md §4.8)."""
     return [j for j in jobs if owned_by(j, cronjob) and not is_finished(j)]
 
 

@@ -991,7 +991,7 @@ class _Run:
 
     def _check_prediction(self, pred: dict[str, Any] | None) -> str:
         """After un-suspending: when the restore predicted a catch-up Job, watch (bounded) for the
-        controller to create it and say whether it did (seed 004: check the new Jobs after restoring)."""
+        controller to create it and say whether it did (docs/BACKGROUND.md §4.6: check the new Jobs after restoring)."""
         if not pred or pred.get("decision") != "create" or not pred.get("job_name") or pred.get("suspended"):
             return ""
         name = str(pred["job_name"])

@@ -22,7 +22,7 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     """One paragraph: what state a (possibly interrupted) manual run left, and what to do next.
 
     ``children`` (the CronJob's Jobs) lets it warn about a manual Job cronctl did not start that
-    is running while the CronJob is not suspended: seed 004's incident in the making.
+    is running while the CronJob is not suspended: the incident of docs/BACKGROUND.md §4.4 in the making.
     """
     ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
     restore = f"cronctl restore {name} -n {ns}"
@@ -35,7 +35,7 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
         if loose:
             return (f"not suspended while manual Job {', '.join(loose)} runs: it is not in .status.active, "
                     f"so concurrencyPolicy does not see it and scheduled Jobs can start beside it "
-                    f"(seed 004's incident); use cronctl run-manual for manual runs")
+                    f"(a second run beside the scheduled one); use cronctl run-manual for manual runs")
         never = never_fires(cj)
         if never is not None:  # not "normally": nothing will ever start
             return f"not suspended, but {never}: the controller never starts a Job for it"

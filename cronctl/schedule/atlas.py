@@ -1,4 +1,4 @@
-"""The Atlas dialect of seed 000 ("Chapter 31 - Finite Jobs and Time-Based Work").
+"""The Atlas dialect (docs/BACKGROUND.md §2.2; its source calls it "Chapter 31 - Finite Jobs and Time-Based Work").
 
 Pure: no I/O, never reads the clock. This is NOT the Kubernetes dialect; it is modelled for
 operators who compare the two (``cronctl explain --dialect atlas``). What the seed states, and

@@ -6,7 +6,7 @@ out as English day names.
 
 The one place where robfig/cron surprises people is the day rule (docs/SEMANTICS.md §2): when
 neither day-of-month nor day-of-week carries the "star bit", a day matches if EITHER field
-matches ("on day 13 of the month, or on Fridays"). The Atlas dialect (seed 000) always needs
+matches ("on day 13 of the month, or on Fridays"). The Atlas dialect (docs/BACKGROUND.md §2.2) always needs
 BOTH ("on day 13 of the month, if it is a Friday"). :func:`describe` says which.
 """
 

@@ -1,4 +1,4 @@
-"""`cronctl backfill` on the real controller: the seed 004 outage compressed to minutes. The
+"""`cronctl backfill` on the real controller: the outage of docs/BACKGROUND.md §4.4 compressed to minutes. The
 CronJob is paused through an outage, resumed with `--catch-up none` (nothing starts), `history`
 shows the lost slots, and `backfill --missed` runs each exactly once, as the slot's own Job; run
 again it finds nothing to do. A failing slot stops the backfill with the CronJob suspended."""

@@ -1,7 +1,7 @@
 """`cronctl bundle` against the real control plane (kube-apiserver, controller-manager, podsim).
 
 Setup goes through the kubernetes client and the real kubectl (the manual Job is made exactly as
-in seed 004: ``kubectl create job --from``); cronctl runs as a separate process, as an operator
+in docs/BACKGROUND.md §4.4: ``kubectl create job --from``); cronctl runs as a separate process, as an operator
 runs it. Each test waits for real minute ticks of the CronJob controller, so the tests run in
 parallel groups under xdist.
 """

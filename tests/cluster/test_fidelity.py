@@ -1,7 +1,7 @@
 """The local control plane is the real thing: the real CronJob and Job controllers act on it.
 
 These tests prove what cronctl's other cluster tests rely on (issue 3, item 4): scheduled Jobs
-come from the real cronjob controller with its naming and annotation, the seed 004 incident
+come from the real cronjob controller with its naming and annotation, the incident of docs/BACKGROUND.md §4.4
 reproduces, Jobs fail by the real backoff accounting, and logs flow through the API server from
 the pod simulator's kubelet endpoint.
 
@@ -62,7 +62,7 @@ def cronjob_scenarios(k8s: Any, kubeconfig: str, namespace_factory: Any) -> Iter
     ns_b = namespace_factory.create("seed-004-incident")
     k8s.batch.create_namespaced_cron_job(ns_a, manifest("every-minute-cronjob.yaml"))
     k8s.batch.create_namespaced_cron_job(ns_b, manifest("mp-orders-sync-cronjob.yaml"))
-    # exactly what the on-call engineer ran in seed 004
+    # exactly what the on-call engineer ran in that incident
     run_kubectl(kubeconfig, "-n", ns_b, "create", "job", "mp-orders-sync-fix", "--from=cronjob/mp-orders-sync")
     manual = k8s.batch.read_namespaced_job("mp-orders-sync-fix", ns_b)
     yield Scenarios(ns_a, ns_b, manual.metadata.creation_timestamp)

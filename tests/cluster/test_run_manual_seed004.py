@@ -1,4 +1,4 @@
-"""Seed 004's incident replayed through cronctl on the real control plane.
+"""The incident of docs/BACKGROUND.md §4.4 replayed through cronctl on the real control plane.
 
 The incident: a ``*/1``-style Forbid CronJob, a manual Job that ran for minutes, and scheduled
 Jobs started beside it (Forbid only looks at ``.status.active``). Through ``cronctl run-manual``
@@ -54,10 +54,10 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
         time.sleep((65 - now.second - now.microsecond / 1e6) % 60)
     cases = {"mp-orders-sync": 120, "mp-orders-sync-tight": 5}
     cjs = {name: create_cronjob(k8s, namespace, name, schedule="*/1 * * * *", deadline=d, duration=150,
-                                tz="Europe/Moscow", log="synced orders (seed 004 replay)")
+                                tz="Europe/Moscow", log="synced orders (incident replay)")
            for name, d in cases.items()}
     procs = {name: start_cronctl(["run-manual", name, "-n", namespace, "--yes", "--settle", "3s", "--timeout", "5m",
-                                  "--reason", "seed 004 replay", "-o", "json"], kubeconfig,
+                                  "--reason", "incident replay", "-o", "json"], kubeconfig,
                                  env=cronctl_env(tmp_path / name)) for name in cases}
     results = {name: p.communicate(timeout=420) for name, p in procs.items()}
     for name, p in procs.items():

@@ -3,7 +3,7 @@ under test: the manual Job is THE Job of slot T (the controller's name and annot
 never makes a second one, ``status.lastScheduleTime`` is T afterwards, and the next slot starts on
 time — also on 1.34-1.36, whose controller cannot adopt an existing slot-named Job
 (kubernetes/kubernetes#136918) and, without the lastScheduleTime patch, backs off and starts the next
-slot late (LAB.md: 52 s on 1.36.3). The next-slot delay is measured and printed (``-s``: MEASURE lines).
+slot late (52 s on 1.36.3; docs/SEMANTICS.md §6.1). The next-slot delay is measured and printed (``-s``: MEASURE lines).
 """
 
 from __future__ import annotations

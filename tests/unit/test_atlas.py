@@ -1,4 +1,4 @@
-"""The Atlas dialect of seed 000: strict numeric fields, AND rule, one-year horizon, earliest-due backlog.
+"""The Atlas dialect (docs/BACKGROUND.md §2.2): strict numeric fields, AND rule, one-year horizon, earliest-due backlog.
 
 Expected values come from the seed text (its fixture: 09:00 UTC vs 07:00 UTC for
 Europe/Belgrade on 2026-10-13; two earliest missed minutes under a limit of two) and from the
@@ -151,7 +151,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 
 def _naive_next(s, after: datetime, limit_minutes: int) -> datetime | None:  # type: ignore[no-untyped-def]
-    """Seed 000's Next, literally: truncate, +1 minute, then one absolute minute at a time."""
+    """The Atlas Next (docs/BACKGROUND.md §2.2), literally: truncate, +1 minute, then one absolute minute at a time."""
     tz = ZoneInfo(s.zone)
     t = after.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
     for _ in range(limit_minutes):

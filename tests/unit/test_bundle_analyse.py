@@ -68,7 +68,7 @@ def verdicts(a: dict[str, Any]) -> list[tuple[str, str]]:
     return [(o["expected"][11:16], o["verdict"]) for o in a["occurrences"]]
 
 
-# --- the seed 004 incident (tests/golden/bundle/incident-004.dump.yaml) ---------------------
+# --- the incident of docs/BACKGROUND.md §4.4 (tests/golden/bundle/incident-004.dump.yaml) ---------------------
 
 def _incident() -> dict[str, Any]:
     raw = load_dump(str(DUMP), namespace=None, now=T(11, 35), collected_at=T(11, 40))

@@ -115,7 +115,7 @@ def test_the_atlas_dialect_ands_the_day_fields(capsys: pytest.CaptureFixture[str
 
 
 def test_the_atlas_due_list_is_the_earliest_runs_up_to_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    # Seed 000 exercise 3: three-minute delay, missed limit two -> the two earliest minutes.
+    # docs/BACKGROUND.md §2.4, exercise 3: three-minute delay, missed limit two -> the two earliest minutes.
     r = run_json(capsys, "* * * * *", "--dialect", "atlas", "--created", "2026-01-01T00:00:00Z",
                  "--now", "2026-01-01T00:03:00Z", "--missed-limit", "2")
     c = r["controller"]
@@ -426,7 +426,7 @@ def test_the_json_fields_are_exactly_the_documented_ones(capsys: pytest.CaptureF
 
 def test_an_atlas_manifest_missed_limit_is_ignored_as_the_atlas_cli_does(capsys: pytest.CaptureFixture[str],
                                                                          tmp_path: Path) -> None:
-    # Seed 000: the CLI envelope "does not forward missedScheduleLimit ... from YAML": default 100.
+    # docs/BACKGROUND.md §2.5: the CLI envelope "does not forward missedScheduleLimit ... from YAML": default 100.
     f = tmp_path / "atlas.yaml"
     f.write_text('name: r\nschedule: "* * * * *"\nmissedScheduleLimit: 2\njobTemplate: {image: busybox}\n')
     [r] = run_json(capsys, "-f", str(f), "--created", "2026-01-01T00:00:00Z", "--now", "2026-01-01T03:00:00Z")
@@ -437,7 +437,7 @@ def test_an_atlas_manifest_missed_limit_is_ignored_as_the_atlas_cli_does(capsys:
 
 
 def test_atlas_says_when_its_one_year_horizon_finds_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    # Seed 000: Next searches a year-sized number of minutes; Feb 29 2028 is further than that.
+    # docs/BACKGROUND.md §2.2: Next searches a year-sized number of minutes; Feb 29 2028 is further than that.
     r = run_json(capsys, "0 0 29 2 *", "--dialect", "atlas", "--from", "2026-06-01T00:00:00Z", "--allow-never")
     assert r["next"] == [] and r["neverFires"] is True
     assert any("one-year search horizon" in w for w in r["warnings"])

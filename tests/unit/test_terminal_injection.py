@@ -35,7 +35,7 @@ def hostile_cronjob(**extra_annotations: str) -> dict[str, Any]:
 
 
 def hostile_dump() -> dict[str, Any]:
-    """seed 004's incident dump with the payload in Event reasons and messages and in a manual
+    """the incident dump (docs/BACKGROUND.md §4.4) with the payload in Event reasons and messages and in a manual
     Job's cronctl record (operator, reason)."""
     d = yaml.safe_load(GOLDEN_DUMP.read_text())
     for item in d["items"]:
