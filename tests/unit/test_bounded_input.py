@@ -143,7 +143,7 @@ def test_count_is_capped_with_a_clear_error(capfd: pytest.CaptureFixture[str]) -
     assert code == ExitCode.BAD_INPUT and "at most 10000 runs" in err and "MAX_COUNT" in err
 
 
-@pytest.mark.parametrize("since", ["1e300", "nan", "36500000d"])
+@pytest.mark.parametrize("since", ["36500000d", "3651d", "99999999999999999999h"])
 def test_a_duration_beyond_ten_years_is_refused(capfd: pytest.CaptureFixture[str], tmp_path: Path,
                                                 since: str) -> None:
     f = tmp_path / "d.yaml"

@@ -13,14 +13,14 @@ import pytest
 import yaml
 
 from cronctl.cli import main
-from cronctl.cli.runtime import parse_duration
+from cronctl.cli.durations import SETTLE
 from cronctl.errors import BadUsage, ExitCode
 
 
 @pytest.mark.parametrize("text", ["0", "0s", "0m0s", "-3", "-1s"])
 def test_a_duration_of_zero_or_less_is_a_usage_error_naming_the_flag(text: str) -> None:
     with pytest.raises(BadUsage, match="--settle") as e:
-        parse_duration(text, flag="--settle")
+        SETTLE.seconds(text)
     assert e.value.exit_code == ExitCode.USAGE
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cronctl import model
-from cronctl.cli.runtime import parse_duration
+from cronctl.cli.durations import SETTLE, TIMEOUT
 from cronctl.errors import BadInput
 from cronctl.procedure.predict import predict
 from cronctl.procedure.status import explain_record
@@ -105,13 +105,13 @@ def test_status_explains_a_suspend_that_cronctl_did_not_make() -> None:
 @pytest.mark.parametrize("text,seconds", [("15", 15), ("15s", 15), ("2m", 120), ("1h30m", 5400),
                                           ("500ms", 0.5), ("2.5s", 2.5)])
 def test_duration_flags_read_like_kubectls(text: str, seconds: float) -> None:
-    assert parse_duration(text, flag="--settle") == seconds
+    assert SETTLE.seconds(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "soon", "5x", "1h 5m", "m5"])
 def test_bad_durations_name_the_flag(text: str) -> None:
     with pytest.raises(BadInput, match="--timeout"):
-        parse_duration(text, flag="--timeout")
+        TIMEOUT.seconds(text)
 
 
 def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path) -> None:
