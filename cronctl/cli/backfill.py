@@ -7,13 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command()
 def backfill(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     missed: Annotated[bool, typer.Option("--missed", help="The slots cronctl history calls lost (skipped-forbid, "
@@ -59,8 +57,8 @@ def backfill(
     suspended: cronctl restore, then backfill again). Exit 3 refused, 5 bad input, 6 not found.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.runtime import (RichReporter, exit_with_next_steps, holder, kill_hook, print_data,
-                                     sigterm_as_interrupt)
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter, exit_with_next_steps, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
@@ -84,7 +82,7 @@ def backfill(
     sigterm_as_interrupt()
     res = run_backfill(cluster, opts, SystemClock(), RichReporter())
     if output != Output.text:
-        print_data(res.record, output)
+        emit(res.record, output)
     else:
         out.print(res.message, markup=False)
         if res.record.get("run_dir"):

@@ -6,18 +6,16 @@ summary (text for people, ``-o json|yaml`` for scripts) on stdout; progress on s
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
+                                out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command()
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False,
@@ -98,13 +96,8 @@ def bundle(
 
         raise Interrupted(f"interrupted: nothing was written to {target}") from None
     summary = {"path": target, **b.summary()}
-    if output == Output.json:
-        out.print(json.dumps(summary, indent=2), markup=False)
-        return
-    if output == Output.yaml:
-        import yaml
-
-        out.print(yaml.safe_dump(summary, sort_keys=False), markup=False, end="")
+    if output != Output.text:
+        emit(summary, output)
         return
     out.print(f"bundle written to {target}", markup=False)
     if b.doc["partial"]:

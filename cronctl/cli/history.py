@@ -12,7 +12,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
@@ -23,7 +22,6 @@ class FailOn(str, Enum):
     duplicate = "duplicate"
 
 
-@app.command()
 def history(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
@@ -55,7 +53,7 @@ def history(
     5 on bad input, 6 when the CronJob does not exist.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.runtime import print_data
+    from cronctl.cli.common import emit
     from cronctl.errors import ExitCode
     from cronctl.history import Options, fail_on as failing
     from cronctl.timeutil import UTC, parse_rfc3339
@@ -97,7 +95,7 @@ def history(
         err.print(f"warning: could not read {m}; the history is judged without it", markup=False)
     bad = failing(result, {f.value for f in fail_on or []})
     if output != Output.text:
-        print_data({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
+        emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
     else:
         for h in result:
             _render(h)

@@ -6,13 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command("pause")
 def pause_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     reason: Annotated[str, typer.Option("--reason", help="Why it is paused (recorded on the CronJob; required).",
@@ -32,7 +30,8 @@ def pause_cmd(
     without --reason or with an --until in the past.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.runtime import RichReporter, print_data
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter
     from cronctl.durations import DurationError
     from cronctl.errors import BadInput
     from cronctl.kube import connect
@@ -55,12 +54,11 @@ def pause_cmd(
     res = pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
                                       interactive=is_interactive()), clock, RichReporter())
     if output != Output.text:
-        print_data(res, output)
+        emit(res, output)
     else:
         out.print(res["message"], markup=False)
 
 
-@app.command("resume")
 def resume_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     catch_up: CatchUpOpt = CatchUp.latest,
@@ -75,7 +73,8 @@ def resume_cmd(
     Refused (exit 3) while a run-manual holds the CronJob (use restore) or a child Job is still
     running. Not suspended: nothing to do (exit 0).
     """
-    from cronctl.cli.runtime import RichReporter, print_data
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import ResumeOptions, resume
@@ -99,6 +98,6 @@ def resume_cmd(
     res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
                  SystemClock(), RichReporter())
     if output != Output.text:
-        print_data(res, output)
+        emit(res, output)
     else:
         out.print(res["message"], markup=False)

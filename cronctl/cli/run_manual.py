@@ -6,13 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 
 
-@app.command("run-manual")
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
@@ -70,7 +68,8 @@ def run_manual_cmd(
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.runtime import RichReporter, finish_run, holder, kill_hook, print_data, sigterm_as_interrupt
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter, finish_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
@@ -96,12 +95,7 @@ def run_manual_cmd(
     sigterm_as_interrupt()
     res = run_manual(cluster, opts, SystemClock(), RichReporter())
     if dry_run:
-        if output == Output.text:
-            import yaml
-
-            out.print(yaml.safe_dump(res.job, sort_keys=False).rstrip(), markup=False)
-        else:
-            print_data(res.job, output)
+        emit(res.job, "yaml" if output == Output.text else output)  # the Job it would create
         err.print("dry run: nothing was changed", markup=False)
         return
     finish_run(res, output, next_commands(cronjob, cluster.namespace))

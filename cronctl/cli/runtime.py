@@ -3,7 +3,6 @@ output of records, the holder check and the test-only kill hook."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -14,7 +13,7 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Exit, Output, err, out, safe_text
+from cronctl.cli.common import Exit, Output, emit, err, out, safe_text
 from cronctl.textsafe import visible
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
@@ -119,16 +118,6 @@ class RichReporter:
             self._status = None
 
 
-def print_data(data: Any, output: Output) -> None:
-    """Machine output on stdout."""
-    if output == Output.yaml:
-        import yaml
-
-        out.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip(), markup=False)
-    else:
-        out.print(json.dumps(data, indent=2, default=str), markup=False)
-
-
 def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     """A run that did not end well: the error, the commands to run next, and its exit code."""
     if code == 0:
@@ -150,7 +139,7 @@ def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
     for e in rec.get("job_events") or []:
         err.print(f"  event: {visible(e)}", markup=False)
     if output != Output.text:
-        print_data(rec, output)
+        emit(rec, output)
     else:
         out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
         if rec.get("run_dir"):

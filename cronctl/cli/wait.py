@@ -7,12 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command("wait")
 def wait_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob a run-manual holds.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import RunCli
 from cronctl import manifest
 from cronctl.cli import main
 from cronctl.errors import BadInput, ExitCode
@@ -266,12 +267,8 @@ def test_the_valid_object_used_above_is_accepted_by_every_command(capfd: pytest.
     assert out
 
 
-def test_standard_input_goes_through_the_same_loader(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_standard_input_goes_through_the_same_loader(run_cli: RunCli) -> None:
     doc = _with("spec.suspend", "false")
-    r = subprocess.run([sys.executable, "-m", "cronctl", "explain", "-f", "-", "--now", NOW],
-                       input=yaml.safe_dump(doc), capture_output=True, text=True, timeout=120)
-    assert r.returncode == ExitCode.BAD_INPUT
+    r = run_cli("explain", "-f", "-", "--now", NOW, stdin=yaml.safe_dump(doc))
+    assert r.exit_code == ExitCode.BAD_INPUT
     assert r.stderr == "error: -: cronjob shop/orders-sync: spec.suspend: expected a boolean, got a string ('false')\n"

@@ -3,13 +3,12 @@ and the exit code of an unreachable API server."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from conftest import RunCli
 from cronctl import model
 from cronctl.cli.durations import SETTLE, TIMEOUT
 from cronctl.errors import BadInput
@@ -114,23 +113,21 @@ def test_bad_durations_name_the_flag(text: str) -> None:
         TIMEOUT.seconds(text)
 
 
-def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path) -> None:
+def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path, run_cli: RunCli) -> None:
     kc = tmp_path / "kc"
     kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
                   "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
                   "contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
     for cmd in (["run-manual", "x", "--yes"], ["status", "x"], ["restore", "x", "--yes"]):
-        r = subprocess.run([sys.executable, "-m", "cronctl", *cmd, "--kubeconfig", str(kc)], capture_output=True,
-                           text=True, timeout=60, stdin=subprocess.DEVNULL)
-        assert r.returncode == 7, (cmd, r.stderr)
+        r = run_cli(*cmd, "--kubeconfig", str(kc))
+        assert r.exit_code == 7, (cmd, r.stderr)
         assert "cannot reach the API server at https://127.0.0.1:1: connection refused" in r.stderr
         assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "cronctl", "status", "x", "--kubeconfig", str(tmp_path / "none")],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 5 and "does not exist" in r.stderr
+def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path, run_cli: RunCli) -> None:
+    r = run_cli("status", "x", "--kubeconfig", str(tmp_path / "none"))
+    assert r.exit_code == 5 and "does not exist" in r.stderr
 
 
 def test_status_warns_about_a_manual_job_running_beside_an_unsuspended_cronjob() -> None:
