@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import typer
 
+    from cronctl.errors import CronctlError
+
 
 def application() -> typer.Typer:
     """The typer application with every command registered (cronctl.cli.app)."""
@@ -61,7 +63,6 @@ def _main(argv: list[str] | None) -> int:
         exits += (click.exceptions.Exit,)
 
     from cronctl.cli import common
-    from cronctl.textsafe import visible
 
     common.DEBUG = os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug, in the root callback
     if argv is None:  # the process is ours (an in-process caller keeps its own hook)
@@ -70,14 +71,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         rv = application()(args=argv, prog_name=prog, standalone_mode=False)
     except CronctlError as e:
-        from cronctl.redact import Redactor
-
-        # an error can quote a URL, a log line or an API message: no secret in it; and it carries
-        # names, annotations and API text: one line each, escapes visible
-        red = Redactor()
-        err.print(f"error: {visible(red.text(e.message))}", markup=False)
-        if e.hint:
-            err.print(f"hint: {visible(red.text(e.hint))}", markup=False)
+        for line in error_lines(e):
+            err.print(line, markup=False)
         code = int(e.exit_code)
     except aborts:
         err.print("interrupted", markup=False)
@@ -98,6 +93,20 @@ def _main(argv: list[str] | None) -> int:
     if argv is None:
         sys.exit(code)
     return code
+
+
+def error_lines(e: CronctlError) -> list[str]:
+    """What an expected error prints: ``error: ...`` and maybe ``hint: ...``, the inputs a service
+    names (cronctl.errors.option) written as their flags."""
+    from cronctl.cli.common import flag_of
+    from cronctl.redact import Redactor
+    from cronctl.textsafe import visible
+
+    # an error can quote a URL, a log line or an API message: no secret in it; and it carries
+    # names, annotations and API text: one line each, escapes visible
+    red = Redactor()
+    message, hint = e.naming(flag_of)
+    return [f"error: {visible(red.text(message))}"] + ([f"hint: {visible(red.text(hint))}"] if hint else [])
 
 
 def internal_error_line(e: BaseException) -> str:

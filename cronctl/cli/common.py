@@ -97,6 +97,17 @@ def safe_text(value: object, style: str = "") -> Text:
     return Text(visible(str(value)), style=style)
 
 
+#: the inputs services name in their errors (cronctl.errors.option) whose flag is not
+#: ``--`` + the name with dashes
+_FLAG_OF = {"slots": "--slot", "from_": "--from"}
+
+
+def flag_of(name: str) -> str:
+    """The flag that sets a service's input ``name`` (``occurrence`` -> ``--occurrence``,
+    ``job_name`` -> ``--job-name``)."""
+    return _FLAG_OF.get(name) or "--" + name.strip("_").replace("_", "-")
+
+
 #: set by the global ``--debug`` flag (or CRONCTL_DEBUG=1): internal errors print their traceback
 DEBUG = False
 

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from cronctl.cli import main
+from cronctl.cli.common import flag_of
 from cronctl.cli.durations import SETTLE
 from cronctl.errors import BadUsage, ExitCode
 
@@ -165,7 +166,9 @@ def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> N
     c.lists = [([_child(c.cronjob, "cj-fix")], "1")]  # the plan's read
     with pytest.raises(Refused, match="unfinished child Jobs: cj-fix; nothing was changed") as e:
         run_manual(c, RunOptions(cronjob="cj", yes=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
-    assert "--wait-active" in (e.value.hint or "")
+    # the service names its input; the command line writes the flag
+    assert "wait_active" in e.value.options
+    assert "--wait-active" in (e.value.naming(flag_of)[1] or "")
     assert c.patches == [] and list(tmp_path.iterdir()) == []
 
 
