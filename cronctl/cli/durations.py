@@ -14,10 +14,6 @@ from datetime import timedelta
 from cronctl import durations
 from cronctl.durations import SECOND, Bounds
 
-#: said in the help of every duration flag
-GRAMMAR_HELP = "Go/kubectl durations plus d: 90s, 15m, 1h30m, 1.5h, 1d12h; a bare number is seconds"
-
-
 @dataclass(frozen=True)
 class DurationFlag:
     """A duration flag: its name (for messages) and what it accepts."""
