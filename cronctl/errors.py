@@ -7,6 +7,8 @@ name the field or object at fault.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from enum import IntEnum
 
 
@@ -26,8 +28,32 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 
 
+#: an option marker in a message: U+E000 name [U+E002 words] U+E001 (private-use characters,
+#: never in a message otherwise: names and text from the cluster are shown with escapes)
+_OPTION = re.compile("\ue000([A-Za-z_]+)(?:\ue002([^\ue000\ue001]*))?\ue001")
+
+
+def option(name: str, words: str | None = None) -> str:
+    """An input of the raiser, in a message or hint, named in the raiser's own terms: a field of its
+    options (``option("occurrence")``, ``option("job_name")``).
+
+    The error reads it as words (``occurrence``, ``job name``, or ``words`` when given); the
+    command line writes its flag there instead (:meth:`CronctlError.naming`): services do not
+    know the command line's flags, and the command line says which flag was at fault.
+    """
+    return f"\ue000{name}" + (f"\ue002{words}" if words else "") + "\ue001"
+
+
+def _as_words(m: re.Match[str]) -> str:
+    return m.group(2) or m.group(1).strip("_").replace("_", " ")
+
+
 class CronctlError(Exception):
-    """Base of every error cronctl reports to its user. ``str(e)`` is the one-line message."""
+    """Base of every error cronctl reports to its user. ``str(e)`` is the one-line message.
+
+    A message or hint may name the raiser's inputs with :func:`option`; ``message``, ``hint`` and
+    ``str(e)`` show them as words, :meth:`naming` as the caller names them (the CLI: flags).
+    """
 
     exit_code: ExitCode = ExitCode.API_ERROR
 
@@ -35,6 +61,42 @@ class CronctlError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+    @property
+    def message(self) -> str:
+        return _OPTION.sub(_as_words, self._message)
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self._message = text
+        self.args = (self.message,)
+
+    @property
+    def hint(self) -> str | None:
+        return None if self._hint is None else _OPTION.sub(_as_words, self._hint)
+
+    @hint.setter
+    def hint(self, text: str | None) -> None:
+        self._hint = text
+
+    def add_hint(self, text: str) -> None:
+        """Append ``text`` to the hint (``; `` between), keeping the options of the hint there is."""
+        self._hint = (self._hint + "; " if self._hint else "") + text
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The inputs the message and hint name (:func:`option`), in order, each once."""
+        found = _OPTION.findall(self._message + (self._hint or ""))
+        return tuple(dict.fromkeys(name for name, _ in found))
+
+    def naming(self, name: Callable[[str], str]) -> tuple[str, str | None]:
+        """The message and the hint with each option written as ``name(option)``."""
+
+        def sub(m: re.Match[str]) -> str:
+            return name(m.group(1))
+
+        return (_OPTION.sub(sub, self._message),
+                None if self._hint is None else _OPTION.sub(sub, self._hint))
 
 
 class BadInput(CronctlError):

@@ -25,6 +25,12 @@ Fixtures
 
 Any test that uses one of these fixtures is marked ``cluster`` automatically.
 
+``run_cli`` (function)
+    ``run_cli(*args, stdin=None, env=None) -> CliResult(exit_code, stdout, stderr)``: cronctl in
+    this process, through the real ``cronctl.cli.main`` with its output streams injected (in the
+    spirit of httpie's ``http()`` test helper). No subprocess: use it wherever the test does not
+    need a separate process (signals, the installed entry point, a clean ``sys.modules``).
+
 Skipping: ``CRONCTL_SKIP_CLUSTER=1`` skips cluster tests and the terminal summary says how many.
 In CI (``CI=true``) they are never skipped: if the cluster cannot start, each cluster test errors
 with the components' logs, so the run fails.
@@ -37,9 +43,10 @@ import io
 import os
 import re
 import secrets
+import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,3 +211,41 @@ def namespace(k8s: K8s, request: pytest.FixtureRequest) -> Iterator[str]:
         yield name
     finally:
         delete_test_namespace(k8s, name)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one cronctl run gave: its exit code and everything it wrote to each stream."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+RunCli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunCli]:
+    """``run_cli("explain", "@daily", "-o", "json", stdin=None, env={...})`` -> :class:`CliResult`.
+
+    ``stdin`` is the text standard input holds (default: empty, not a terminal, so nothing
+    prompts); ``env`` sets environment variables for the run. A SIGTERM handler a command installs
+    (run-manual, backfill) is taken back afterwards.
+    """
+    from cronctl.cli import main
+
+    sigterm = signal.getsignal(signal.SIGTERM)
+
+    def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> CliResult:
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(args), stdout=out, stderr=err)
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    try:
+        yield run
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)

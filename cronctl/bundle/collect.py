@@ -147,20 +147,3 @@ def _read_logs(cluster: Cluster, pods: list[Obj], missing: list[Missing], since:
                 text = data.decode("utf-8", errors="ignore")
             out.append(LogRecord(pod, container, previous, text, bytes=len(data), truncated=truncated))
     return out
-
-
-def parse_since(text: str) -> int:
-    """``--since`` like kubectl: 30s, 10m, 2h, 1h30m -> seconds (BadInput otherwise)."""
-    import re
-
-    from cronctl.errors import BadInput
-
-    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
-    if not text.strip() or m is None or not any(m.groups()):
-        raise BadInput(f"bad --since {text!r}: expected a duration like 30s, 10m, 2h or 1h30m")
-    h, mi, s = (int(g or 0) for g in m.groups())
-    total = h * 3600 + mi * 60 + s
-    if total <= 0:
-        raise BadInput(f"bad --since {text!r}: must be more than 0s")
-    return total
-

@@ -2,16 +2,53 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import typer
+
+    from cronctl.errors import CronctlError
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run cronctl; never lets a traceback reach the user for an expected failure."""
+def application() -> typer.Typer:
+    """The typer application with every command registered (cronctl.cli.app)."""
+    from cronctl.cli.app import app
+
+    return app
+
+
+def main(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run cronctl; never lets a traceback reach the user for an expected failure.
+
+    ``stdout`` and ``stderr`` (default: the process's) receive everything cronctl writes: both
+    consoles of cronctl.cli.common, click's usage errors and help. Tests pass StringIO objects
+    to capture a run in-process (tests/conftest.py ``run_cli``).
+    """
+    with _streams(stdout, stderr):
+        return _main(argv)
+
+
+@contextlib.contextmanager
+def _streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[None]:
+    # The consoles (cronctl.cli.common out/err) are built without a file: they write to whatever
+    # sys.stdout / sys.stderr is at the time, as click's echo and help do. Redirecting those two
+    # therefore sends every byte of the run to the given streams.
+    with contextlib.ExitStack() as stack:
+        if stdout is not None:
+            stack.enter_context(contextlib.redirect_stdout(stdout))
+        if stderr is not None:
+            stack.enter_context(contextlib.redirect_stderr(stderr))
+        yield
+
+
+def _main(argv: list[str] | None) -> int:
     from cronctl.errors import CronctlError, ExitCode
 
-    from cronctl.cli.app import app
     from cronctl.cli.common import Abort, ClickException, Exit, err
 
     # the exception classes of the click that typer really runs on (see cronctl.cli.common)
@@ -26,23 +63,16 @@ def main(argv: list[str] | None = None) -> int:
         exits += (click.exceptions.Exit,)
 
     from cronctl.cli import common
-    from cronctl.textsafe import visible
 
     common.DEBUG = os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug, in the root callback
     if argv is None:  # the process is ours (an in-process caller keeps its own hook)
         threading.excepthook = _thread_boundary
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
-        rv = app(args=argv, prog_name=prog, standalone_mode=False)
+        rv = application()(args=argv, prog_name=prog, standalone_mode=False)
     except CronctlError as e:
-        from cronctl.redact import Redactor
-
-        # an error can quote a URL, a log line or an API message: no secret in it; and it carries
-        # names, annotations and API text: one line each, escapes visible
-        red = Redactor()
-        err.print(f"error: {visible(red.text(e.message))}", markup=False)
-        if e.hint:
-            err.print(f"hint: {visible(red.text(e.hint))}", markup=False)
+        for line in error_lines(e):
+            err.print(line, markup=False)
         code = int(e.exit_code)
     except aborts:
         err.print("interrupted", markup=False)
@@ -53,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except exits as e:
         code = int(e.exit_code)  # type: ignore[attr-defined]
     except usage_errors as e:
-        e.show()  # type: ignore[attr-defined]
+        e.show(file=sys.stderr)  # type: ignore[attr-defined]
         code = int(e.exit_code)  # type: ignore[attr-defined]
     except Exception as e:  # the one boundary for the unexpected: a bug, never a traceback by default
         _internal_error(e)
@@ -63,6 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         sys.exit(code)
     return code
+
+
+def error_lines(e: CronctlError) -> list[str]:
+    """What an expected error prints: ``error: ...`` and maybe ``hint: ...``, the inputs a service
+    names (cronctl.errors.option) written as their flags."""
+    from cronctl.cli.common import flag_of
+    from cronctl.redact import Redactor
+    from cronctl.textsafe import visible
+
+    # an error can quote a URL, a log line or an API message: no secret in it; and it carries
+    # names, annotations and API text: one line each, escapes visible
+    red = Redactor()
+    message, hint = e.naming(flag_of)
+    return [f"error: {visible(red.text(message))}"] + ([f"hint: {visible(red.text(hint))}"] if hint else [])
 
 
 def internal_error_line(e: BaseException) -> str:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, yaml_text
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -24,7 +22,6 @@ class AlertsOutput(str, Enum):
     json = "json"
 
 
-@app.command()
 def alerts(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob (cronjob/NAME or NAME). Without it: every CronJob in the namespace, or in the files "
@@ -40,13 +37,13 @@ def alerts(
     = RuleFormat.prometheusrule,
     output: Annotated[AlertsOutput, typer.Option("--output", "-o", help="yaml or json.")] = AlertsOutput.yaml,
     margin: Annotated[str, typer.Option(
-        "--margin", help="Added to every window (0 allowed).")] = "10m",
+        "--margin", help="Added to every window (a duration: 10m, 1h30m; a bare number is seconds; 0 allowed).")] = "10m",
     expected_duration: Annotated[Optional[str], typer.Option(
-        "--expected-duration", help="How long a run takes (default: the Job template's activeDeadlineSeconds, "
-                                    "else nothing).", show_default=False)] = None,
+        "--expected-duration", help="How long a run takes (90s, 20m, 1h; a bare number is seconds; default: the Job "
+                                    "template's activeDeadlineSeconds, else nothing).", show_default=False)] = None,
     max_suspend: Annotated[str, typer.Option(
-        "--max-suspend", help="Suspended longer than this fires, unless a `cronctl pause --until` says "
-                              "until when.")] = "24h",
+        "--max-suspend", help="Suspended longer than this (a duration) fires, unless a `cronctl pause --until` "
+                              "says until when.")] = "24h",
     severity: Annotated[Optional[list[str]], typer.Option(
         "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "
                            "failed, overrun, suspended (default warning). Repeatable.", show_default=False)] = None,
@@ -73,7 +70,7 @@ def alerts(
     exact schedule: no successful run, not scheduled, last run failed, running past the next slot,
     suspended too long."""
     from cronctl import alerts as al
-    from cronctl.cli.runtime import parse_duration
+    from cronctl.cli import durations as flags
     from cronctl.errors import BadInput, BadUsage
     from cronctl.timeutil import parse_rfc3339
 
@@ -97,10 +94,9 @@ def alerts(
         raise BadUsage(f"bad --runbook-url {runbook_url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} "
                        "may appear in braces") from None
     opts = al.AlertOptions(
-        margin=0 if margin.strip() in ("0", "0s") else int(parse_duration(margin, flag="--margin")),
-        expected_duration=int(parse_duration(expected_duration, flag="--expected-duration"))
-        if expected_duration else None,
-        max_suspend=int(parse_duration(max_suspend, flag="--max-suspend")),
+        margin=int(flags.MARGIN.seconds(margin)),
+        expected_duration=int(flags.EXPECTED_DURATION.seconds(expected_duration)) if expected_duration else None,
+        max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),
         severities=severities, runbook_url=runbook_url)
 
     objs = _cronjobs(cronjob, filename, all_namespaces, kubeconfig, context, namespace)
@@ -117,10 +113,7 @@ def alerts(
         doc = {"groups": result.groups}
     else:
         doc = al.prometheus_rule(result.groups, name=name, namespace=rule_namespace, labels=labels)
-    if output is AlertsOutput.json:
-        typer.echo(json.dumps(doc, indent=2))
-    else:
-        typer.echo(yaml_text(doc, sort_keys=False, width=120), nl=False)
+    emit(doc, output.value)
 
 
 def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,

@@ -1,4 +1,9 @@
-"""The typer application. Each command lives in its own module and registers itself here.
+"""The typer application and its command table.
+
+Each command is a plain function in its own module (``cronctl.cli.<command>``); this module
+imports them and registers each one explicitly in :data:`COMMANDS`, in the order ``--help`` lists
+them. Command modules never import this one (tests/unit/test_architecture.py checks it), so there
+is no import cycle and nothing registers itself by being imported.
 
 Command modules import only typer, rich and light cronctl modules at import time; anything
 heavy (the kubernetes client, jinja2) is imported inside the command function, so that
@@ -7,11 +12,32 @@ heavy (the kubernetes client, jinja2) is imported inside the command function, s
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 
 from cronctl import __version__
+from cronctl.cli import (alerts, backfill, bundle, completion, explain, history, lint, pause, restore, run_manual,
+                         runbook, status, wait)
+
+#: (name, function) of every command, in the order of ``cronctl --help``
+COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
+    ("alerts", alerts.alerts),
+    ("backfill", backfill.backfill),
+    ("bundle", bundle.bundle),
+    ("completion", completion.completion),
+    ("explain", explain.explain),
+    ("history", history.history),
+    ("lint", lint.lint),
+    ("pause", pause.pause_cmd),
+    ("resume", pause.resume_cmd),
+    ("restore", restore.restore_cmd),
+    ("run-manual", run_manual.run_manual_cmd),
+    ("runbook", runbook.runbook),
+    ("status", status.status_cmd),
+    ("wait", wait.wait_cmd),
+)
 
 app = typer.Typer(
     name="cronctl",
@@ -48,17 +74,5 @@ def _root(
     common.DEBUG = common.DEBUG or debug
 
 
-# Command modules register themselves on `app` when imported. Keep this list sorted.
-from cronctl.cli import alerts as _alerts  # noqa: E402,F401
-from cronctl.cli import backfill as _backfill  # noqa: E402,F401
-from cronctl.cli import bundle as _bundle  # noqa: E402,F401
-from cronctl.cli import completion as _completion  # noqa: E402,F401
-from cronctl.cli import explain as _explain  # noqa: E402,F401
-from cronctl.cli import history as _history  # noqa: E402,F401
-from cronctl.cli import lint as _lint  # noqa: E402,F401
-from cronctl.cli import pause as _pause  # noqa: E402,F401
-from cronctl.cli import restore as _restore  # noqa: E402,F401
-from cronctl.cli import run_manual as _run_manual  # noqa: E402,F401
-from cronctl.cli import runbook as _runbook  # noqa: E402,F401
-from cronctl.cli import status as _status  # noqa: E402,F401
-from cronctl.cli import wait as _wait  # noqa: E402,F401
+for _name, _command in COMMANDS:
+    app.command(_name)(_command)

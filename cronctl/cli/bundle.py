@@ -6,18 +6,16 @@ summary (text for people, ``-o json|yaml`` for scripts) on stdout; progress on s
 
 from __future__ import annotations
 
-import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
+                                out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command()
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False,
@@ -30,14 +28,16 @@ def bundle(
         "--from-dump", help="Build the bundle offline from `kubectl get cronjob,jobs,pods,events -o yaml` "
         "output (logs absent).", show_default=False)] = None,
     since: Annotated[Optional[str], typer.Option(
-        "--since", help="Only log lines newer than this (30s, 10m, 2h).", show_default=False)] = None,
+        "--since", help="Only log lines newer than this (30s, 10m, 1.5h; a bare number is seconds; a "
+        "fraction of a second counts as a whole one).", show_default=False)] = None,
     max_log_bytes: Annotated[int, typer.Option(
         "--max-log-bytes", help="Keep at most this many bytes of each log (whole lines); a cut log is "
         "marked truncated.",
         min=1)] = 1 << 20,
     no_logs: Annotated[bool, typer.Option("--no-logs", help="Do not read pod logs.")] = False,
     window: Annotated[str, typer.Option(
-        "--window", help="Judge scheduled times this far back (at least back to the oldest kept Job).")] = "24h",
+        "--window", help="Judge scheduled times this far back (at least back to the oldest kept Job; 6h, 1d12h; a "
+        "bare number is seconds).")] = "24h",
     now: Annotated[Optional[str], typer.Option(
         "--now", help="The instant to analyse at (RFC3339; default: the clock, or the latest time in a dump).",
         show_default=False)] = None,
@@ -55,7 +55,7 @@ def bundle(
     """
 
     from cronctl.bundle import Request, make_bundle
-    from cronctl.bundle.collect import parse_since
+    from cronctl.cli import durations as flags
     from cronctl.timeutil import UTC, parse_rfc3339
 
     if cronjob is not None and all_:
@@ -67,8 +67,8 @@ def bundle(
     # The clock is read once, here; everything below takes it as a parameter.
     clock = datetime.now(UTC).replace(microsecond=0)
     now_t = parse_rfc3339(now, what="--now") if now is not None else None
-    since_s = parse_since(since) if since is not None else None
-    window_td = _duration(window)
+    since_s = int(flags.LOG_SINCE.seconds(since)) if since is not None else None
+    window_td = flags.WINDOW.delta(window)
     names = None if all_ else [str(cronjob)]
     cluster = None
     ns = namespace
@@ -96,13 +96,8 @@ def bundle(
 
         raise Interrupted(f"interrupted: nothing was written to {target}") from None
     summary = {"path": target, **b.summary()}
-    if output == Output.json:
-        out.print(json.dumps(summary, indent=2), markup=False)
-        return
-    if output == Output.yaml:
-        import yaml
-
-        out.print(yaml.safe_dump(summary, sort_keys=False), markup=False, end="")
+    if output != Output.text:
+        emit(summary, output)
         return
     out.print(f"bundle written to {target}", markup=False)
     if b.doc["partial"]:
@@ -115,23 +110,4 @@ def bundle(
         out.print(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
                   f"UnexpectedJob {s['unexpected_job_events']}, JobAlreadyActive {s['job_already_active_events']}; "
                   f"controller now: {s['decision'] or '-'}", markup=False)
-
-
-def _duration(text: str) -> timedelta:
-    from cronctl.bundle.collect import parse_since
-    from cronctl.errors import BadInput
-
-    t = text.strip()
-    days = 0
-    if t.endswith("d") and t[:-1].isdigit():
-        days, t = int(t[:-1]), ""
-    try:
-        secs = parse_since(t) if t else 0
-    except BadInput:
-        raise BadInput(f"bad --window {text!r}: expected a duration like 6h, 90m or 7d") from None
-    if days == 0 and secs == 0:
-        from cronctl.errors import BadUsage
-
-        raise BadUsage(f"bad --window {text!r}: must be more than 0 (no scheduled time could be judged)")
-    return timedelta(days=days, seconds=secs)
 

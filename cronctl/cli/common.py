@@ -74,9 +74,38 @@ def yaml_text(data: Any, **kwargs: Any) -> str:
     return json_visible(yaml.dump(data, Dumper=Dumper, allow_unicode=True, **kwargs))
 
 
+def json_text(data: Any) -> str:
+    """``data`` as indented JSON for the screen: UTF-8 as it is, but every control, bidi or separator
+    character as its ``\\uXXXX`` escape (same data); one trailing newline."""
+    import json
+
+    return json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n"
+
+
+def emit(data: Any, fmt: str) -> None:
+    """The one writer of machine output: ``-o json`` (also lint's SARIF, which is JSON) or
+    ``-o yaml`` of ``data`` on stdout, exactly as :func:`json_text` / :func:`yaml_text` write it
+    (YAML block style, keys in the document's order, long strings never folded)."""
+    text = yaml_text(data, sort_keys=False, width=1000) if fmt == "yaml" else json_text(data)
+    stream = out.file
+    stream.write(text)
+    stream.flush()
+
+
 def safe_text(value: object, style: str = "") -> Text:
     """Untrusted data as a rich Text (never parsed as markup), on one line, escapes visible."""
     return Text(visible(str(value)), style=style)
+
+
+#: the inputs services name in their errors (cronctl.errors.option) whose flag is not
+#: ``--`` + the name with dashes
+_FLAG_OF = {"slots": "--slot", "from_": "--from"}
+
+
+def flag_of(name: str) -> str:
+    """The flag that sets a service's input ``name`` (``occurrence`` -> ``--occurrence``,
+    ``job_name`` -> ``--job-name``)."""
+    return _FLAG_OF.get(name) or "--" + name.strip("_").replace("_", "-")
 
 
 #: set by the global ``--debug`` flag (or CRONCTL_DEBUG=1): internal errors print their traceback

@@ -16,7 +16,6 @@ import typer
 from typer._completion_classes import completion_init  # typer.completion re-exports these two
 from typer._completion_shared import get_completion_script
 
-from cronctl.cli.app import app
 from cronctl.cli.common import err
 
 # Register Typer's bash/zsh/fish completers, so that `_CRONCTL_COMPLETE=complete_bash cronctl`
@@ -59,7 +58,6 @@ _AFTER = {
 }
 
 
-@app.command()
 def completion(
     shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
     install: Annotated[bool, typer.Option(
@@ -98,11 +96,13 @@ def kubectl_complete(argv: list[str] | None = None) -> int:
     from typer._click.shell_completion import get_completion_class
     from typer.main import get_command
 
+    from cronctl.cli import application
+
     words = list(sys.argv[1:] if argv is None else argv)
     incomplete = words.pop() if words else ""
     comp_cls = get_completion_class("bash")
     assert comp_cls is not None  # registered by completion_init() above
-    comp = comp_cls(get_command(app), {}, PROG, COMPLETE_VAR)
+    comp = comp_cls(get_command(application()), {}, PROG, COMPLETE_VAR)
     values = [item.value for item in comp.get_completions(words, incomplete)]
     for v in values:
         sys.stdout.write(f"{v}\n")

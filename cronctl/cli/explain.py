@@ -7,22 +7,18 @@ imported at module import time (the kubernetes client only in live mode, yaml on
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from datetime import datetime
 from typing import Annotated, Any, Optional
 
 import typer
 
 from cronctl.cli import candidates
-from cronctl.cli.app import app
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, file_list,
-                                out, yaml_text)
-from cronctl.textsafe import json_visible, visible
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
+                                file_list, out)
+from cronctl.textsafe import visible
 
 
-@app.command()
 def explain(
     target: Annotated[Optional[str], typer.Argument(
         help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
@@ -62,7 +58,7 @@ def explain(
         "--name", help="Controller input: the CronJob's name (for the Job name).", show_default=False,
         metavar="NAME")] = None,
     dialect: Annotated[str, typer.Option(
-        "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (seed 000).",
+        "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (a strict dialect: numeric fields only, all five must match, a one-year horizon).",
         metavar="kubernetes|atlas")] = "kubernetes",
     missed_limit: Annotated[Optional[int], typer.Option(
         "--missed-limit", help="Atlas only: missedScheduleLimit (default 100 when unset or <= 0).",
@@ -183,10 +179,8 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
 
 
 def _render(result: Any, output: Output) -> None:
-    if output == Output.json:
-        sys.stdout.write(json_visible(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
-    elif output == Output.yaml:
-        sys.stdout.write(yaml_text(result, sort_keys=False, width=1000))
+    if output != Output.text:
+        emit(result, output)
     elif isinstance(result, list):
         for i, item in enumerate(result):
             if i:
@@ -219,7 +213,7 @@ def _render_text(r: dict[str, Any]) -> None:
                  "controller-local": "no timeZone: the controller's local zone", "timezone": "timezone",
                  "default-utc": "no timezone: Atlas defaults to UTC"}.get(r["zoneSource"], r["zoneSource"])
     dialect = ("Kubernetes CronJob controller (robfig/cron v3)" if r["dialect"] == "kubernetes"
-               else "Atlas (seed 000: numeric fields, all five must match)")
+               else "Atlas (numeric fields, all five must match)")
     field("Schedule", r["schedule"])
     field("Time zone", f"{r['zone']} ({zone_note})")
     field("Dialect", dialect)

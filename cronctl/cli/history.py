@@ -12,7 +12,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
@@ -23,7 +22,6 @@ class FailOn(str, Enum):
     duplicate = "duplicate"
 
 
-@app.command()
 def history(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
@@ -34,7 +32,7 @@ def history(
         "--from-dump", help="Read `kubectl get cronjobs,jobs,events -o yaml|json` output instead of the cluster "
         "(the same dumps as `cronctl bundle`).", show_default=False, metavar="FILE")] = None,
     since: Annotated[Optional[str], typer.Option(
-        "--since", help="Slots this far back (30m, 6h, 7d; default: as far back as the evidence reaches, at "
+        "--since", help="Slots this far back (30m, 6h, 1d12h; a bare number is seconds; default: as far back as the evidence reaches, at "
         "most 7d).", show_default=False, metavar="DURATION")] = None,
     now: Annotated[Optional[str], typer.Option(
         "--now", help="The instant to judge at (RFC3339; default: the clock, or the latest time in a dump).",
@@ -54,7 +52,8 @@ def history(
     stand for no slot are listed too. Exit 8 with --fail-on when a slot was lost or ran twice,
     5 on bad input, 6 when the CronJob does not exist.
     """
-    from cronctl.cli.runtime import parse_duration, print_data
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import emit
     from cronctl.errors import ExitCode
     from cronctl.history import Options, fail_on as failing
     from cronctl.timeutil import UTC, parse_rfc3339
@@ -65,7 +64,7 @@ def history(
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
     clock = datetime.now(UTC).replace(microsecond=0)
     now_t = parse_rfc3339(now, what="--now") if now is not None else None
-    since_td = timedelta(seconds=parse_duration(since, flag="--since")) if since is not None else None
+    since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
     if from_dump is not None:
         from cronctl.bundle.dump import load_dump
@@ -96,7 +95,7 @@ def history(
         err.print(f"warning: could not read {m}; the history is judged without it", markup=False)
     bad = failing(result, {f.value for f in fail_on or []})
     if output != Output.text:
-        print_data({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
+        emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
     else:
         for h in result:
             _render(h)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from enum import Enum
@@ -11,8 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.app import app
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, err, out, yaml_text
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -34,7 +32,6 @@ class FailOn(str, Enum):
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-@app.command()
 def lint(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
@@ -115,14 +112,11 @@ def lint(
     if output is LintOutput.sarif:
         from cronctl.lint.sarif import to_sarif
 
-        typer.echo(json.dumps(to_sarif(findings, tool_version=__version__, texts=texts), indent=2))
+        emit(to_sarif(findings, tool_version=__version__, texts=texts), "json")
     elif output in (LintOutput.json, LintOutput.yaml):
         doc: dict[str, Any] = {"checked": checked, "summary": summarize(findings),
                                "findings": [f.to_dict() for f in findings]}
-        if output is LintOutput.json:
-            typer.echo(json.dumps(doc, indent=2))
-        else:
-            typer.echo(yaml_text(doc, sort_keys=False), nl=False)
+        emit(doc, output.value)
     else:
         _print_table(findings, checked)
 
@@ -175,10 +169,6 @@ def _print_rules(output: LintOutput) -> None:
         from cronctl import __version__
         from cronctl.lint.sarif import to_sarif
 
-        typer.echo(json.dumps(to_sarif([], tool_version=__version__), indent=2))
-    elif output is LintOutput.json:
-        typer.echo(json.dumps(doc, indent=2))
+        emit(to_sarif([], tool_version=__version__), "json")
     else:
-        import yaml
-
-        typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
+        emit(doc, output.value)

@@ -6,19 +6,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command("pause")
 def pause_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     reason: Annotated[str, typer.Option("--reason", help="Why it is paused (recorded on the CronJob; required).",
                                         show_default=False)] = "",
     until: Annotated[Optional[str], typer.Option(
-        "--until", help="Until when (RFC3339, or a duration from now: 2h, 1d); status and lint flag it "
+        "--until", help="Until when (RFC3339, or a duration from now: 2h, 1d12h; a bare number is seconds); status and lint flag it "
         "once past.", show_default=False, metavar="TIME")] = None,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
@@ -31,9 +29,10 @@ def pause_cmd(
     Refused (exit 3) while a run-manual holds the CronJob or when it is already paused; exit 5
     without --reason or with an --until in the past.
     """
-    from datetime import timedelta
-
-    from cronctl.cli.runtime import RichReporter, parse_duration, print_data
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter
+    from cronctl.durations import DurationError
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
@@ -47,19 +46,19 @@ def pause_cmd(
             until_t = parse_rfc3339(until, what="--until")
         except BadInput:
             try:
-                until_t = clock.now() + timedelta(seconds=parse_duration(until, flag="--until"))
-            except BadInput:
-                raise BadInput(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d") from None
+                until_t = clock.now() + flags.UNTIL.delta(until)
+            except DurationError:
+                raise BadInput(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d "
+                               "(a bare number is seconds)") from None
     cluster = connect(kubeconfig, context, namespace)
     res = pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
                                       interactive=is_interactive()), clock, RichReporter())
     if output != Output.text:
-        print_data(res, output)
+        emit(res, output)
     else:
         out.print(res["message"], markup=False)
 
 
-@app.command("resume")
 def resume_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     catch_up: CatchUpOpt = CatchUp.latest,
@@ -74,7 +73,8 @@ def resume_cmd(
     Refused (exit 3) while a run-manual holds the CronJob (use restore) or a child Job is still
     running. Not suspended: nothing to do (exit 0).
     """
-    from cronctl.cli.runtime import RichReporter, print_data
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import ResumeOptions, resume
@@ -98,6 +98,6 @@ def resume_cmd(
     res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
                  SystemClock(), RichReporter())
     if output != Output.text:
-        print_data(res, output)
+        emit(res, output)
     else:
         out.print(res["message"], markup=False)

@@ -6,13 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command("restore")
 def restore_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
@@ -37,7 +35,8 @@ def restore_cmd(
     since it suspended the CronJob as its own Job, oldest first (as backfill does; exit 1 if one
     fails), then un-suspends with nothing left to catch up.
     """
-    from cronctl.cli.runtime import RichReporter, holder_alive, print_data
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter, holder_alive
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.restore import RestoreOptions, restore
@@ -56,7 +55,7 @@ def restore_cmd(
                                                      run_dir=run_dir), SystemClock(), RichReporter())
         if not isinstance(done, dict):
             if output != Output.text:
-                print_data(done.record, output)
+                emit(done.record, output)
             else:
                 out.print(done.message, markup=False)
             exit_with_next_steps(int(done.exit_code), done.message,
@@ -66,6 +65,6 @@ def restore_cmd(
     else:
         res = restore(cluster, opts, SystemClock(), RichReporter())
     if output != Output.text:
-        print_data(res, output)
+        emit(res, output)
     else:
         out.print(res["message"], markup=False)

@@ -6,13 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, err, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 
 
-@app.command("run-manual")
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
@@ -34,14 +32,15 @@ def run_manual_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the Job it would create; "
                                           "change nothing.")] = False,
     settle: Annotated[str, typer.Option("--settle", help="Check again for running Jobs after this delay "
-                                        "(the controller syncs about every 10s).")] = "15s",
+                                        "(the controller syncs about every 10s; a bare number is seconds).")] = "15s",
     wait_active: Annotated[bool, typer.Option("--wait-active", help="Wait (bounded by --timeout) for running "
                                               "child Jobs instead of stopping.")] = False,
-    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s).")] = "1h",
+    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 1d12h; a bare "
+                                         "number is seconds).")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
     expected_duration: Annotated[Optional[str], typer.Option(
-        "--expected-duration", help="How long the Job runs (90s, 20m, 1h), for the plan's slots that pass while "
+        "--expected-duration", help="How long the Job runs (90s, 20m, 1.5h; a bare number is seconds), for the plan's slots that pass while "
                                     "suspended and the restore at the end (default: the median of the last "
                                     "successful Jobs, else activeDeadlineSeconds).")] = None,
     retry: Annotated[bool, typer.Option(
@@ -68,8 +67,9 @@ def run_manual_cmd(
     already stands for the slot, permission missing, not confirmed, --retry without a failed run), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
-    from cronctl.cli.runtime import (RichReporter, finish_run, holder, kill_hook, parse_duration,
-                                     print_data, settle_seconds, sigterm_as_interrupt)
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import RichReporter, finish_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock, next_commands
@@ -87,20 +87,15 @@ def run_manual_cmd(
         cronjob=cronjob, job_name=job_name, reason=reason, occurrence=at,
         occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
-        settle=settle_seconds(settle), wait_active=wait_active,
-        timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir, holder=holder(),
+        settle=flags.SETTLE.seconds(settle), wait_active=wait_active,
+        timeout=flags.TIMEOUT.seconds(timeout), run_dir=run_dir, holder=holder(),
         after_step=kill_hook(), catch_up=catch_up.value, retry=retry,
-        expected_duration=parse_duration(expected_duration, flag="--expected-duration") if expected_duration else None)
+        expected_duration=flags.EXPECTED_DURATION.seconds(expected_duration) if expected_duration else None)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_manual(cluster, opts, SystemClock(), RichReporter())
     if dry_run:
-        if output == Output.text:
-            import yaml
-
-            out.print(yaml.safe_dump(res.job, sort_keys=False).rstrip(), markup=False)
-        else:
-            print_data(res.job, output)
+        emit(res.job, "yaml" if output == Output.text else output)  # the Job it would create
         err.print("dry run: nothing was changed", markup=False)
         return
     finish_run(res, output, next_commands(cronjob, cluster.namespace))

@@ -3,20 +3,17 @@ CronJob's namespace, name, schedule, zone and current state filled in."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.candidates import runbook_names
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out, yaml_text
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, emit, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
-@app.command()
 def runbook(
     name: Annotated[Optional[str], typer.Argument(
         help="Runbook to print (omit to list them).", show_default=False, autocompletion=runbook_names)] = None,
@@ -44,13 +41,7 @@ def runbook(
                 table.add_row(b.name, b.title)
             out.print(table)
         else:
-            doc = [{"name": b.name, "title": b.title} for b in books]
-            if output is Output.json:
-                typer.echo(json.dumps(doc, indent=2))
-            else:
-                import yaml
-
-                typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
+            emit([{"name": b.name, "title": b.title} for b in books], output)
         return
 
     now = datetime.now(timezone.utc)  # read once; the context is computed from it
@@ -64,6 +55,6 @@ def runbook(
     if output is Output.text:
         typer.echo(visible(text, multiline=True), nl=not text.endswith("\n"))  # the CronJob's text filled in
     elif output is Output.json:
-        typer.echo(json.dumps({"name": name, "markdown": text, "context": ctx}, indent=2, default=str))
+        emit({"name": name, "markdown": text, "context": ctx}, output)
     else:
-        typer.echo(yaml_text({"name": name, "markdown": text}, sort_keys=False), nl=False)
+        emit({"name": name, "markdown": text}, output)

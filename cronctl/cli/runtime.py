@@ -1,9 +1,8 @@
-"""CLI plumbing shared by run-manual, status and restore: the rich reporter, duration flags,
+"""CLI plumbing shared by run-manual, status and restore: the rich reporter,
 output of records, the holder check and the test-only kill hook."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -14,8 +13,7 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Exit, Output, err, out, safe_text
-from cronctl.errors import BadInput
+from cronctl.cli.common import Exit, Output, emit, err, out, safe_text
 from cronctl.textsafe import visible
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
@@ -73,50 +71,6 @@ def sigterm_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str, *, flag: str, why: str = "") -> float:
-    """``90``, ``15s``, ``2m``, ``1h30m``, ``500ms``, ``7d`` -> seconds (a bare number is seconds).
-
-    Malformed text is ``BadInput`` (exit 5); a value out of range is ``BadUsage`` (exit 2, like
-    click's ``--count -1``): every duration flag is a delay, a wait or a horizon, and none of them
-    means anything at zero or below (``--settle 0`` would skip the second check for a Job the
-    controller has in flight). ``why`` says what the flag is for, in the zero message.
-    """
-    import re
-
-    from cronctl.errors import BadUsage
-
-    s = text.strip()
-    try:
-        v = float(s)
-    except ValueError:
-        sign, body = (-1.0, s[1:]) if s.startswith("-") else (1.0, s)  # -5s: negative, not malformed
-        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", body)
-        if not parts or "".join(n + u for n, u in parts) != body:
-            raise BadInput(f"bad {flag} {text!r}: expected a duration like 15s, 2m, 1h30m, 7d") from None
-        v = sign * sum(float(n) * _UNITS[u] for n, u in parts)
-    if v < 0:
-        raise BadUsage(f"bad {flag} {text!r}: must not be negative")
-    if v == 0:
-        raise BadUsage(f"bad {flag} {text!r}: must be more than 0" + (f" ({why})" if why else ""))
-    if not v <= MAX_DURATION_SECONDS:  # also NaN and inf: a horizon or a wait must end
-        raise BadInput(f"bad {flag} {text!r}: at most {MAX_DURATION_SECONDS // 86400}d (MAX_DURATION)")
-    return v
-
-
-def settle_seconds(text: str) -> float:
-    """``--settle`` of run-manual and backfill (more than 0: the second check is the point)."""
-    return parse_duration(text, flag="--settle", why="the check after it catches a Job the controller was "
-                                                     "creating as the CronJob was suspended; it syncs about "
-                                                     "every 10s")
-
-
-#: Any duration flag (--since, --timeout, --settle, --max-age, --until): ten years at most.
-MAX_DURATION_SECONDS = 3650 * 86400
-
-
 class RichReporter:
     """Steps as plain lines on stderr; live progress as a rich status line on a terminal."""
 
@@ -164,16 +118,6 @@ class RichReporter:
             self._status = None
 
 
-def print_data(data: Any, output: Output) -> None:
-    """Machine output on stdout."""
-    if output == Output.yaml:
-        import yaml
-
-        out.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip(), markup=False)
-    else:
-        out.print(json.dumps(data, indent=2, default=str), markup=False)
-
-
 def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     """A run that did not end well: the error, the commands to run next, and its exit code."""
     if code == 0:
@@ -195,7 +139,7 @@ def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
     for e in rec.get("job_events") or []:
         err.print(f"  event: {visible(e)}", markup=False)
     if output != Output.text:
-        print_data(rec, output)
+        emit(rec, output)
     else:
         out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
         if rec.get("run_dir"):

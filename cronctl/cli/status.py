@@ -6,13 +6,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
-@app.command("status")
 def status_cmd(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
@@ -34,7 +32,7 @@ def status_cmd(
     """
     from rich.table import Table
 
-    from cronctl.cli.runtime import print_data
+    from cronctl.cli.common import emit
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.model import PastRun
@@ -48,7 +46,7 @@ def status_cmd(
     cluster = connect(kubeconfig, context, namespace)
     s = collect_status(cluster, cronjob, SystemClock().now())
     if output != Output.text:
-        print_data(s, output)
+        emit(s, output)
         return
     rec = s["record"]
     head = Table(show_header=False, box=None, pad_edge=False)
@@ -124,7 +122,8 @@ PAST_RUNS_SHOWN = 5
 def _overview(kubeconfig: str | None, context: str | None, namespace: str | None, all_namespaces: bool,
               output: Output) -> None:
     from cronctl.cli.common import err
-    from cronctl.cli.runtime import holder_alive, print_data
+    from cronctl.cli.common import emit
+    from cronctl.cli.runtime import holder_alive
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_overview
@@ -135,7 +134,7 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
     for m in doc["missing"]:
         err.print(f"warning: could not read {m}; lost/duplicate counts are judged without it", markup=False)
     if output != Output.text:
-        print_data(doc, output)
+        emit(doc, output)
         return
     head = (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
                                                        "LOST", "DUP", "NEXT"]

@@ -7,17 +7,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.app import app
 from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
-@app.command("wait")
 def wait_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob a run-manual holds.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
-    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 90s); "
-                                         "the Job runs on.")] = "1h",
+    timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 1d12h; a bare "
+                                         "number is seconds); the Job runs on.")] = "1h",
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where the run directory goes (default $CRONCTL_RUN_DIR or ./runs).")] = None,
     catch_up: CatchUpOpt = CatchUp.latest,
@@ -34,13 +32,13 @@ def wait_cmd(
     it or its Job was never created or is gone (nothing changed), 4 timeout and 130 Ctrl-C (the Job
     runs on, nothing changed, the logs so far are saved), 6 not found, 7 API error.
     """
-    from cronctl.cli.runtime import (RichReporter, finish_run, holder, holder_alive, parse_duration,
-                                     sigterm_as_interrupt)
+    from cronctl.cli import durations as flags
+    from cronctl.cli.runtime import RichReporter, finish_run, holder, holder_alive, sigterm_as_interrupt
     from cronctl.kube import connect
     from cronctl.procedure.attach import AttachOptions, attach
     from cronctl.procedure.base import SystemClock
 
-    opts = AttachOptions(cronjob=cronjob, timeout=parse_duration(timeout, flag="--timeout"), run_dir=run_dir,
+    opts = AttachOptions(cronjob=cronjob, timeout=flags.TIMEOUT.seconds(timeout), run_dir=run_dir,
                          catch_up=catch_up.value, holder=holder(), holder_alive=holder_alive)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()

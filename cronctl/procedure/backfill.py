@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, CronctlError, ExitCode
+from cronctl.errors import BadInput, CronctlError, ExitCode, option
 from cronctl.procedure.base import Clock, Reporter
 from cronctl.procedure.restore import RestoreOptions, restore
 from cronctl.procedure.run_manual import MAX_SLOTS, RunOptions, RunResult, _Run
@@ -50,7 +50,7 @@ def read_done(path: str) -> set[datetime]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise BadInput(f"cannot read --done-from {path}: {e.strerror or e}") from e
+        raise BadInput(f"cannot read {option('done_from')} {path}: {e.strerror or e}") from e
     out: set[datetime] = set()
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if lines and lines[0].lstrip().startswith("{"):
@@ -85,7 +85,8 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
 
     ways = sum([opts.missed, opts.from_ is not None or opts.to is not None, bool(opts.slots)])
     if ways != 1:
-        raise BadInput("give exactly one of --missed, --from/--to, --slot")
+        raise BadInput(f"give exactly one of {option('missed')}, {option('from_')}/{option('to')}, "
+                       f"{option('slots')}")
     wanted: list[datetime] = []
     if opts.missed:
         since = now - opts.since if opts.since else None
@@ -97,9 +98,9 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
         wanted = [resolve(cj, t, latest=False, now=now).at for t in opts.slots]
     else:
         if opts.from_ is None or opts.to is None:
-            raise BadInput("--from and --to go together")
+            raise BadInput(f"{option('from_')} and {option('to')} go together")
         if opts.to < opts.from_:
-            raise BadInput("--to is before --from")
+            raise BadInput(f"{option('to')} is before {option('from_')}")
         from cronctl.procedure.slot import schedule_of
 
         sched = schedule_of(cj)[0]
@@ -145,9 +146,9 @@ class _Backfill(_Run):
         self.cj = self.c.get_cronjob(self.name)
         policy = str((self.cj.get("spec") or {}).get("concurrencyPolicy") or "Allow")
         if self.b.parallel < 1:
-            raise BadInput(f"bad --parallel {self.b.parallel}: must be 1 or more")
+            raise BadInput(f"bad {option('parallel')} {self.b.parallel}: must be 1 or more")
         if self.b.parallel > 1 and policy != "Allow":
-            raise BadInput(f"--parallel {self.b.parallel} needs concurrencyPolicy Allow; cronjob {self.ns}/{self.name} "
+            raise BadInput(f"{option('parallel')} {self.b.parallel} needs concurrencyPolicy Allow; cronjob {self.ns}/{self.name} "
                            f"has {policy}, which promises one run at a time: its slots run one after the other")
         mode = self.o.catch_up
         if mode == "all":

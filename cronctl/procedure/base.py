@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from cronctl import safefile
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, CronctlError
+from cronctl.errors import BadInput, CronctlError, option
 from cronctl.timeutil import UTC
 
 
@@ -202,7 +202,7 @@ class RunDir:
                 st = os.fstat(fd)
         except OSError as e:
             raise BadInput(f"cannot create run directory {path}: {safefile.describe(e)}; nothing was changed",
-                           hint="use --run-dir with a directory of your own") from e
+                           hint=f"use {option('run_dir')} with a directory of your own") from e
         return cls(path, (st.st_dev, st.st_ino))
 
     def _open(self) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, Conflict, Refused
+from cronctl.errors import BadInput, Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import predict
 from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
@@ -56,7 +56,7 @@ def _confirm(opts: PauseOptions | ResumeOptions, reporter: Reporter, question: s
     if opts.yes:
         return
     if not opts.interactive:
-        raise Refused(f"not on a terminal and --yes not given: refusing to {what} without confirmation; "
+        raise Refused(f"not on a terminal and {option('yes')} not given: refusing to {what} without confirmation; "
                       "nothing changed")
     if not reporter.confirm(question):
         raise Refused("not confirmed; nothing changed")
@@ -66,11 +66,11 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
     name, ns = opts.cronjob, cluster.namespace
     reason = opts.reason.strip()
     if not reason:
-        raise BadInput("a pause needs a reason (--reason): it is what the next on-call reads")
+        raise BadInput(f"a pause needs a reason ({option('reason')}): it is what the next on-call reads")
     now = clock.now().replace(microsecond=0)  # annotations in whole seconds, as the API's own times
     until = opts.until.replace(microsecond=0) if opts.until is not None else None
     if until is not None and until <= now:
-        raise BadInput(f"--until {rfc3339_z(until)} is not in the future")
+        raise BadInput(f"{option('until')} {rfc3339_z(until)} is not in the future")
     who = cluster.whoami()
     for _ in range(5):
         cj = cluster.get_cronjob(name)

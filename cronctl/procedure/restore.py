@@ -29,7 +29,7 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import Conflict, Refused
+from cronctl.errors import Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, run_words, rv, server_version_if_needed
 from cronctl.procedure.predict import Prediction, predict
 
@@ -73,9 +73,9 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     except (PermissionMissing, ApiError) as e:
         if isinstance(e, ApiError) and e.status != 403:
             raise
-        raise Refused(f"--catch-up none needs patch on cronjobs/status (to mark {at} processed): {e.message}; "
-                      "nothing changed", hint="use --catch-up latest, or ask for the permission "
-                      "(cronctl runbook rbac)") from e
+        raise Refused(f"{option('catch_up')} none needs patch on cronjobs/status (to mark {at} processed): "
+                      f"{e.message}; nothing changed", hint=f"use {option('catch_up')} latest, or ask for the "
+                      "permission (cronctl runbook rbac)") from e
     given = [rfc3339_z(t) for t in pred.never_times] + [at]
     reporter.step(f"--catch-up none: status.lastScheduleTime set to {at}: the controller starts nothing on "
                   f"un-suspend; {len(given)} slot(s) given up: {', '.join(given[:10])}"
@@ -123,7 +123,7 @@ def judge_record(cj: Obj, rec: model.RunRecord, opts: RestoreOptions,
         reporter.show(f"run record {rec.run_id} on cronjob {ns}/{name}", record_rows(rec, target, unconfirmed))
     if stale_reasons and not opts.force:
         raise Refused(f"run record {rec.run_id} on cronjob {ns}/{name}: " + "; ".join(stale_reasons)
-                      + "; nothing changed", hint="check with the operator and holder it names; --force "
+                      + "; nothing changed", hint=f"check with the operator and holder it names; {option('force')} "
                       "restores it anyway after confirmation (suspend is left as it is when its original "
                       "value is unknown)")
     return target, stale_reasons
@@ -173,7 +173,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
                          f"(instead of: {pred.text})" if none else pred.text))
         if not confirmed:
             if not opts.interactive:
-                raise Refused(f"not on a terminal and --yes not given: refusing to restore cronjob {ns}/{name} "
+                raise Refused(f"not on a terminal and {option('yes')} not given: refusing to restore cronjob {ns}/{name} "
                               f"without confirmation; nothing changed")
             q = (f"Clear the {'unconfirmed' if unconfirmed else 'stale'} record {rec.run_id} of "
                  f"{rec.operator or 'unknown'} and {verb}?" if opts.force and stale_reasons

@@ -31,7 +31,7 @@ from typing import Any
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
-                            Refused, Timeout)
+                            Refused, Timeout, option)
 from cronctl.procedure.base import Audit, Clock, Progress, Reporter, RunDir, next_commands, run_words, rv
 from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
                                        schedule_words)
@@ -62,6 +62,8 @@ MAX_SLOTS = 500
 #: Free space the run directory's disk must have before the CronJob is touched (record + logs).
 MIN_FREE_BYTES = 1024 * 1024
 
+#: the hint of a refusal because child Jobs run
+WAIT_ACTIVE_HINT = f"use {option('wait_active')} to wait for them (bounded by {option('timeout')})"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 CHECK_AFTER_RESTORE = 30.0  # how long to watch for a predicted catch-up Job after un-suspending (s)
 TAIL_LINES = 10  # the last lines of each container's log shown at the end of a run
@@ -198,11 +200,11 @@ class _Run:
             free = shutil.disk_usage(self.dir.path).free
         except OSError as e:
             raise BadInput(f"cannot write the run directory {self.dir.path}: {e.strerror or e}; nothing was "
-                           f"changed", hint="use --run-dir on a writable disk with free space") from e
+                           f"changed", hint=f"use {option('run_dir')} on a writable disk with free space") from e
         if free < MIN_FREE_BYTES:
             raise BadInput(f"the disk of the run directory {self.dir.path} has only {free} bytes free (at least "
                            f"{MIN_FREE_BYTES} needed for the record and logs); nothing was changed",
-                           hint="free some space or use --run-dir elsewhere")
+                           hint=f"free some space or use {option('run_dir')} elsewhere")
 
     def _who(self) -> str:
         return run_words(self.run_id, self.operator, self.o.reason,
@@ -248,23 +250,26 @@ class _Run:
 
     def _check_flags(self) -> None:
         if self.o.ad_hoc_occurrence and self.o.occurrence_latest:
-            raise BadInput("--ad-hoc-occurrence cannot be used with --occurrence latest (latest is always a slot)")
+            raise BadInput(f"{option('ad_hoc_occurrence')} cannot be used with {option('occurrence')} latest (latest "
+                           "is always a slot)")
         if self.o.ad_hoc_occurrence and self.o.occurrence is None:
-            raise BadInput("--ad-hoc-occurrence needs --occurrence RFC3339 (the instant the run stands for)")
+            raise BadInput(f"{option('ad_hoc_occurrence')} needs {option('occurrence')} RFC3339 (the instant the "
+                           "run stands for)")
         if self.o.retry and (self.o.occurrence is not None or self.o.occurrence_latest or self.o.job_name
                              or self.o.ad_hoc_occurrence or self.o.takeover):
-            raise BadInput("--retry runs the failed run's own occurrence again under a name derived from its Job: "
-                           "it takes no --occurrence, --ad-hoc-occurrence or --job-name")
+            raise BadInput(f"{option('retry')} runs the failed run's own occurrence again under a name derived from "
+                           f"its Job: it takes no {option('occurrence')}, {option('ad_hoc_occurrence')} or "
+                           f"{option('job_name')}")
         if self._slot_mode() and self.o.job_name:
-            raise BadInput("--job-name cannot be used with a slot --occurrence: the Job takes the name the "
-                           "controller gives that slot (<cronjob>-<unix minutes>)",
-                           hint="drop --job-name, or add --ad-hoc-occurrence for a fixed-name run the "
-                                "controller does not know")
+            raise BadInput(f"{option('job_name')} cannot be used with a slot {option('occurrence')}: the Job takes "
+                           "the name the controller gives that slot (<cronjob>-<unix minutes>)",
+                           hint=f"drop {option('job_name')}, or add {option('ad_hoc_occurrence')} for a fixed-name "
+                                "run the controller does not know")
 
     def preflight(self) -> None:
         self._check_flags()
         if not _DNS_LABEL.match(self.job_name) or len(self.job_name) > 63:
-            raise BadInput(f"bad --job-name {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
+            raise BadInput(f"bad {option('job_name')} {self.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
                            f"at most 63 characters)")
         self.cj = self.c.get_cronjob(self.name)
         self.red.learn(self.cj)  # its secret env values, masked wherever the run echoes them
@@ -288,9 +293,9 @@ class _Run:
             if not ok:
                 what = ("mark the latest due slot processed before the restore" if self.o.catch_up == "none" else
                         "mark each slot run processed")
-                raise PermissionMissing(f"--catch-up {self.o.catch_up} needs patch on cronjobs/status (to {what})"
-                                        f"{': ' + why if why else ''}; nothing was changed",
-                                        hint="use --catch-up latest, or see cronctl runbook rbac")
+                raise PermissionMissing(f"{option('catch_up')} {self.o.catch_up} needs patch on cronjobs/status (to "
+                                        f"{what}){': ' + why if why else ''}; nothing was changed",
+                                        hint=f"use {option('catch_up')} latest, or see cronctl runbook rbac")
             self.r.step(f"preflight: may patch cronjobs/status (--catch-up {self.o.catch_up})")
         rec = model.read_record(self.cj)
         if rec is not None and not self._taking_over(rec):
@@ -310,12 +315,12 @@ class _Run:
         rec = model.read_record(self.cj)
         if rec is None or rec.step != "failed":
             now = f"its run record is at step '{rec.step}'" if rec else "it carries no run record"
-            raise Refused(f"--retry needs a failed cronctl run on cronjob {self.ns}/{self.name}; {now}; nothing "
+            raise Refused(f"{option('retry')} needs a failed cronctl run on cronjob {self.ns}/{self.name}; {now}; nothing "
                           f"was changed", hint=f"see cronctl status {self.name} -n {self.ns}")
         unconfirmed = model.record_unconfirmed(self.cj)
         if unconfirmed:  # a record is not a credential: its original suspend would be restored at the end
-            raise Refused(f"run record {rec.run_id} on cronjob {self.ns}/{self.name} is {unconfirmed}; --retry "
-                          f"takes over only a record cronctl wrote; nothing was changed",
+            raise Refused(f"run record {rec.run_id} on cronjob {self.ns}/{self.name} is {unconfirmed}; "
+                          f"{option('retry')} takes over only a record cronctl wrote; nothing was changed",
                           hint=f"check with {rec.operator or 'its operator'}; cronctl restore --force clears it")
         failed = self.c.get_job(rec.job_name) if rec.job_name else None
         if failed is not None and not model.is_finished(failed):
@@ -389,7 +394,7 @@ class _Run:
             raise Refused(f"job {self.ns}/{self.job_name} already exists (created "
                           f"{model.meta(existing).get('creationTimestamp', '?')}, {outcome}); nothing was "
                           f"changed", hint="the fixed name is what stops a second run: save its logs and "
-                                           "delete it on purpose, or choose --job-name")
+                                           f"delete it on purpose, or choose {option('job_name')}")
 
     def _standing(self, jobs: list[Obj]) -> list[Obj]:
         if self.occurrence is None:
@@ -467,7 +472,7 @@ class _Run:
             # catches a Job the controller creates between this read and the suspend.)
             if not self.o.dry_run:
                 raise Refused(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}; "
-                              f"nothing was changed", hint="use --wait-active to wait for them (bounded by --timeout)")
+                              f"nothing was changed", hint=WAIT_ACTIVE_HINT)
             self.r.warn(f"unfinished child Jobs now: {', '.join(running)}; the run would be refused before "
                         f"anything changes, unless --wait-active")
         if self.slot is not None and lst_plan.get("needed") and not self.can_patch_status:
@@ -552,7 +557,7 @@ class _Run:
         if self.o.yes:
             return
         if not self.o.interactive:
-            raise Refused("not on a terminal and --yes not given: refusing to suspend "
+            raise Refused(f"not on a terminal and {option('yes')} not given: refusing to suspend "
                           f"cronjob {self.ns}/{self.name} without confirmation; nothing was changed")
         if question is None:
             question = (f"Suspend {self.ns}/{self.name} and run Job {self.job_name}"
@@ -652,9 +657,9 @@ class _Run:
                                   stats=self.wait_stats)
                 except WaitTimeout as e:
                     # Nothing of ours exists yet: go back to where we started, then report the timeout.
-                    why = f"running Jobs did not finish within --timeout: {', '.join(running)}"
-                    self._undo(why)
-                    raise Timeout(f"{why}; {self._set_back()}") from e
+                    why = f"running Jobs did not finish within {{}}: {', '.join(running)}"
+                    self._undo(why.format("--timeout"))
+                    raise Timeout(f"{why.format(option('timeout'))}; {self._set_back()}") from e
                 running = self._running()
             if running:
                 self._abort(f"cronjob {self.ns}/{self.name} has unfinished child Jobs: {', '.join(running)}")
@@ -680,7 +685,8 @@ class _Run:
         return (f"cronctl suspended cronjob {self.ns}/{self.name} at {at} and set suspend back to false at "
                 f"{back} {kept}; nothing else changed, nothing created")
 
-    def _abort(self, why: str, hint: str = "use --wait-active to wait for them (bounded by --timeout)") -> None:
+    def _abort(self, why: str, hint: str | None = None) -> None:
+        hint = WAIT_ACTIVE_HINT if hint is None else hint
         self._undo(why)
         raise Refused(f"{why}; {self._set_back()}", hint=hint)
 
@@ -871,7 +877,7 @@ class _Run:
             # An API failure mid-run: leave it suspended, say so locally, point at status/restore.
             self.record.update(outcome="error", error=e.message, next_commands=nxt, exit_code=int(e.exit_code))
             self._step_local("error", e.message)
-            e.hint = ((e.hint + "; ") if e.hint else "") + "the CronJob stays suspended; next: " + "; ".join(nxt)
+            e.add_hint("the CronJob stays suspended; next: " + "; ".join(nxt))
             raise
         return self._conclude(final, deadline, nxt)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cronctl import model
-from cronctl.errors import BadInput
+from cronctl.errors import BadInput, option
 from cronctl.schedule import Schedule, job_name, parse
 from cronctl.schedule.controller import scheduled_timestamp_annotation
 from cronctl.timeutil import rfc3339_z
@@ -90,8 +90,8 @@ def resolve(cronjob: model.Obj, occurrence: datetime | None, *, latest: bool, no
     where = f"cronjob {model.meta(cronjob).get('namespace', '')}/{name}"
     zone = f" in {tz}" if tz else ""
     if sched.every is not None:
-        raise BadInput(f"{where} runs '{expr}', a constant delay without fixed slots: --occurrence cannot name a "
-                       f"slot of it; use --ad-hoc-occurrence with an instant")
+        raise BadInput(f"{where} runs '{expr}', a constant delay without fixed slots: {option('occurrence')} cannot "
+                       f"name a slot of it; use {option('ad_hoc_occurrence')} with an instant")
     if latest:
         t = slot_at_or_before(sched, now)
         if t is None:
@@ -104,13 +104,13 @@ def resolve(cronjob: model.Obj, occurrence: datetime | None, *, latest: bool, no
             before = slot_at_or_before(sched, t)
             after = slot_after(sched, t)
             raise BadInput(
-                f"--occurrence {show(t, tz)} is not a slot of {where} ('{expr}'{zone}): the nearest slots are "
+                f"{option('occurrence')} {show(t, tz)} is not a slot of {where} ('{expr}'{zone}): the nearest slots are "
                 f"{show(before, tz) if before else 'none in 5 years'} before and "
                 f"{show(after, tz) if after else 'none in 5 years'} after",
-                hint="name one of them, use --occurrence latest, or --ad-hoc-occurrence to run under the fixed "
-                     "name for an instant the controller does not know")
+                hint=f"name one of them, use {option('occurrence')} latest, or {option('ad_hoc_occurrence')} to run "
+                     "under the fixed name for an instant the controller does not know")
         if t > now:
-            raise BadInput(f"--occurrence {show(t, tz)} is in the future (now {rfc3339_z(now)}); the latest slot "
+            raise BadInput(f"{option('occurrence')} {show(t, tz)} is in the future (now {rfc3339_z(now)}); the latest slot "
                            f"so far is {_shown_or_none(slot_at_or_before(sched, now), tz)}",
                            hint="a slot can be run by hand only once its time has come")
     return Slot(at=t, time_zone=tz, job_name=job_name(name, t),

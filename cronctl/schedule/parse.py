@@ -20,6 +20,9 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from cronctl.durations import GO_UNITS, parse_units
+from cronctl.durations import go_quote as go_quote
+from cronctl.durations import DurationError as _DurationError
 from cronctl.errors import ScheduleError
 from cronctl.schedule.walk import SpecWalker, Zone, civil_from_days, from_datetime_floor, get_zone
 
@@ -45,8 +48,6 @@ _BOUNDS: tuple[tuple[int, int, dict[str, int] | None], ...] = (
     (0, 59, None), (0, 23, None), (1, 31, None), (1, 12, _MONTH_NAMES), (0, 6, _DOW_NAMES))
 
 _DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
-                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -90,27 +91,6 @@ def go_trim_space(s: str) -> str:
     return s[i:j]
 
 
-def go_quote(s: str) -> str:
-    """strconv.Quote (close enough for messages: escapes quotes, backslashes, non-printables)."""
-    out = ['"']
-    for ch in s:
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif ch in "\a\b\f\n\r\t\v":
-            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                        "\t": "\\t", "\v": "\\v"}[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
 class _AtoiError(Exception):
     def __init__(self, kind: str) -> None:
         super().__init__(kind)
@@ -138,84 +118,10 @@ def _go_lower(s: str) -> str:
     return s.replace("\u0130", "i").lower()
 
 
-class _DurationError(Exception):
-    pass
-
-
 def go_parse_duration(orig: str) -> int:
-    """time.ParseDuration, in nanoseconds. Raises _DurationError with Go's message."""
-    s = orig
-    d = 0
-    neg = False
-    q = go_quote(orig)
-    if s and s[0] in "+-":
-        neg = s[0] == "-"
-        s = s[1:]
-    if s == "0":
-        return 0
-    if s == "":
-        raise _DurationError(f"time: invalid duration {q}")
-    while s:
-        if not (s[0] == "." or "0" <= s[0] <= "9"):
-            raise _DurationError(f"time: invalid duration {q}")
-        # leading int
-        i = 0
-        v = 0
-        while i < len(s) and "0" <= s[i] <= "9":
-            if v > (1 << 63) // 10:
-                raise _DurationError(f"time: invalid duration {q}")
-            v = v * 10 + ord(s[i]) - 48
-            if v > 1 << 63:
-                raise _DurationError(f"time: invalid duration {q}")
-            i += 1
-        pre = i > 0
-        s = s[i:]
-        f, scale, post = 0, 1.0, False
-        if s and s[0] == ".":
-            s = s[1:]
-            i = 0
-            overflow = False
-            while i < len(s) and "0" <= s[i] <= "9":
-                if not overflow:
-                    if f > ((1 << 63) - 1) // 10:
-                        overflow = True
-                    else:
-                        y = f * 10 + ord(s[i]) - 48
-                        if y > 1 << 63:
-                            overflow = True
-                        else:
-                            f = y
-                            scale *= 10
-                i += 1
-            post = i > 0
-            s = s[i:]
-        if not pre and not post:
-            raise _DurationError(f"time: invalid duration {q}")
-        i = 0
-        while i < len(s) and not (s[i] == "." or "0" <= s[i] <= "9"):
-            i += 1
-        if i == 0:
-            raise _DurationError(f"time: missing unit in duration {q}")
-        u = s[:i]
-        s = s[i:]
-        unit = _DURATION_UNITS.get(u)
-        if unit is None:
-            raise _DurationError(f"time: unknown unit {go_quote(u)} in duration {q}")
-        if v > (1 << 63) // unit:
-            raise _DurationError(f"time: invalid duration {q}")
-        v *= unit
-        if f > 0:
-            v += int(float(f) * (float(unit) / scale))
-            if v > 1 << 63:
-                raise _DurationError(f"time: invalid duration {q}")
-        d += v
-        if d > 1 << 63:
-            raise _DurationError(f"time: invalid duration {q}")
-    if neg:
-        return -d
-    if d > _INT64_MAX:
-        raise _DurationError(f"time: invalid duration {q}")
-    return d
+    """time.ParseDuration, in nanoseconds. Raises _DurationError with Go's message (the one
+    grammar of cronctl.durations, with Go's units only: no ``d``, no bare number)."""
+    return parse_units(orig, GO_UNITS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,7 +389,7 @@ def _parse_descriptor(spec: str, shown: str, zone: str, from_prefix: bool) -> Sc
         try:
             ns = go_parse_duration(text)
         except _DurationError as e:
-            msg = str(e)
+            msg = e.reason
             reason = msg.removeprefix("time: ").replace(f" {go_quote(text)}", "")
             raise CronParseError(
                 f"bad duration '{text}' in '{shown}': {reason} (Go durations: e.g. 90m, 1h30m, "

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import RunCli
 from cronctl import manifest
 from cronctl.cli import main
 from cronctl.errors import BadInput, ExitCode
@@ -22,7 +23,6 @@ from cronctl.procedure.backfill import read_done
 from cronctl.schedule import decide
 from cronctl.schedule.controller import MISSED_LIST_LIMIT
 from cronctl.schedule.dst import transitions
-from harness import cronctl
 
 UTC = timezone.utc
 NOW = "2026-12-02T11:35:00Z"
@@ -144,7 +144,7 @@ def test_count_is_capped_with_a_clear_error(capfd: pytest.CaptureFixture[str]) -
     assert code == ExitCode.BAD_INPUT and "at most 10000 runs" in err and "MAX_COUNT" in err
 
 
-@pytest.mark.parametrize("since", ["1e300", "nan", "36500000d"])
+@pytest.mark.parametrize("since", ["36500000d", "3651d", "99999999999999999999h"])
 def test_a_duration_beyond_ten_years_is_refused(capfd: pytest.CaptureFixture[str], tmp_path: Path,
                                                 since: str) -> None:
     f = tmp_path / "d.yaml"
@@ -267,8 +267,8 @@ def test_the_valid_object_used_above_is_accepted_by_every_command(capfd: pytest.
     assert out
 
 
-def test_standard_input_goes_through_the_same_loader(tmp_path: Path) -> None:
+def test_standard_input_goes_through_the_same_loader(run_cli: RunCli) -> None:
     doc = _with("spec.suspend", "false")
-    r = cronctl(["explain", "-f", "-", "--now", NOW], input=yaml.safe_dump(doc), timeout=120)
-    assert r.returncode == ExitCode.BAD_INPUT
+    r = run_cli("explain", "-f", "-", "--now", NOW, stdin=yaml.safe_dump(doc))
+    assert r.exit_code == ExitCode.BAD_INPUT
     assert r.stderr == "error: -: cronjob shop/orders-sync: spec.suspend: expected a boolean, got a string ('false')\n"

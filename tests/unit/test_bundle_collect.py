@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cronctl.bundle.collect import collect, log_instances, parse_since
+from cronctl.bundle.collect import collect, log_instances
 from cronctl.errors import ApiError, BadInput, NotFound, PermissionMissing
 
 NOW = datetime(2026, 12, 2, 11, 0, tzinfo=timezone.utc)
@@ -151,17 +151,6 @@ def test_log_instances_list_previous_only_after_a_restart() -> None:
     p["spec"]["initContainers"] = [{"name": "init"}]
     p["status"]["initContainerStatuses"] = [{"name": "init", "state": {"terminated": {"exitCode": 0}}}]
     assert log_instances(p) == [("init", False, None), ("main", False, None), ("main", True, None)]
-
-
-@pytest.mark.parametrize("text, seconds", [("30s", 30), ("10m", 600), ("2h", 7200), ("1h30m", 5400)])
-def test_since_reads_kubectl_durations(text: str, seconds: int) -> None:
-    assert parse_since(text) == seconds
-
-
-@pytest.mark.parametrize("text", ["", "soon", "10", "0s", "1d"])
-def test_a_bad_since_is_bad_input(text: str) -> None:
-    with pytest.raises(BadInput, match="bad --since"):
-        parse_since(text)
 
 
 def test_all_in_a_namespace_without_cronjobs_is_not_found() -> None:

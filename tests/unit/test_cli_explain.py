@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import RunCli
 from cronctl.cli import main
 from cronctl.errors import ExitCode
 from harness import cronctl
@@ -354,10 +355,10 @@ def test_the_entry_point_exits_5_on_a_bad_field_without_a_traceback() -> None:
     assert p.stderr.strip() == "error: bad day-of-month '32' in '0 0 32 * *': above maximum (31)"
 
 
-def test_the_entry_point_exits_5_on_malformed_yaml_naming_line_and_column(tmp_path: Path) -> None:
+def test_explain_exits_5_on_malformed_yaml_naming_line_and_column(tmp_path: Path, run_cli: RunCli) -> None:
     f = _bad_yaml(tmp_path)
-    p = cronctl(["explain", "-f", f], cwd=ROOT)
-    assert p.returncode == 5
+    p = run_cli("explain", "-f", f)
+    assert p.exit_code == 5
     assert p.stderr.startswith(f"error: {f}:6:1:") and "malformed YAML" in p.stderr
     assert "Traceback" not in p.stderr
 

@@ -13,14 +13,15 @@ import pytest
 import yaml
 
 from cronctl.cli import main
-from cronctl.cli.runtime import parse_duration
+from cronctl.cli.common import flag_of
+from cronctl.cli.durations import SETTLE
 from cronctl.errors import BadUsage, ExitCode
 
 
 @pytest.mark.parametrize("text", ["0", "0s", "0m0s", "-3", "-1s"])
 def test_a_duration_of_zero_or_less_is_a_usage_error_naming_the_flag(text: str) -> None:
     with pytest.raises(BadUsage, match="--settle") as e:
-        parse_duration(text, flag="--settle")
+        SETTLE.seconds(text)
     assert e.value.exit_code == ExitCode.USAGE
 
 
@@ -165,7 +166,9 @@ def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> N
     c.lists = [([_child(c.cronjob, "cj-fix")], "1")]  # the plan's read
     with pytest.raises(Refused, match="unfinished child Jobs: cj-fix; nothing was changed") as e:
         run_manual(c, RunOptions(cronjob="cj", yes=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
-    assert "--wait-active" in (e.value.hint or "")
+    # the service names its input; the command line writes the flag
+    assert "wait_active" in e.value.options
+    assert "--wait-active" in (e.value.naming(flag_of)[1] or "")
     assert c.patches == [] and list(tmp_path.iterdir()) == []
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import RunCli
 from cronctl import model
-from cronctl.cli.runtime import parse_duration
+from cronctl.cli.durations import SETTLE, TIMEOUT
 from cronctl.errors import BadInput
 from cronctl.procedure.predict import predict
 from cronctl.procedure.status import explain_record
-from harness import cronctl
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 12, 2, 30, tzinfo=UTC)
@@ -104,30 +104,30 @@ def test_status_explains_a_suspend_that_cronctl_did_not_make() -> None:
 @pytest.mark.parametrize("text,seconds", [("15", 15), ("15s", 15), ("2m", 120), ("1h30m", 5400),
                                           ("500ms", 0.5), ("2.5s", 2.5)])
 def test_duration_flags_read_like_kubectls(text: str, seconds: float) -> None:
-    assert parse_duration(text, flag="--settle") == seconds
+    assert SETTLE.seconds(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "soon", "5x", "1h 5m", "m5"])
 def test_bad_durations_name_the_flag(text: str) -> None:
     with pytest.raises(BadInput, match="--timeout"):
-        parse_duration(text, flag="--timeout")
+        TIMEOUT.seconds(text)
 
 
-def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path) -> None:
+def test_an_unreachable_api_server_is_one_line_and_exit_7(tmp_path: Path, run_cli: RunCli) -> None:
     kc = tmp_path / "kc"
     kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
                   "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
                   "contexts: [{name: x, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
     for cmd in (["run-manual", "x", "--yes"], ["status", "x"], ["restore", "x", "--yes"]):
-        r = cronctl(cmd, kc, timeout=60)
-        assert r.returncode == 7, (cmd, r.stderr)
+        r = run_cli(*cmd, "--kubeconfig", str(kc))
+        assert r.exit_code == 7, (cmd, r.stderr)
         assert "cannot reach the API server at https://127.0.0.1:1: connection refused" in r.stderr
         assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path) -> None:
-    r = cronctl(["status", "x"], tmp_path / "none", timeout=60)
-    assert r.returncode == 5 and "does not exist" in r.stderr
+def test_a_missing_kubeconfig_is_bad_input_exit_5(tmp_path: Path, run_cli: RunCli) -> None:
+    r = run_cli("status", "x", "--kubeconfig", str(tmp_path / "none"))
+    assert r.exit_code == 5 and "does not exist" in r.stderr
 
 
 def test_status_warns_about_a_manual_job_running_beside_an_unsuspended_cronjob() -> None:
