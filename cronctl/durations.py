@@ -286,7 +286,7 @@ def check(text: str, ns: int, bounds: Bounds) -> int:
     flag) or :class:`BeyondLimit` (past :data:`MAX_DURATION`)."""
     if ns > MAX_DURATION:
         raise BeyondLimit(text, f"at most {MAX_DURATION // DAY}d (MAX_DURATION)")
-    if ns < 0 and bounds.low > 0:
+    if ns < 0 and bounds.low >= 0:
         raise OutOfBounds(text, "must not be negative")
     if ns < bounds.low:
         if bounds.low == 1:

@@ -42,7 +42,7 @@ def alerts(
         "--expected-duration", help="How long a run takes (90s, 20m, 1h; a bare number is seconds; default: the Job "
                                     "template's activeDeadlineSeconds, else nothing).", show_default=False)] = None,
     max_suspend: Annotated[str, typer.Option(
-        "--max-suspend", help="Suspended longer than this (a duration) fires, unless a `cronctl pause --until` "
+        "--max-suspend", help="Suspended longer than this (24h, 2d; a bare number is seconds) fires, unless a `cronctl pause --until` "
                               "says until when.")] = "24h",
     severity: Annotated[Optional[list[str]], typer.Option(
         "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "

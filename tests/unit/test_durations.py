@@ -69,6 +69,7 @@ FLAG_TABLE: list[tuple[flags.DurationFlag, str, float]] = [
     (flags.LOG_SINCE, "1.5h", 5400),
     (flags.WINDOW, "24h", 86400), (flags.WINDOW, "1d12h", 129600), (flags.WINDOW, "90", 90),
     (flags.UNTIL, "2h", 7200), (flags.UNTIL, "1d", 86400),
+    (flags.MARGIN, "0", 0), (flags.MARGIN, "10m", 600), (flags.MAX_SUSPEND, "1d12h", 129600),
 ]
 
 
@@ -88,6 +89,7 @@ def test_the_table_lists_every_flag() -> None:
                              ("soon", BadInput, "expected a duration like"), ("1y", BadInput, 'unknown unit "y"'),
                              ("3651d", BadInput, "at most 3650d (MAX_DURATION)"),
                              ("106752d", BadInput, "at most 3650d (MAX_DURATION)")]
+    if not (text == "0" and f.bounds.low == 0)  # --margin: no slack is a meaningful margin
 ], ids=str)
 def test_each_flag_refuses_in_one_line_naming_itself(flag: flags.DurationFlag, text: str,
                                                      error: type[Exception], words: str) -> None:
@@ -116,7 +118,8 @@ def test_every_duration_flag_says_in_its_help_that_a_bare_number_is_seconds(
     for cmd, flag in [("run-manual", "--settle"), ("run-manual", "--timeout"), ("run-manual", "--expected-duration"),
                       ("wait", "--timeout"), ("backfill", "--max-age"), ("backfill", "--since"),
                       ("backfill", "--timeout"), ("history", "--since"), ("bundle", "--since"),
-                      ("bundle", "--window"), ("pause", "--until")]:
+                      ("bundle", "--window"), ("pause", "--until"), ("alerts", "--margin"),
+                      ("alerts", "--expected-duration"), ("alerts", "--max-suspend")]:
         assert main([cmd, "--help"]) == 0
         lines = capfd.readouterr().out.splitlines()
         at = next(i for i, line in enumerate(lines) if line.lstrip().startswith(flag + " "))
