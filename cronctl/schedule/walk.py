@@ -67,7 +67,7 @@ class Zone:
     """
 
     __slots__ = ("name", "fixed", "trans", "offs", "_zi", "_lo", "_hi", "_lock", "_step",
-                 "_loaded")
+                 "_loaded", "_moved")
 
     _WINDOW = 366 * 86400
     _FAR = 1 << 62
@@ -83,6 +83,9 @@ class Zone:
         self._hi = 0
         self._step = 3 * 3600  # sampling step when the TZif data cannot be read directly
         self._loaded = False
+        # (change, time of day) -> days next to that offset change whose wall time of day
+        # time.Date moves (see walls_exist)
+        self._moved: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def _load_explicit(self) -> None:
         """Fill the table from the zone's TZif transitions, read the way ``zoneinfo`` reads them
@@ -231,6 +234,40 @@ class Zone:
         """Go ``time.Date`` in this zone for the wall time ``w`` (wall seconds read as UTC)."""
         return w - self.offset(w - self.offset(w))
 
+    def walls_exist(self, d0: int, d1: int, tod: int) -> bool:
+        """True when ``time.Date`` keeps the wall time ``tod`` (seconds, ``0 <= tod < 86400``) of
+        every local day ``d0 < day <= d1`` (day numbers since 1970-01-01): the instant it gives
+        shows that same wall time (a wall time in a gap comes back moved; one in a fold comes back
+        as one of its two instants, which is fine). Only days within two days of an offset change
+        can fail; those are tried, and remembered per change."""
+        if self.fixed is not None:
+            return True
+        a = (d0 - 2) * 86400
+        b = (d1 + 3) * 86400
+        if not (self._lo <= a and b < self._hi):
+            self._cover(a)
+            self._cover(b)
+            if self.fixed is not None:
+                return True
+        trans = self.trans
+        for k in range(bisect.bisect_left(trans, a), bisect.bisect_right(trans, b)):
+            t = trans[k]
+            moved = self._moved.get((t, tod))
+            if moved is None:
+                c = t // 86400
+                moved = tuple(day for day in range(c - 3, c + 4)
+                              if self._wall_of(self.date(day * 86400 + tod)) != day * 86400 + tod)
+                if len(self._moved) > 4096:
+                    self._moved.clear()
+                self._moved[(t, tod)] = moved
+            for day in moved:
+                if d0 < day <= d1:
+                    return False
+        return True
+
+    def _wall_of(self, u: int) -> int:
+        return u + self.offset(u)
+
 
 _zones: dict[str, Zone] = {}
 _zones_lock = threading.Lock()
@@ -293,22 +330,33 @@ def _next_table(bits: int, size: int) -> tuple[int, ...]:
 
 
 _MARGIN = 86400  # > any UTC offset: Go's time.Date looks the offset up at the wall time read as UTC
+_UNPROVEN = -(1 << 62)  # SpecWalker._jump_days: the jump may differ from the single steps
 
 
 class SpecWalker:
-    """``SpecSchedule.Next`` for one parsed schedule in one zone.
+    """robfig/cron v3.0.1 ``SpecSchedule.Next`` (spec.go) for one parsed schedule in one zone.
 
-    ``next_exact`` is a line-by-line port of spec.go on Go time semantics (the reference).
-    ``next`` is the fast path: it finds the next match in wall-clock time with table lookups and
-    returns it when the zone's offset is constant over every instant the Go walk would touch
-    (from the first reset point, minus a day, to the result, plus a day). Otherwise (near a DST
-    or other offset change) it falls back to ``_next_jumping``: the same port with runs of single
-    steps replaced by one jump where the offset is constant. All three give the same answers;
-    the property tests and the vectors check that.
+    ``next`` follows spec.go's loops (month, day, hour, minute, second; a loop that runs past the
+    end of its field goes back to the year check: spec.go's ``goto WRAP``) with spec.go's resets,
+    and replaces a run of single steps that cannot match by one jump where the jump provably lands
+    on the instant the single steps would reach:
+
+    * hour, minute and second steps are absolute (``t.Add``): a jump over several of them is the
+      same when the zone's offset does not change within it;
+    * day and month steps are wall-clock (``AddDate``, i.e. ``time.Date``). From a time of day
+      before 01:00 (where spec.go's resets put the walk), the steps visit that time of day on the
+      following days (each day of a matching month, the 1st of the others) up to the first day
+      whose month and day match, or up to the first year past the five-year limit (where the
+      ``goto WRAP`` returns the zero time). The walk goes there at once when ``time.Date`` keeps
+      every visited wall time (``Zone.walls_exist``: only days next to an offset change can move).
+
+    Anything else (a wall time moved by a gap, an offset change within an hour jump) takes spec.go's
+    single steps. The line-by-line port of spec.go is the tests' oracle (tests/robfig_oracle.py);
+    property tests and the vectors of the real robfig/cron compare this walk with it.
     """
 
     __slots__ = ("minute", "hour", "dom", "month", "dow", "dom_star", "dow_star", "zone",
-                 "_nmin", "_nhour", "_nmon", "_days", "_first_min", "_first_hour", "_seg", "_cday")
+                 "_nmin", "_nhour", "_nmon", "_days", "_seg", "_cday")
 
     def __init__(self, minute: int, hour: int, dom: int, month: int, dow: int,
                  dom_star: bool, dow_star: bool, zone: Zone) -> None:
@@ -323,14 +371,12 @@ class SpecWalker:
         self._nmin = _next_table(minute, 60)
         self._nhour = _next_table(hour, 24)
         self._nmon = _next_table(month, 13)
-        self._first_min = self._nmin[0]
-        self._first_hour = self._nhour[0]
         self._days: dict[int, tuple[int, ...]] = {}
         self._seg: tuple[int, int, int] = (0, 0, 0)  # last zone segment (lo, hi, offset)
-        # last local day seen: (day number, month and day match, year, month, day)
-        self._cday: tuple[int, bool, int, int, int] = (-1 << 62, False, 0, 0, 0)
+        # last local day seen: (day number, year, month, day, day rule matches)
+        self._cday: tuple[int, int, int, int, bool] = (-1 << 62, 0, 0, 0, False)
 
-    # -- day rule ---------------------------------------------------------------------------
+    # -- fields -------------------------------------------------------------------------------
     def day_matches(self, day: int, weekday: int) -> bool:
         """robfig ``dayMatches``: AND when either field has the star bit, otherwise OR."""
         dm = (self.dom >> day) & 1
@@ -339,307 +385,243 @@ class SpecWalker:
             return bool(dm and wm)
         return bool(dm or wm)
 
-    def _month_days(self, y: int, m: int) -> tuple[int, ...]:
-        """The matching days of a month, sorted (cached per month)."""
-        key = y * 13 + m
+    def _month_days(self, y: int, m: int, first: int) -> tuple[int, ...]:
+        """The days of month (y, m), whose 1st is day number ``first``, that ``day_matches``,
+        sorted. They depend only on the month's length and the weekday of its 1st: 28 cases at
+        most, each computed once."""
+        dim = days_in_month(y, m)
+        wd0 = (first + 4) % 7
+        key = dim * 7 + wd0
         r = self._days.get(key)
         if r is None:
-            first = days_from_civil(y, m, 1)
-            wd0 = (first + 4) % 7
-            r = tuple(d for d in range(1, days_in_month(y, m) + 1)
-                      if self.day_matches(d, (wd0 + d - 1) % 7))
-            if len(self._days) > 4096:
-                self._days.clear()
+            r = tuple(d for d in range(1, dim + 1) if self.day_matches(d, (wd0 + d - 1) % 7))
             self._days[key] = r
         return r
 
-    # -- Go-exact reference walk --------------------------------------------------------------
-    def _fields(self, u: int) -> tuple[int, int, int, int, int, int, int]:
-        w = u + self.zone.offset(u)
-        days, sod = divmod(w, 86400)
-        y, m, d = civil_from_days(days)
-        return y, m, d, sod // 3600, (sod // 60) % 60, sod % 60, (days + 4) % 7
-
-    def next_exact(self, u0: int) -> int | None:
-        """spec.go ``Next`` for the instant ``u0`` (whole seconds; the input's sub-second part is
-        dropped by the caller). Returns Unix seconds, or None for Go's zero time."""
-        z = self.zone
-        fields = self._fields
-        u = u0 + 1
-        added = False
-        y, mo, d, h, mi, s, wd = fields(u)
-        year_limit = y + 5
-        while True:  # WRAP:
-            if y > year_limit:
-                return None
-            wrapped = False
-            while not (self.month >> mo) & 1:
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, 1, 0, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                u = z.date(wall_seconds(y, mo + 1, d, h, mi, s))  # AddDate(0, 1, 0)
-                y, mo, d, h, mi, s, wd = fields(u)
-                if mo == 1:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not self.day_matches(d, wd):
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, d, 0, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                u = z.date(wall_seconds(y, mo, d + 1, h, mi, s))  # AddDate(0, 0, 1)
-                y, mo, d, h, mi, s, wd = fields(u)
-                if h != 0:  # midnight did not exist (or was doubled): move back to hour 0
-                    u += (24 - h) * 3600 if h > 12 else -h * 3600
-                    y, mo, d, h, mi, s, wd = fields(u)
-                if d == 1:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not (self.hour >> h) & 1:
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, d, h, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                u += 3600
-                y, mo, d, h, mi, s, wd = fields(u)
-                if h == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not (self.minute >> mi) & 1:
-                if not added:
-                    added = True
-                    u -= u % 60  # t.Truncate(time.Minute): absolute, not wall-clock
-                    y, mo, d, h, mi, s, wd = fields(u)
-                u += 60
-                y, mo, d, h, mi, s, wd = fields(u)
-                if mi == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while s != 0:  # the seconds field is always "0" for ParseStandard
-                if not added:
-                    added = True
-                u += 1
-                y, mo, d, h, mi, s, wd = fields(u)
-                if s == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            return u
-
-    def _next_jumping(self, u0: int) -> int | None:
-        """``next_exact`` with its loops' single steps replaced by one jump wherever the zone's
-        offset is constant over the jump (then every skipped step is plain wall arithmetic and
-        cannot match or wrap). Used by ``next`` near offset changes."""
-        const = self.zone.constant_between
-        nmon, nhour, nmin = self._nmon, self._nhour, self._nmin
-        z = self.zone
-        fields = self._fields
-        u = u0 + 1
-        added = False
-        y, mo, d, h, mi, s, wd = fields(u)
-        year_limit = y + 5
-        while True:  # WRAP:
-            if y > year_limit:
-                return None
-            wrapped = False
-            while not (self.month >> mo) & 1:
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, 1, 0, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                if d <= 28:
-                    nm = nmon[mo + 1] if mo < 12 else -1
-                    dd = (days_from_civil(y, nm, d) if nm > 0 else days_from_civil(y + 1, 1, d)) \
-                        - days_from_civil(y, mo, d)
-                    tgt = u + dd * 86400
-                    if const(u - _MARGIN, tgt + _MARGIN):
-                        u = tgt
-                        y, mo, d, h, mi, s, wd = fields(u)
-                        if mo == 1:
-                            wrapped = True
-                            break
-                        continue
-                u = z.date(wall_seconds(y, mo + 1, d, h, mi, s))  # AddDate(0, 1, 0)
-                y, mo, d, h, mi, s, wd = fields(u)
-                if mo == 1:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not self.day_matches(d, wd):
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, d, 0, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                if h == 0:
-                    mdays = self._month_days(y, mo)
-                    i = bisect.bisect_right(mdays, d)
-                    nd = mdays[i] if i < len(mdays) else days_in_month(y, mo) + 1
-                    tgt = u + (nd - d) * 86400
-                    if const(u - _MARGIN, tgt + _MARGIN):
-                        u = tgt
-                        y, mo, d, h, mi, s, wd = fields(u)
-                        if d == 1:
-                            wrapped = True
-                            break
-                        continue
-                u = z.date(wall_seconds(y, mo, d + 1, h, mi, s))  # AddDate(0, 0, 1)
-                y, mo, d, h, mi, s, wd = fields(u)
-                if h != 0:  # midnight did not exist (or was doubled): move back to hour 0
-                    u += (24 - h) * 3600 if h > 12 else -h * 3600
-                    y, mo, d, h, mi, s, wd = fields(u)
-                if d == 1:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not (self.hour >> h) & 1:
-                if not added:
-                    added = True
-                    u = z.date(wall_seconds(y, mo, d, h, 0, 0))
-                    y, mo, d, h, mi, s, wd = fields(u)
-                nh = nhour[h + 1]
-                tgt = u + ((nh if nh > 0 else 24) - h) * 3600
-                if const(u, tgt):
-                    u = tgt
-                    y, mo, d, h, mi, s, wd = fields(u)
-                    if h == 0:
-                        wrapped = True
-                        break
-                    continue
-                u += 3600
-                y, mo, d, h, mi, s, wd = fields(u)
-                if h == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while not (self.minute >> mi) & 1:
-                if not added:
-                    added = True
-                    u -= u % 60  # t.Truncate(time.Minute): absolute, not wall-clock
-                    y, mo, d, h, mi, s, wd = fields(u)
-                nmi = nmin[mi + 1]
-                tgt = u + ((nmi if nmi > 0 else 60) - mi) * 60
-                if const(u, tgt):
-                    u = tgt
-                    y, mo, d, h, mi, s, wd = fields(u)
-                    if mi == 0:
-                        wrapped = True
-                        break
-                    continue
-                u += 60
-                y, mo, d, h, mi, s, wd = fields(u)
-                if mi == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            while s != 0:  # the seconds field is always "0" for ParseStandard
-                if not added:
-                    added = True
-                tgt = u + 60 - s
-                if const(u, tgt):
-                    u = tgt
-                    y, mo, d, h, mi, s, wd = fields(u)
-                    if s == 0:
-                        wrapped = True
-                        break
-                    continue
-                u += 1
-                y, mo, d, h, mi, s, wd = fields(u)
-                if s == 0:
-                    wrapped = True
-                    break
-            if wrapped:
-                continue
-            return u
-
-    # -- fast path ----------------------------------------------------------------------------
-    def _naive(self, w: int, year_limit: int) -> int | None:
-        """Smallest wall time >= ``w`` (wall seconds, whole) matching the fields, in plain
-        wall-clock arithmetic; None past ``year_limit``."""
-        days, sod = divmod(w, 86400)
-        h, r = divmod(sod, 3600)
-        mi, s = divmod(r, 60)
-        if s:
-            mi += 1
-            if mi == 60:
-                mi = 0
-                h += 1
-                if h == 24:
-                    h = 0
-                    days += 1
-        y, m, d = civil_from_days(days)
+    def _next_day(self, day: int, y: int, m: int, d: int,
+                  year_limit: int) -> tuple[int, int, int, int] | None:
+        """The first day after ``day`` (= (y, m, d)) whose month and day match, in a year up to
+        ``year_limit``, as (day number, year, month, day); None when there is none."""
+        first = day - d + 1
+        if (self.month >> m) & 1:
+            mdays = self._month_days(y, m, first)
+            i = bisect.bisect_right(mdays, d)
+            if i < len(mdays):
+                return (first + mdays[i] - 1, y, m, mdays[i])
         nmon = self._nmon
-        nhour = self._nhour
-        nmin = self._nmin
         while True:
+            m = nmon[m + 1]
+            if m < 0:
+                y += 1
+                m = nmon[1]
+                if m < 0 or y > year_limit:
+                    return None
+            first = days_from_civil(y, m, 1)
+            mdays = self._month_days(y, m, first)
+            if mdays:
+                return (first + mdays[0] - 1, y, m, mdays[0])
+
+    # -- Go time on the cached offset segment ---------------------------------------------------
+    def _fields(self, u: int) -> tuple[int, int, int, int, int, int, bool]:
+        """(year, month, day, hour, minute, second, day rule matches) of instant ``u``."""
+        lo, hi, off = self._seg
+        if not lo <= u < hi:
+            self._seg = seg = self.zone.segment(u)
+            lo, hi, off = seg
+        days, sod = divmod(u + off, 86400)
+        c = self._cday
+        if c[0] != days:
+            y, m, d = civil_from_days(days)
+            c = (days, y, m, d, self.day_matches(d, (days + 4) % 7))
+            self._cday = c
+        return c[1], c[2], c[3], sod // 3600, sod // 60 % 60, sod % 60, c[4]
+
+    def _date(self, w: int) -> int:
+        """Go ``time.Date`` for the wall time ``w``: the cached segment's offset when the instant
+        is more than a day inside it (then both of ``Zone.date``'s lookups land in it)."""
+        lo, hi, off = self._seg
+        u = w - off
+        if lo + _MARGIN <= u < hi - _MARGIN:
+            return u
+        return self.zone.date(w)
+
+    def _constant(self, a: int, b: int) -> bool:
+        """No offset change at any instant in (a, b]."""
+        lo, hi, _off = self._seg
+        return (lo <= a and b < hi) or self.zone.constant_between(a, b)
+
+    def _jump_days(self, y: int, mo: int, d: int, tod: int, year_limit: int) -> int | None:
+        """Where spec.go's month and day loops, stepping from the wall time ``tod`` (seconds,
+        under an hour) of day (y, mo, d), arrive: that time of the first later day whose month
+        and day match (an instant), or the January 1st past ``year_limit`` (None: the zero
+        time). On the way they visit that time of each day of a matching month and of the 1st
+        of the others; the jump holds when ``time.Date`` keeps all of those wall times, else
+        ``_UNPROVEN``."""
+        here = days_from_civil(y, mo, d)
+        nxt = self._next_day(here, y, mo, d, year_limit)
+        to = days_from_civil(year_limit + 1, 1, 1) if nxt is None else nxt[0]
+        lo, hi, _off = self._seg
+        if not (lo <= (here - 2) * 86400 and (to + 3) * 86400 < hi) \
+                and not self.zone.walls_exist(here, to, tod):
+            return _UNPROVEN
+        if nxt is None:
+            return None
+        self._cday = (*nxt, True)  # the day the walk lands on: its fields are known
+        return self._date(to * 86400 + tod)
+
+    # -- the walk -----------------------------------------------------------------------------
+    def next(self, u0: int) -> int | None:
+        """spec.go ``Next`` for ``u0`` (whole Unix seconds; the caller drops the sub-second part):
+        Unix seconds, or None for Go's zero time (nothing within five years).
+
+        The common case first, from the cached offset segment and day: the start's day matches
+        and the offset holds over every instant the walk touches (from its first reset, with a
+        day's margin for ``time.Date``'s lookups, to the answer). Then spec.go's loops are plain
+        wall-clock arithmetic and end on the day's next matching minute, or else on the first
+        matching minute of the next matching day. Otherwise ``_walk``."""
+        u = u0 + 1  # t.Add(1*time.Second - nanoseconds)
+        lo, hi, off = self._seg
+        if lo <= u < hi and not off % 60:
+            days, sod = divmod(u + off, 86400)
+            c = self._cday
+            if c[0] == days and c[4] and (self.month >> c[2]) & 1:
+                nhour, nmin = self._nhour, self._nmin
+                hh, mm = divmod((sod + 59) // 60, 60)  # the next whole minute
+                nh = nhour[hh]
+                nm = nmin[0]
+                if nh == hh:
+                    if nmin[mm] >= 0:
+                        nm = nmin[mm]
+                    else:
+                        nh = nhour[hh + 1]
+                if nh >= 0 and nm >= 0:
+                    t = u - sod + nh * 3600 + nm * 60
+                    # the hour loop's reset (time.Date) only when this hour does not match
+                    if (self.hour >> (sod // 3600)) & 1:
+                        low = u - sod % 60
+                    else:
+                        low = u - sod % 3600 - _MARGIN
+                    if lo <= low and t < hi:
+                        return t
+                elif nhour[0] >= 0 and nm >= 0:
+                    nxt = self._next_day(days, c[1], c[2], c[3], c[1] + 5)
+                    if nxt is not None:
+                        t = u - sod + (nxt[0] - days) * 86400 + nhour[0] * 3600 + nm * 60
+                        if lo <= u - sod % 3600 - _MARGIN and t + _MARGIN < hi:
+                            self._cday = (*nxt, True)  # the next call starts on that day
+                            return t
+        return self._walk(u)
+
+    def _walk(self, u: int) -> int | None:
+        """spec.go's loops from ``u`` (the start plus one second), with their jumps."""
+        months, hours, minutes = self.month, self.hour, self.minute
+        nhour, nmin = self._nhour, self._nmin
+        fields, date, constant = self._fields, self._date, self._constant
+        added = False
+        y, mo, d, h, mi, s, dm = fields(u)
+        year_limit = y + 5
+        while True:  # WRAP:
             if y > year_limit:
                 return None
-            nm = nmon[m]
-            if nm != m:
-                if nm < 0:
-                    y += 1
-                    m = nmon[1]
-                    if m < 0:
-                        return None
-                    if y > year_limit:
-                        return None
-                else:
-                    m = nm
-                d, h, mi = 1, 0, 0
-            mdays = self._month_days(y, m)
-            i = bisect.bisect_left(mdays, d)
-            if i == len(mdays):
-                m += 1
-                if m == 13:
-                    m = 1
-                    y += 1
-                d, h, mi = 1, 0, 0
-                continue
-            if mdays[i] != d:
-                d = mdays[i]
-                h, mi = 0, 0
-            nh = nhour[h]
-            if nh < 0:
-                d += 1
-                h, mi = 0, 0
-                if d > days_in_month(y, m):
-                    d = 1
-                    m += 1
-                    if m == 13:
-                        m = 1
-                        y += 1
-                continue
-            if nh != h:
-                h = nh
-                mi = 0
-            nmi = nmin[mi]
-            if nmi < 0:
-                h += 1
-                mi = 0
-                if h == 24:
-                    h = 0
-                    d += 1
-                    if d > days_in_month(y, m):
-                        d = 1
-                        m += 1
-                        if m == 13:
-                            m = 1
-                            y += 1
-                continue
-            return (days_from_civil(y, m, d) * 86400) + nh * 3600 + nmi * 60
+            if not ((months >> mo) & 1 and dm):
+                # the month loop, then the day loop (each steps once after its reset, unchecked)
+                month_loop = not (months >> mo) & 1
+                if not added:
+                    added = True
+                    u = date(wall_seconds(y, mo, 1 if month_loop else d, 0, 0, 0))
+                    y, mo, d, h, mi, s, dm = fields(u)
+                while True:
+                    if h == 0 and (d == 1 if month_loop else (months >> mo) & 1):
+                        r = self._jump_days(y, mo, d, mi * 60 + s, year_limit)
+                        if r != _UNPROVEN:
+                            if r is None:
+                                return None
+                            u = r
+                            y, mo, d, h, mi, s, dm = fields(u)
+                            wrap = True  # month and day match there: the WRAP checks pass
+                            break
+                    if month_loop:
+                        u = date(wall_seconds(y, mo + 1, d, h, mi, s))  # t.AddDate(0, 1, 0)
+                        y, mo, d, h, mi, s, dm = fields(u)
+                        if mo == 1:
+                            wrap = True
+                            break
+                        month_loop = not (months >> mo) & 1
+                        if not month_loop and dm:
+                            wrap = False  # on to the hour loop
+                            break
+                    else:
+                        u = date(wall_seconds(y, mo, d + 1, h, mi, s))  # t.AddDate(0, 0, 1)
+                        y, mo, d, h, mi, s, dm = fields(u)
+                        if h != 0:  # midnight did not exist (or was doubled): back to hour 0
+                            u += (24 - h) * 3600 if h > 12 else -h * 3600
+                            y, mo, d, h, mi, s, dm = fields(u)
+                        if d == 1 or dm:
+                            # WRAP, or on to the hour loop (the month is not checked again: a
+                            # moved midnight can leave it without passing a 1st)
+                            wrap = d == 1
+                            break
+                if wrap:
+                    continue
+            if not (hours >> h) & 1:
+                if not added:
+                    added = True
+                    u = date(wall_seconds(y, mo, d, h, 0, 0))
+                    y, mo, d, h, mi, s, dm = fields(u)
+                while True:
+                    nh = nhour[h + 1]
+                    step = ((nh if nh > 0 else 24) - h) * 3600
+                    u += step if constant(u, u + step) else 3600  # t.Add(1 * time.Hour), jumped
+                    y, mo, d, h, mi, s, dm = fields(u)
+                    if h == 0 or (hours >> h) & 1:
+                        break
+                if h == 0:
+                    continue  # WRAP
+            if not (minutes >> mi) & 1:
+                if not added:
+                    added = True
+                    u -= u % 60  # t.Truncate(time.Minute): absolute, not wall-clock
+                    y, mo, d, h, mi, s, dm = fields(u)
+                while True:
+                    nm = nmin[mi + 1]
+                    step = ((nm if nm > 0 else 60) - mi) * 60
+                    u += step if constant(u, u + step) else 60  # t.Add(1 * time.Minute), jumped
+                    y, mo, d, h, mi, s, dm = fields(u)
+                    if mi == 0 or (minutes >> mi) & 1:
+                        break
+                if mi == 0:
+                    continue  # WRAP
+            if s != 0:  # the seconds field is always "0" for ParseStandard
+                added = True
+                while s != 0:
+                    step = 60 - s
+                    u += step if constant(u, u + step) else 1  # t.Add(1 * time.Second), jumped
+                    y, mo, d, h, mi, s, dm = fields(u)
+                continue  # WRAP (the seconds loop ends on second 0 only)
+            return u
+
+    # -- the schedule in plain wall-clock time --------------------------------------------------
+    def _naive(self, w: int, year_limit: int) -> int | None:
+        """Smallest wall time >= ``w`` (wall seconds) matching the fields, in plain wall-clock
+        arithmetic, on a whole minute; None past ``year_limit``."""
+        w = -(-w // 60) * 60
+        days, sod = divmod(w, 86400)
+        y, m, d = civil_from_days(days)
+        fh, fm = self._nhour[0], self._nmin[0]
+        if y > year_limit or fh < 0 or fm < 0:
+            return None
+        if (self.month >> m) & 1 and self.day_matches(d, (days + 4) % 7):
+            h, mi = sod // 3600, sod // 60 % 60
+            nh = self._nhour[h]
+            if nh == h:
+                nmi = self._nmin[mi]
+                if nmi >= 0:
+                    return w - sod + h * 3600 + nmi * 60
+                nh = self._nhour[h + 1]
+            if nh >= 0:
+                return w - sod + nh * 3600 + fm * 60
+        nxt = self._next_day(days, y, m, d, year_limit)
+        return None if nxt is None else nxt[0] * 86400 + fh * 3600 + fm * 60
 
     def wall_matches(self, lo: int, hi: int) -> list[int]:
         """Every instant ``lo < t <= hi`` whose local wall time matches the fields (whole
@@ -666,71 +648,3 @@ class SpecWalker:
                 w = r + 60
             u = end + 1
         return out
-
-    def next(self, u0: int) -> int | None:
-        """spec.go ``Next`` for ``u0`` (whole Unix seconds): the fast path with exact fallback.
-
-        Fast path: the smallest matching wall time at or after ``u0 + 1`` in the offset of
-        ``u0 + 1``, accepted when that offset holds from a day before the Go walk's first reset
-        point (start of the day, or of the month when the month does not match) to a day after
-        the result: then every ``time.Date``/``Add`` of the Go walk is plain wall arithmetic.
-        """
-        u = u0 + 1
-        seg_lo, seg_hi, off = self._seg
-        if not (seg_lo <= u < seg_hi):
-            self._seg = seg = self.zone.segment(u)
-            seg_lo, seg_hi, off = seg
-        if off % 60:
-            return self._next_jumping(u0)
-        w = u + off
-        days, sod = divmod(w, 86400)
-        cday, cok, y, m, d = self._cday
-        if days != cday:
-            y, m, d = civil_from_days(days)
-            cok = bool((self.month >> m) & 1) and self.day_matches(d, (days + 4) % 7)
-            self._cday = (days, cok, y, m, d)
-        if cok:
-            # this local day matches: the answer is later today or on a later day of this month
-            h, r = divmod(sod, 3600)
-            mi, sec = divmod(r, 60)
-            if sec:
-                mi += 1
-            res = -1
-            if (self.hour >> h) & 1:
-                nmi = self._nmin[mi]
-                if nmi >= 0:
-                    res = w - sod + h * 3600 + nmi * 60
-            if res < 0:
-                fm = self._first_min
-                if fm >= 0:
-                    nh = self._nhour[h + 1]
-                    if nh > 0:
-                        res = w - sod + nh * 3600 + fm * 60
-                    else:
-                        fh = self._first_hour
-                        mdays = self._month_days(y, m)
-                        i = bisect.bisect_right(mdays, d)
-                        if fh >= 0 and i < len(mdays):
-                            nd = mdays[i]
-                            res = w - sod + (nd - d) * 86400 + fh * 3600 + fm * 60
-                            # the next call starts on that (matching) day: remember it
-                            self._cday = (days + nd - d, True, y, m, nd)
-            if res >= 0:
-                if seg_lo <= w - sod - off - _MARGIN and res - off + _MARGIN < seg_hi:
-                    return res - off
-                return self._next_jumping(u0)
-        month_ok = (self.month >> m) & 1
-        res2 = self._naive(w, y + 5)
-        # The lowest instant the Go walk touches is its first reset point: start of the month
-        # when the month does not match, else the start of the day.
-        lo = u - sod if month_ok else u - sod - (d - 1) * 86400
-        lo -= _MARGIN
-        if res2 is None:
-            hi = days_from_civil(y + 6, 1, 1) * 86400 + _MARGIN
-        else:
-            hi = res2 - off + _MARGIN
-        if seg_lo <= lo and hi < seg_hi:
-            return None if res2 is None else res2 - off
-        if self.zone.constant_between(lo, hi):
-            return None if res2 is None else res2 - off
-        return self._next_jumping(u0)

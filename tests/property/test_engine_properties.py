@@ -1,6 +1,10 @@
 """Hypothesis properties of the schedule engine.
 
-- the fast walk equals the line-by-line port of spec.go (``next_exact``) everywhere;
+- the walk (``SpecWalker.next``) equals the line-by-line port of spec.go, the oracle in
+  tests/robfig_oracle.py, everywhere: for any schedule; for sparse ones (a leap day, yearly,
+  monthly on the 31st, weekly, with month and weekday names) in zones whose offset changes at
+  midnight, by half an hour or by 45 minutes; and for schedules that never fire, which give up
+  after five years as robfig does (Go's zero time, None here);
 - runs are strictly increasing;
 - every run matches its fields in local wall time, except right after an offset change, where
   spec.go's real-time hour/minute stepping can land on a non-matching day or hour (upstream quirk);
@@ -21,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from robfig_oracle import robfig_chain
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule import parse
@@ -83,25 +88,96 @@ instants = st.one_of(
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _exact_runs(s: Schedule, start: datetime, n: int) -> list[int | None]:
-    u: int | None = int(start.timestamp() // 1)
-    out: list[int | None] = []
-    for _ in range(n):
-        u = None if u is None else s._walker.next_exact(u)
-        out.append(u)
-    return out
-
-
 @FAST
 @given(expr=cron(), zone=st.sampled_from(ZONES), start=instants)
-def test_fast_walk_equals_the_spec_go_port(expr: str, zone: str, start: datetime) -> None:
+def test_the_walk_equals_the_spec_go_oracle(expr: str, zone: str, start: datetime) -> None:
     s = parse(expr, zone)
     fast = [None if r is None else int(r.timestamp()) for r in _pad(s.runs(start, 6), 6)]
-    assert fast == _exact_runs(s, start, 6)
+    assert fast == robfig_chain(s, start, 6)
 
 
 def _pad(runs: list[datetime], n: int) -> list[datetime | None]:
     return list(runs) + [None] * (n - len(runs))
+
+
+# Zones whose offset changes at midnight (Havana, Amman, Santiago, Asuncion, Cairo, Beirut; Sao
+# Paulo until 2019), by 30 minutes (Lord Howe), at :45 (Chatham, Kathmandu's +05:45), by two
+# hours (Troll), backwards in winter (Dublin), twice a year around Ramadan (Casablanca).
+SPARSE_ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Chatham",
+                "Asia/Kathmandu", "America/Santiago", "America/Havana", "Asia/Amman",
+                "America/Asuncion", "America/Sao_Paulo", "Africa/Cairo", "Asia/Beirut",
+                "Africa/Casablanca", "Antarctica/Troll", "Europe/Dublin", "Asia/Tehran",
+                "America/St_Johns", "UTC"]
+SPARSE = ["0 0 29 2 *", "0 0 1 1 *", "0 0 1 JAN *", "0 12 31 * *", "0 0 * * 0", "0 0 * * SUN",
+          "30 2 * * SUN", "45 2 * * 0", "0 0 13 * FRI", "0 0 29 2 MON", "59 23 31 12 *",
+          "0 0 31 1,3,5,7,8,10,12 *", "15 0 1 */3 *", "30 1 * MAR,OCT SUN",
+          "0 0 1,15 * *", "0 3 29 FEB ?", "* 0 29 2 *", "0 0 * DEC SAT"]
+
+
+@st.composite
+def sparse_cron(draw: st.DrawFn) -> str:
+    """A fixed sparse schedule, or one built from few values in each of the slow fields."""
+    if draw(st.booleans()):
+        return draw(st.sampled_from(SPARSE))
+    minute = draw(st.sampled_from(["0", "30", "45", "0,30", "59"]))
+    hour = draw(st.sampled_from(["0", "1", "2", "3", "12", "23", "0,12"]))
+    dom = draw(st.sampled_from(["*", "1", "13", "28", "29", "30", "31", "1,31", "29-31"]))
+    month = draw(st.sampled_from(["*", "1", "2", "FEB", "2,8", "JAN,JUL", "*/4", "11-12", "DEC"]))
+    dow = draw(st.sampled_from(["*", "?", "0", "SUN", "6", "MON-FRI", "5"]))
+    return " ".join((minute, hour, dom, month, dow))
+
+
+def _near_midnight(draw: st.DrawFn, zone: str, t: datetime) -> datetime:
+    """``t`` moved to a local midnight (or just around it) in ``zone``, or left as it is."""
+    how = draw(st.sampled_from(["as-is", "midnight", "around"]))
+    if how == "as-is":
+        return t
+    local = t.astimezone(ZoneInfo(zone)).replace(hour=0, minute=0, second=0, microsecond=0)
+    m = local.astimezone(UTC)
+    return m if how == "midnight" else m + timedelta(seconds=draw(st.sampled_from([-60, -1, 1, 59, 3600])))
+
+
+@st.composite
+def sparse_case(draw: st.DrawFn) -> tuple[str, str, datetime]:
+    zone = draw(st.sampled_from(SPARSE_ZONES))
+    start = draw(st.datetimes(min_value=datetime(1972, 1, 1), max_value=datetime(2060, 12, 31),
+                              timezones=st.just(UTC)))
+    return draw(sparse_cron()), zone, _near_midnight(draw, zone, start)
+
+
+@FAST
+@given(case=sparse_case())
+@example(case=("0 0 * * *", "Asia/Amman", datetime(1996, 9, 18, 21, tzinfo=UTC)))  # a midnight fold
+@example(case=("59,8 3-10 10/25 5 *", "Africa/Casablanca", datetime(2008, 5, 31, 9, 14, 28, tzinfo=UTC)))
+@example(case=("39 * * 3/8 1/4", "America/Asuncion", datetime(1994, 9, 29, 10, 59, 36, tzinfo=UTC)))
+@example(case=("0 0 29 2 *", "Europe/Berlin", datetime(2096, 3, 1, tzinfo=UTC)))  # 2100: no leap day
+def test_sparse_schedules_walk_as_the_spec_go_oracle(case: tuple[str, str, datetime]) -> None:
+    expr, zone, start = case
+    s = parse(expr, zone)
+    fast = [None if r is None else int(r.timestamp()) for r in _pad(s.runs(start, 4), 4)]
+    assert fast == robfig_chain(s, start, 4)
+
+
+NEVER = ["0 0 30 2 *", "0 0 31 2 *", "0 0 31 4 *", "0 0 31 4,6,9,11 *", "0 0 30,31 FEB *",
+         "0 12 31 APR,JUN ?", "30 2 30 2 *"]
+# zones whose offset never changed at a local midnight: there these schedules never fire
+MIDNIGHT_SAFE = {"UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Chatham",
+                 "Asia/Kathmandu", "Europe/Dublin", "Antarctica/Troll"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expr=st.sampled_from(NEVER), zone=st.sampled_from(SPARSE_ZONES),
+       start=st.datetimes(min_value=datetime(1972, 1, 1), max_value=datetime(2060, 12, 31),
+                          timezones=st.just(UTC)))
+def test_schedules_that_never_fire_give_up_as_robfig_does(expr: str, zone: str, start: datetime) -> None:
+    """None after five years, as robfig; where a midnight was skipped, robfig's day walk can leave
+    the month without passing a 1st and run on a day the fields do not name (Beirut 1992: April
+    31st's schedule runs on May 31st), and so does the walk."""
+    s = parse(expr, zone)
+    got = s.next_after(start)
+    assert [None if got is None else int(got.timestamp())] == robfig_chain(s, start, 1)
+    if zone in MIDNIGHT_SAFE:
+        assert got is None
 
 
 @FAST
