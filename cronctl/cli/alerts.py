@@ -82,6 +82,10 @@ def alerts(
             raise BadUsage(f"bad --severity {item!r}: expected KIND=LEVEL with KIND one of "
                            f"{', '.join(al.SEVERITY_DEFAULTS)}")
         severities[kind] = level.strip()
+    if rule_namespace is not None:
+        from cronctl import names
+
+        names.namespace(rule_namespace)  # BadInput (exit 5) naming the bad name
     labels: dict[str, str] = {}
     for item in rule_label or []:
         key, sep, value = item.partition("=")

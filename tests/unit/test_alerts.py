@@ -200,6 +200,8 @@ def test_promtool_accepts_every_output_form(tmp_path: Path) -> None:
     (["--margin", "soon"], 5, "bad --margin"),
     (["--runbook-url", "https://x/{nope}"], 2, "bad --runbook-url"),
     (["--now", "yesterday"], 5, "--now"),
+    (["--rule-namespace", "Not_A_Namespace"], 5, "bad namespace name"),
+    (["--rule-label", "novalue"], 2, "bad --rule-label"),
 ])
 def test_bad_flags_are_one_line_errors(args: list[str], code: int, words: str) -> None:
     r = _cli("-f", str(ROOT / "examples" / "mp-orders-sync.yaml"), *args)
