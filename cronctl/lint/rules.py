@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
-from cronctl.model import DEFAULT_FAILED_HISTORY, DEFAULT_SUCCESSFUL_HISTORY
+from cronctl.model import HistoryLimits, cronjob_view
 from cronctl.schedule.dst import Transition, transitions
 from cronctl.timeutil import UTC, human_duration
 
@@ -387,40 +387,47 @@ def check_no_pod_failure_policy(cj: Obj, now: datetime) -> list[Hit]:
     return [Hit(msg, f"{JOB}.podFailurePolicy")]
 
 
+def _limits(cj: Obj) -> HistoryLimits:
+    """The history limits as the controller reads them (the one reader, model.cronjob_view)."""
+    return cronjob_view(cj).history
+
+
 def check_failed_history_zero(cj: Obj, now: datetime) -> list[Hit]:
-    if _int(_spec(cj).get("failedJobsHistoryLimit")) == 0:
+    limits = _limits(cj)
+    if limits.failed_set and limits.failed == 0:
         return [Hit("spec.failedJobsHistoryLimit is 0: a failed Job, its pods and logs are deleted on the next sync",
                     "spec.failedJobsHistoryLimit")]
     return []
 
 
 def check_successful_history_zero(cj: Obj, now: datetime) -> list[Hit]:
-    if _int(_spec(cj).get("successfulJobsHistoryLimit")) == 0:
+    limits = _limits(cj)
+    if limits.successful_set and limits.successful == 0:
         return [Hit("spec.successfulJobsHistoryLimit is 0: every finished Job and its logs are deleted at once, "
                     "so overlaps and duplicates cannot be proven", "spec.successfulJobsHistoryLimit")]
     return []
 
 
 def check_successful_history_short(cj: Obj, now: datetime) -> list[Hit]:
-    raw = _spec(cj).get("successfulJobsHistoryLimit")
-    limit = DEFAULT_SUCCESSFUL_HISTORY if raw is None else _int(raw)
+    limits = _limits(cj)
+    limit = limits.successful
     if not limit:  # 0 is CJ019's
         return []
     sched = parsed_schedule(cj)
     interval = schedule_interval(sched, now) if sched is not None else None
     if interval is None or interval * limit >= timedelta(days=1):
         return []
-    shown = f"{limit}" if raw is not None else f"not set (= {limit})"
+    shown = f"{limit}" if limits.successful_set else f"not set (= {limit})"
     return [Hit(f"spec.successfulJobsHistoryLimit {shown} keeps about {human_duration(interval * limit)} of runs "
                 f"at this schedule's interval of {human_duration(interval)}", "spec.successfulJobsHistoryLimit")]
 
 
 def check_failed_history_low(cj: Obj, now: datetime) -> list[Hit]:
-    raw = _spec(cj).get("failedJobsHistoryLimit")
-    limit = DEFAULT_FAILED_HISTORY if raw is None else _int(raw)
-    if limit is None or limit == 0 or limit >= 3:
+    limits = _limits(cj)
+    limit = limits.failed
+    if limit == 0 or limit >= 3:
         return []
-    shown = f"{limit}" if raw is not None else f"not set (= {limit})"
+    shown = f"{limit}" if limits.failed_set else f"not set (= {limit})"
     kept = "the last failed Job and its logs are" if limit == 1 else f"the last {limit} failed Jobs and their logs are"
     return [Hit(f"spec.failedJobsHistoryLimit {shown}: only {kept} kept",
                 "spec.failedJobsHistoryLimit")]
