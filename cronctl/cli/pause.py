@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive, out)
+                                YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -30,8 +30,7 @@ def pause_cmd(
     without --reason or with an --until in the past.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import emit
-    from cronctl.cli.runtime import RichReporter
+    from cronctl.cli.runtime import Masked
     from cronctl.durations import DurationError
     from cronctl.errors import BadInput
     from cronctl.kube import connect
@@ -51,12 +50,9 @@ def pause_cmd(
                 raise BadInput(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d "
                                "(a bare number is seconds)") from None
     cluster = connect(kubeconfig, context, namespace)
-    res = pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
-                                      interactive=is_interactive()), clock, RichReporter())
-    if output != Output.text:
-        emit(res, output)
-    else:
-        out.print(res["message"], markup=False)
+    masked = Masked()
+    masked.result(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
+                                              interactive=is_interactive()), clock, masked.reporter), output)
 
 
 def resume_cmd(
@@ -73,8 +69,7 @@ def resume_cmd(
     Refused (exit 3) while a run-manual holds the CronJob (use restore) or a child Job is still
     running. Not suspended: nothing to do (exit 0).
     """
-    from cronctl.cli.common import emit
-    from cronctl.cli.runtime import RichReporter
+    from cronctl.cli.runtime import Masked, RichReporter
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import ResumeOptions, resume
@@ -95,9 +90,6 @@ def resume_cmd(
         exit_with_next_steps(int(done.exit_code), done.message,
                              done.next_commands or next_commands(cronjob, cluster.namespace))
         mode = "none"
-    res = resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
-                 SystemClock(), RichReporter())
-    if output != Output.text:
-        emit(res, output)
-    else:
-        out.print(res["message"], markup=False)
+    masked = Masked()
+    masked.result(resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
+                         SystemClock(), masked.reporter), output)

@@ -36,7 +36,7 @@ def restore_cmd(
     fails), then un-suspends with nothing left to catch up.
     """
     from cronctl.cli.common import emit
-    from cronctl.cli.runtime import RichReporter, holder_alive
+    from cronctl.cli.runtime import Masked, holder_alive
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.restore import RestoreOptions, restore
@@ -44,6 +44,7 @@ def restore_cmd(
     cluster = connect(kubeconfig, context, namespace)
     opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
                           holder_alive=holder_alive, catch_up=catch_up.value)
+    masked = Masked()
     if catch_up == CatchUp.all:
         from cronctl.cli.runtime import exit_with_next_steps, holder, kill_hook, sigterm_as_interrupt
         from cronctl.procedure.backfill import restore_all
@@ -52,7 +53,7 @@ def restore_cmd(
 
         sigterm_as_interrupt()
         done = restore_all(cluster, opts, RunOptions(cronjob=cronjob, holder=holder(), after_step=kill_hook(),
-                                                     run_dir=run_dir), SystemClock(), RichReporter())
+                                                     run_dir=run_dir), SystemClock(), masked.reporter)
         if not isinstance(done, dict):
             if output != Output.text:
                 emit(done.record, output)
@@ -61,10 +62,6 @@ def restore_cmd(
             exit_with_next_steps(int(done.exit_code), done.message,
                                  done.next_commands or next_commands(cronjob, cluster.namespace))
             return
-        res = done
-    else:
-        res = restore(cluster, opts, SystemClock(), RichReporter())
-    if output != Output.text:
-        emit(res, output)
-    else:
-        out.print(res["message"], markup=False)
+        masked.result(done, output)
+        return
+    masked.result(restore(cluster, opts, SystemClock(), masked.reporter), output)

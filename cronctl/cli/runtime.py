@@ -118,6 +118,27 @@ class RichReporter:
             self._status = None
 
 
+class Masked:
+    """A reporter whose every line is masked (cronctl.redact) and the same Redactor for the result:
+    for the commands that print a run record's or a pause's text (restore, pause, resume), which
+    anyone with patch on the CronJob, or the operator, wrote."""
+
+    def __init__(self) -> None:
+        from cronctl.procedure.base import MaskingReporter
+        from cronctl.redact import Redactor
+
+        self.red = Redactor()
+        self.reporter = MaskingReporter(RichReporter(), self.red)
+
+    def result(self, res: dict[str, Any], output: Output) -> None:
+        """Write the procedure's result, masked: ``-o json|yaml`` of it, else its message."""
+        res = self.red.data(res)
+        if output != Output.text:
+            emit(res, output)
+        else:
+            out.print(res["message"], markup=False)
+
+
 def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     """A run that did not end well: the error, the commands to run next, and its exit code."""
     if code == 0:

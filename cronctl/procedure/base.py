@@ -6,7 +6,7 @@ import json
 import os
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from cronctl import safefile
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, option
+from cronctl.redact import Redactor
 from cronctl.timeutil import UTC
 
 
@@ -60,6 +61,32 @@ class Reporter(Protocol):
     def confirm(self, question: str) -> bool: ...
     def progress(self, p: Progress) -> None: ...
     def progress_done(self) -> None: ...
+
+
+class MaskingReporter:
+    """The user's reporter, with every line (steps, warnings, the plan, the live log line) masked."""
+
+    def __init__(self, inner: Reporter, red: Redactor) -> None:
+        self.inner, self.red = inner, red
+        self.live = inner.live
+
+    def step(self, message: str) -> None:
+        self.inner.step(self.red.text(message))
+
+    def warn(self, message: str) -> None:
+        self.inner.warn(self.red.text(message))
+
+    def show(self, title: str, rows: list[tuple[str, str]]) -> None:
+        self.inner.show(self.red.text(title), [(k, self.red.text(v)) for k, v in rows])
+
+    def confirm(self, question: str) -> bool:
+        return self.inner.confirm(self.red.text(question))
+
+    def progress(self, p: Progress) -> None:
+        self.inner.progress(replace(p, last_log=self.red.text(p.last_log)))
+
+    def progress_done(self) -> None:
+        self.inner.progress_done()
 
 
 class QuietReporter:

@@ -24,7 +24,7 @@ import secrets
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,7 +32,8 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout, option)
-from cronctl.procedure.base import Audit, Clock, Progress, Reporter, RunDir, next_commands, run_words, rv
+from cronctl.procedure.base import (Audit, Clock, MaskingReporter, Progress, Reporter, RunDir, next_commands,
+                                    run_words, rv)
 from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
                                        schedule_words)
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
@@ -142,7 +143,7 @@ class _Run:
         self.o = opts
         self.clock = clock
         self.red = Redactor()       # one for the whole run: run directory, record, log tail, -o json
-        self.r: Reporter = _MaskingReporter(reporter, self.red)
+        self.r: Reporter = MaskingReporter(reporter, self.red)
         self.name = opts.cronjob
         self.ns = cluster.namespace
         self.job_name = opts.job_name or f"{opts.cronjob}-manual"
@@ -1212,32 +1213,6 @@ class _Run:
             return None
         s, e = model.started(job), model.finished_at(job)
         return (e - s).total_seconds() if s and e else None
-
-
-class _MaskingReporter:
-    """The user's reporter, with every line (steps, warnings, the plan, the live log line) masked."""
-
-    def __init__(self, inner: Reporter, red: Redactor) -> None:
-        self.inner, self.red = inner, red
-        self.live = inner.live
-
-    def step(self, message: str) -> None:
-        self.inner.step(self.red.text(message))
-
-    def warn(self, message: str) -> None:
-        self.inner.warn(self.red.text(message))
-
-    def show(self, title: str, rows: list[tuple[str, str]]) -> None:
-        self.inner.show(self.red.text(title), [(k, self.red.text(v)) for k, v in rows])
-
-    def confirm(self, question: str) -> bool:
-        return self.inner.confirm(self.red.text(question))
-
-    def progress(self, p: Progress) -> None:
-        self.inner.progress(replace(p, last_log=self.red.text(p.last_log)))
-
-    def progress_done(self) -> None:
-        self.inner.progress_done()
 
 
 class _ProgressSampler:

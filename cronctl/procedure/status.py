@@ -10,6 +10,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
+from cronctl.redact import Redactor
 from cronctl.timeutil import human_duration, rfc3339_z
 
 
@@ -76,7 +77,12 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
 
 
 def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
-    """Everything ``cronctl status`` shows, as a JSON-ready dict (the -o json contract)."""
+    """Everything ``cronctl status`` shows, as a JSON-ready dict (the -o json contract), masked
+    (cronctl.redact): run records, pauses and past runs hold text anyone with patch wrote."""
+    return Redactor().data(_status(cluster, name, now))  # type: ignore[no-any-return]
+
+
+def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
     cj = cluster.get_cronjob(name)
     jobs, _ = cluster.list_jobs()
     children = [j for j in jobs if model.owned_by(j, cj)]
@@ -206,4 +212,4 @@ def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
         rows += [overview_row(cj, jobs, events, now, holder_alive)
                  for cj in sorted(cjs, key=model.name_of)]
     return {"now": rfc3339_z(now), "namespace": None if all_namespaces else cluster.namespace,
-            "cronjobs": rows, "missing": missing}
+            "cronjobs": Redactor().data(rows), "missing": missing}

@@ -101,3 +101,24 @@ def test_a_pause_past_its_until_is_flagged_by_status_and_lint(kubeconfig: str, n
     lint = cronctl(["lint", "-n", namespace, "cronjob/brief", "-o", "json", "--fail-on", "none"], kubeconfig)
     assert lint.returncode == 0, lint.stderr
     assert any(f["rule"] == "CJ025" for f in json.loads(lint.stdout)["findings"]), lint.stdout
+
+
+def test_a_secret_in_the_reason_is_masked_by_pause_status_and_resume(kubeconfig: str, namespace: str,
+                                                                      k8s: Any) -> None:
+    # the reason is stored on the CronJob as written (it is the cluster's object); what cronctl
+    # prints of it (pause, status text and -o json, the overview, resume) is masked like run-manual's
+    secret = "Hunter2-s3cret-value"
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("masked", schedule="0 3 * * *", policy="Allow"))
+    outs = [cronctl(["pause", "masked", "-n", namespace, "--reason", f"rotating DB_PASSWORD={secret}", "--yes"],
+                    kubeconfig)]
+    assert outs[0].returncode == 0, outs[0].stderr
+    assert secret in pause_annotations(read_cronjob(k8s, namespace, "masked"))["cronctl.dev/pause-reason"]
+    outs += [cronctl(["status", "masked", "-n", namespace], kubeconfig),
+             cronctl(["status", "masked", "-n", namespace, "-o", "json"], kubeconfig),
+             cronctl(["status", "-n", namespace, "-o", "json"], kubeconfig),
+             cronctl(["resume", "masked", "-n", namespace, "--yes", "-o", "json"], kubeconfig)]
+    for r in outs:
+        assert r.returncode == 0, r.stderr
+        assert secret not in r.stdout + r.stderr, r.args
+    assert "DB_PASSWORD=<redacted" in outs[1].stdout  # masked where it was, not dropped
+    assert json.loads(outs[4].stdout)["pause"]["reason"].startswith("rotating DB_PASSWORD=<redacted")
