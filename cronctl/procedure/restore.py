@@ -195,9 +195,11 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             continue  # changed under us (status update, or another operator): read again, re-check
         after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
                  + (" ..." if len(given) > 10 else "")) if given else pred.text
-        msg = (f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record "
-               f"{rec.run_id}; {after}")
-        reporter.step(msg)
+        done = f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record {rec.run_id}"
+        msg = f"{done}; {after}"
+        # the prediction was said in the 'restore:' line just before; the step says what was done (and
+        # what --catch-up none gave up, which is new), the returned message the whole answer, once
+        reporter.step(msg if given else done)
         Audit(cluster, reporter, clock).event(
             cj, "CronctlRestored", f"cronctl restore of {run_words(rec.run_id, rec.operator, rec.reason, rec.occurrence)}"
             f" (last step: {rec.step or '?'}{', forced' if stale_reasons else ''}): suspend={str(target).lower()}, "

@@ -528,8 +528,10 @@ class _Run:
         self.announced = starts_catch_up(at_end)
         info.update(end=rfc3339_z(end), slots_passing=[rfc3339_z(t) for t in passing],
                     at_end=at_end.as_dict())
-        shown = ", ".join(rfc3339_z(t) for t in passing[:5]) + (" ..." if len(passing) > 5 else "")
-        return (f"about {human_duration(self.o.settle + secs)} ({how}), until about {rfc3339_z(end)}; "
+        zone = (self.cj.get("spec") or {}).get("timeZone")
+        shown = ", ".join(local_and_utc(t, zone) for t in passing[:5]) + (" ..." if len(passing) > 5 else "")
+        return (f"about {human_duration(self.o.settle + secs)} ({how}), until about "
+                f"{local_and_utc(end.replace(microsecond=0), zone)}; "
                 + (f"{len(passing)} slot(s) pass meanwhile: {shown}" if passing else "no slot passes meanwhile")
                 + ("" if suspended or self.o.catch_up != "latest" else f"; at the restore then: {at_end.text}"))
 

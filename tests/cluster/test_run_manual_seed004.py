@@ -66,6 +66,11 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
     for name, cj in cjs.items():
         rec = json.loads(results[name][0])
         pred = rec["prediction"]
+        # the restore's prediction is said once, before un-suspending; the line after it says what was done
+        lines = results[name][1].splitlines()
+        said = [ln for ln in lines if ln.startswith("• ") and pred["text"] in ln]
+        assert len(said) == 1 and said[0].startswith("• restore: set suspend back"), lines
+        assert any(ln.startswith("• restored cronjob") and pred["text"] not in ln for ln in lines), lines
         restored_at = _t(rec["restored_at"])
         manual = read_job(k8s, namespace, f"{name}-manual")
         assert manual is not None
