@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ class Request:
     since_seconds: int | None = None
     max_log_bytes: int = 1 << 20
     window: timedelta = timedelta(hours=24)
-    from_dump: str | None = None
+    from_dump: str | Sequence[str] | None = None  # one file, or several read as one dump
     namespace: str | None = None  # for dumps; a live cluster has its own
     logs: bool = True
 

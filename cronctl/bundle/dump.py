@@ -1,12 +1,13 @@
 """Offline input: ``kubectl get cronjob,jobs,pods,events -o yaml`` (or ``-o json``) -> RawData.
 
-Pure apart from reading the one file. A dump has no logs (said so in the bundle) and no clock:
+Pure apart from reading the files. A dump has no logs (said so in the bundle) and no clock:
 ``now`` defaults to the latest timestamp found in the dump, so that the analysis does not call
 every time after the dump was taken "lost".
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,9 +19,12 @@ KINDS = {"CronJob": "cronjobs", "Job": "jobs", "Pod": "pods", "Event": "events"}
 LOGS_NOTE = "logs are not part of a kubectl dump; collect from the live cluster to include them"
 
 
-def load_dump(path: str, *, namespace: str | None, now: datetime | None, collected_at: datetime,
+def load_dump(paths: str | Sequence[str], *, namespace: str | None, now: datetime | None, collected_at: datetime,
               all_namespaces: bool = False) -> RawData:
-    """Read the dump at ``path`` into :class:`RawData`.
+    """Read the dump at ``paths`` (one file, or several read as one: ``--from-dump`` repeated, e.g.
+    one file per namespace or one taken before the history limit and one after) into :class:`RawData`.
+    An object found in more than one file (same kind, namespace, name and uid) is kept once, as the
+    last file has it, so that overlapping dumps never make one Job two.
 
     ``namespace`` keeps only that namespace's objects (None: the namespace of the dump's CronJobs,
     which must then be one; ``all_namespaces`` keeps every namespace, and ``RawData.namespace`` is
@@ -31,19 +35,24 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
     from cronctl.manifest import load_objects
     from cronctl.model import check_objects
 
-    objs = load_objects(path)
+    files = [paths] if isinstance(paths, str) else list(paths)
+    path = ", ".join(files)  # for the messages about the whole dump
+    objs: list[Obj] = []
+    kept: dict[tuple[str, str, str, str], tuple[str, int, Obj]] = {}
+    for f in files:
+        for i, o in enumerate(load_objects(f), start=1):
+            _admit(o, f, i)
+            objs.append(o)
+            meta = o["metadata"]
+            ident = (str(o["kind"]), str(meta.get("namespace") or ""), str(meta["name"]), str(meta.get("uid") or ""))
+            kept.pop(ident, None)  # dict order follows the file that has the object last
+            kept[ident] = (f, i, o)
     buckets: dict[str, list[Obj]] = {"cronjobs": [], "jobs": [], "pods": [], "events": []}
-    for i, o in enumerate(objs, start=1):
-        kind = o.get("kind")
-        if not isinstance(kind, str) or not kind:
-            what = "a List without its closing 'kind: List' " if "items" in o else "an object without 'kind' "
-            raise BadInput(f"{path}: item {i} is {what}(truncated or malformed dump?)")
-        meta = o.get("metadata")
-        if not isinstance(meta, dict) or not meta.get("name"):
-            raise BadInput(f"{path}: item {i} ({kind}) has no metadata.name (truncated or malformed dump?)")
+    for f, i, o in kept.values():
+        kind = o["kind"]
         if kind in KINDS:
-            check_objects([o], path)  # the typed fields, as every file reader checks them
-            _check(o, kind, path, i)
+            check_objects([o], f)  # the typed fields, as every file reader checks them
+            _check(o, kind, f, i)
             buckets[KINDS[kind]].append(o)
     if not buckets["cronjobs"]:
         raise BadInput(f"{path}: no CronJob in the dump (expected `kubectl get cronjob,jobs,pods,events -o yaml`)")
@@ -67,6 +76,18 @@ def load_dump(path: str, *, namespace: str | None, now: datetime | None, collect
         collected_at=collected_at, cronjobs=buckets["cronjobs"], jobs=buckets["jobs"],
         pods=buckets["pods"], events=buckets["events"], logs=[], logs_note=LOGS_NOTE, dump_file=path,
     )
+
+
+def _admit(o: Obj, path: str, i: int) -> None:
+    """Every item of a dump has a kind and a name (a cut ``kubectl -o yaml`` loses its closing
+    ``kind: List``, which shows up here)."""
+    kind = o.get("kind")
+    if not isinstance(kind, str) or not kind:
+        what = "a List without its closing 'kind: List' " if "items" in o else "an object without 'kind' "
+        raise BadInput(f"{path}: item {i} is {what}(truncated or malformed dump?)")
+    meta = o.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        raise BadInput(f"{path}: item {i} ({kind}) has no metadata.name (truncated or malformed dump?)")
 
 
 def _check(o: Obj, kind: str, path: str, i: int) -> None:

@@ -13,7 +13,7 @@ import typer
 
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
                                 out)
-from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 
 
 def bundle(
@@ -24,9 +24,10 @@ def bundle(
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
         "(default: ./cronctl-bundle-<namespace>-<name>-<time>).", show_default=False)] = None,
-    from_dump: Annotated[Optional[str], typer.Option(
+    from_dump: Annotated[Optional[list[str]], typer.Option(
         "--from-dump", help="Build the bundle offline from `kubectl get cronjob,jobs,pods,events -o yaml` "
-        "output (logs absent).", show_default=False)] = None,
+        "output (logs absent); repeatable, the files read as one dump (an object in several is kept "
+        "once); - = stdin.", show_default=False, metavar="FILE")] = None,
     since: Annotated[Optional[str], typer.Option(
         "--since", help="Only log lines newer than this (30s, 10m, 1.5h; a bare number is seconds; a "
         "fraction of a second counts as a whole one).", show_default=False)] = None,
@@ -58,6 +59,7 @@ def bundle(
     from cronctl.cli import durations as flags
     from cronctl.timeutil import UTC, parse_rfc3339
 
+    from_dump = file_list(from_dump) or None
     if cronjob is not None and all_:
         raise UsageError("give a CRONJOB name or --all, not both")
     if cronjob is None and not all_:
@@ -85,7 +87,7 @@ def bundle(
     what = "every CronJob" if all_ else str(cronjob)
     target = out_path or f"cronctl-bundle-{ns or 'dump'}-{label}-{clock.strftime('%Y%m%dT%H%M%SZ')}"
     err.print(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
-              f"{'from ' + from_dump if from_dump else 'from the cluster'} ...", markup=False)
+              f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ...", markup=False)
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
                   logs=not no_logs)

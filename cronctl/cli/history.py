@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
-from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
 
 
@@ -28,9 +28,10 @@ def history(
         show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="Every CronJob of every namespace.")] = False,
-    from_dump: Annotated[Optional[str], typer.Option(
+    from_dump: Annotated[Optional[list[str]], typer.Option(
         "--from-dump", help="Read `kubectl get cronjobs,jobs,events -o yaml|json` output instead of the cluster "
-        "(the same dumps as `cronctl bundle`).", show_default=False, metavar="FILE")] = None,
+        "(the same dumps as `cronctl bundle`); repeatable, the files read as one dump; - = stdin.",
+        show_default=False, metavar="FILE")] = None,
     since: Annotated[Optional[str], typer.Option(
         "--since", help="Slots this far back (30m, 6h, 1d12h; a bare number is seconds; default: as far back as the evidence reaches, at "
         "most 7d).", show_default=False, metavar="DURATION")] = None,
@@ -58,6 +59,7 @@ def history(
     from cronctl.history import Options, fail_on as failing
     from cronctl.timeutil import UTC, parse_rfc3339
 
+    from_dump = file_list(from_dump) or None
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
     if all_namespaces and cronjob and from_dump is None:
@@ -79,7 +81,7 @@ def history(
             if not cjs:
                 from cronctl.errors import NotFound
 
-                raise NotFound(f"{from_dump}: no CronJob {cronjob}"
+                raise NotFound(f"{', '.join(from_dump)}: no CronJob {cronjob}"
                                + (f" in namespace {namespace}" if namespace else ""))
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
