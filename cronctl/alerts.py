@@ -66,6 +66,10 @@ class Gaps:
     longest: Gap
     shortest: Gap  # shortest gap with the same UTC offset at both ends (a fall-back night's repeat is no rhythm)
     exceptions: tuple[Gap, ...]  # every gap longer than ``base``, in time order
+    # for "running past the next slot": the most common gap length, and every gap of another length
+    # (None when more than MAX_EXCEPTIONS differ: the rule then uses the shortest gap for all)
+    usual: int = 0
+    unusual: tuple[Gap, ...] | None = ()
 
 
 def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps | None:
@@ -80,7 +84,7 @@ def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps
         if step <= 0 or step > until - start:
             return None
         g = Gap(start, start + step)
-        return Gaps(start, until, (until - start) // step + 1, step, g, g, ())
+        return Gaps(start, until, (until - start) // step + 1, step, g, g, (), step, ())
     nxt = sched.next_unix
     prev = nxt(start - 1)
     if prev is None or prev > until:
@@ -137,7 +141,11 @@ def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps
     exceptions = tuple(sorted((g for length in lengths if length > base for g in by_length[length]),
                               key=lambda g: g.start))
     longest = by_length[lengths[-1]][0]
-    return Gaps(start, until, slots, base, longest, shortest or any_shortest, exceptions)
+    usual = max(lengths, key=lambda x: (counts[x], -x))  # a tie: the shorter, so nothing fires late
+    unusual = (tuple(sorted((g for length in lengths if length != usual for g in by_length[length]),
+                            key=lambda g: g.start))
+               if sum(counts.values()) - counts[usual] <= MAX_EXCEPTIONS else None)
+    return Gaps(start, until, slots, base, longest, shortest or any_shortest, exceptions, usual, unusual)
 
 
 @functools.lru_cache(maxsize=256)
@@ -200,6 +208,30 @@ def _window_expr(gaps: Gaps, grace: int) -> str:
     if gaps.longest.length > gaps.base:
         terms.append(f"{gaps.longest.length - gaps.base} * (time() >= bool {gaps.until})")
     return terms[0] if len(terms) == 1 else "(\n  " + "\n  + ".join(terms) + "\n)"
+
+
+def _overrun_limit(gaps: Gaps, nssel: str) -> str:
+    """How long a Job may run before the next slot passes, as a PromQL expression of its start
+    time: the usual gap, and each gap of another length while the Job started inside it (a weekday
+    job's Friday Job has until Monday). Too many irregular gaps: the shortest gap for every Job (it
+    may then fire before the next slot, never after)."""
+    if gaps.unusual is None:
+        return str(gaps.shortest.length)
+    start = f"kube_job_status_start_time{nssel}"
+    terms = [f"({g.length - gaps.usual}) * ({start} >= bool {g.start}) * ({start} < bool {g.end})"
+             for g in gaps.unusual]
+    return str(gaps.usual) if not terms else "(\n    " + str(gaps.usual) + "\n    + " + "\n    + ".join(terms) + "\n  )"
+
+
+def _overrun_words(gaps: Gaps, zone: str) -> str:
+    if gaps.unusual is None:
+        s = gaps.shortest
+        return (f"more than {MAX_EXCEPTIONS} gaps differ, so the shortest, {_dur(s.length)} "
+                f"({_local(s.start, zone)} to {_local(s.end, zone)}), counts for every Job")
+    if not gaps.unusual:
+        return f"{_dur(gaps.usual)} between every two slots"
+    return (f"{_dur(gaps.usual)} for most slots; {len(gaps.unusual)} gap{'s' if len(gaps.unusual) != 1 else ''} "
+            f"of another length count for the Jobs started in them")
 
 
 def _local(unix: int, zone: str) -> str:
@@ -318,15 +350,14 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
              f"run the slot again with `cronctl run-manual {name} -n {ns} --retry` once the cause is fixed."),
         rule("overrun",
              f"max by (namespace, job_name) (\n"
-             f"  (time() - kube_job_status_start_time{nssel})\n"
+             f"  ((time() - kube_job_status_start_time{nssel}) > {_overrun_limit(gaps, nssel)})\n"
              f"  and on (namespace, job_name) (kube_job_status_active{nssel} > 0)\n"
              f"  and on (namespace, job_name) kube_job_owner{owner}\n"
-             f") > {shortest.length}",
+             f")",
              f"cronjob {ref}: Job {{{{ $labels.job_name }}}} runs longer than the gap to the next slot",
              f"Job {{{{ $labels.job_name }}}} of cronjob {ref} has run for {{{{ $value | humanizeDuration }}}}, "
-             f"longer than the shortest gap between two slots ({_dur(shortest.length)}, "
-             f"{_local(shortest.start, zone)} to {_local(shortest.end, zone)}; {words}). "
-             f"With concurrencyPolicy Forbid the next slot is skipped; with Allow two runs overlap."),
+             f"longer than the gap from the slot it started in to the next ({_overrun_words(gaps, zone)}; "
+             f"{words}). With concurrencyPolicy Forbid the next slot is skipped; with Allow two runs overlap."),
     ]
     pause = model.read_pause(cj)
     until = pause.until if pause is not None else None
@@ -359,7 +390,9 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
         "grace": {"start_delay": start_delay, "expected_run": run, "expected_run_from": run_from,
                   "margin": opts.margin},
         "no_success_window": gaps.base + grace_success, "not_scheduled_window": gaps.base + grace_schedule,
-        "overrun_after": shortest.length,
+        "overrun_after": ({"usual": gaps.usual, "other_gaps": [{"seconds": g.length, "from": _iso(g.start),
+                                                                 "to": _iso(g.end)} for g in gaps.unusual]}
+                          if gaps.unusual is not None else {"shortest": shortest.length}),
         "valid_until": _iso(int(horizon_end.timestamp())),
     }
     return group, windows, None

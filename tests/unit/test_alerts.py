@@ -61,6 +61,7 @@ def _brute_gaps(slots: list[int]) -> tuple[int, int, list[tuple[int, int]]]:
 
 
 CASES = [
+    ("0 9,10 * * *", "Europe/Berlin", datetime(2026, 12, 3, tzinfo=UTC), 200),  # 1 h and 23 h: too many differ
     ("0 9 * * 1-5", "Europe/Berlin", datetime(2026, 12, 3, tzinfo=UTC), 400),
     ("0 3 1 * *", "UTC", datetime(2026, 12, 3, tzinfo=UTC), 400),
     ("0 9 * * *", "Europe/Berlin", datetime(2027, 1, 1, tzinfo=UTC), 400),
@@ -84,6 +85,16 @@ def test_windows_match_a_brute_force_minute_walk(expr: str, zone: str, since: da
     assert got.base == base
     assert got.longest.length == longest
     assert [(g.start, g.end) for g in got.exceptions] == longer
+    # running past the next slot: the most common gap, and every gap of another length, unless too many
+    from collections import Counter
+
+    pairs = list(zip(slots, slots[1:]))
+    counts = Counter(b - a for a, b in pairs)
+    usual = min(counts, key=lambda x: (-counts[x], x))
+    other = [(a, b) for a, b in pairs if b - a != usual]
+    assert got.usual == usual
+    assert (None if len(other) > al.MAX_EXCEPTIONS else other) == \
+        (None if got.unusual is None else [(g.start, g.end) for g in got.unusual])
 
 
 def test_the_weekday_berlin_window_is_a_day_and_each_weekend_is_its_own_gap() -> None:

@@ -191,6 +191,38 @@ def test_weekday_0900_berlin_is_quiet_over_weekends_and_dst_and_fires_at_each_mi
     _run(sc, rules, tmp_path / "missing", only=(NO_SUCCESS, NOT_SCHEDULED))
 
 
+def _job_series(sc: Scenario, owner: str, job: str, started: int, ended: int | None, failed: bool = False) -> None:
+    js = {"namespace": "shop", "job_name": job}
+    sc.add("kube_job_owner", {**js, "owner_kind": "CronJob", "owner_name": owner, "owner_is_controller": "true"},
+           lambda t: 1.0 if t >= started else None)
+    sc.add("kube_job_status_start_time", js, lambda t: float(started) if t >= started else None)
+    sc.add("kube_job_status_active", js,
+           lambda t: None if t < started else 1.0 if ended is None or t < ended else 0.0)
+    for cond in ("true", "false"):
+        sc.add("kube_job_failed", {**js, "condition": cond},
+               lambda t, cond=cond: None if t < started else
+               float((failed and ended is not None and t >= ended) == (cond == "true")))
+
+
+def test_a_weekday_job_runs_past_its_next_slot_on_its_own_gap_not_the_shortest(tmp_path: Path) -> None:
+    # 0 9 * * 1-5 Europe/Berlin: a Job that starts Friday 09:00 has until Monday 09:00 (the shortest
+    # gap, a day, would call it overrunning all Saturday); a Monday Job has until Tuesday 09:00
+    berlin = ZoneInfo("Europe/Berlin")
+    friday, saturday = datetime(2027, 1, 8, 9, tzinfo=berlin), datetime(2027, 1, 9, 9, tzinfo=berlin)
+    monday, tuesday = datetime(2027, 1, 11, 9, tzinfo=berlin), datetime(2027, 1, 12, 9, tzinfo=berlin)
+    sc = Scenario(1800, _u(datetime(2027, 1, 8, tzinfo=UTC)), _u(datetime(2027, 1, 13, tzinfo=UTC)))
+    _job_series(sc, "weekday", "weekday-fri", _u(friday) + 5, _u(monday) - 3600)  # ends Monday 08:00
+    _job_series(sc, "weekday", "weekday-mon", _u(monday) + 5, None)  # still running on Tuesday
+    for t in (saturday, saturday + timedelta(hours=12), monday - timedelta(hours=1, minutes=30)):
+        sc.quiet(t.astimezone(UTC), OVERRUN)
+    sc.quiet((tuesday - timedelta(minutes=30)).astimezone(UTC), OVERRUN)
+    sc.expect((tuesday + timedelta(minutes=30)).astimezone(UTC), OVERRUN,
+              _labels("weekday", "overrun", job_name="weekday-mon"))
+    rules = al.build([_cj("weekday", "0 9 * * 1-5", "Europe/Berlin")], datetime(2026, 12, 3, tzinfo=UTC),
+                     al.AlertOptions(margin=600, severities=SEV)).groups
+    _run(sc, rules, tmp_path, only=(OVERRUN,))
+
+
 def test_a_monthly_job_gets_the_month_in_progress_as_its_window(tmp_path: Path) -> None:
     # 0 3 1 * *: January and February ran (5 min each); March 1 was not started
     monthly = [_u(datetime(2027, m, 1, 3, tzinfo=UTC)) for m in (1, 2)]
@@ -234,16 +266,7 @@ def test_frequent_suspended_failed_and_overrunning_cronjobs(tmp_path: Path) -> N
             ("batch", "batch-3", t0 + 3 * H, t0 + 3 * H + timedelta(minutes=2), False),
             ("slow", "slow-1", t0 + 5 * H, None, False)]
     for owner, job, started, ended, failed in jobs:
-        js = {"namespace": "shop", "job_name": job}
-        b, e = _u(started), _u(ended) if ended else None
-        sc.add("kube_job_owner", {**js, "owner_kind": "CronJob", "owner_name": owner, "owner_is_controller": "true"},
-               lambda t, b=b: 1.0 if t >= b else None)
-        sc.add("kube_job_status_start_time", js, lambda t, b=b: float(b) if t >= b else None)
-        sc.add("kube_job_status_active", js, lambda t, b=b, e=e: None if t < b else 1.0 if e is None or t < e else 0.0)
-        for cond in ("true", "false"):
-            sc.add("kube_job_failed", {**js, "condition": cond},
-                   lambda t, b=b, e=e, failed=failed, cond=cond: None if t < b else
-                   float((failed and e is not None and t >= e) == (cond == "true")))
+        _job_series(sc, owner, job, _u(started), _u(ended) if ended else None, failed)
     sc.quiet(t0 + 2 * H, FAILED)
     sc.expect(t0 + 2 * H + timedelta(minutes=20), FAILED, _labels("batch", "failed", job_name="batch-2"))
     sc.quiet(t0 + 3 * H + timedelta(minutes=10), FAILED)  # a newer Job: the failure is history
