@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from cluster_support import create_cronjob, cronctl
-from promtool_support import promtool
+from tool_support import promtool
 
 def test_rules_for_live_cronjobs_pass_promtool_and_follow_a_pause(kubeconfig: str, namespace: str, k8s: Any,
                                                                   tmp_path: Path) -> None:

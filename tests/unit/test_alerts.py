@@ -17,7 +17,7 @@ from cronctl import alerts as al
 from cronctl.schedule import parse
 
 from harness import cronctl
-from promtool_support import promtool
+from tool_support import promtool
 
 ROOT = Path(__file__).resolve().parents[2]
 UTC = timezone.utc

@@ -23,7 +23,7 @@ import yaml
 
 from cronctl import alerts as al
 
-from promtool_support import promtool
+from tool_support import promtool
 
 UTC = timezone.utc
 SEV = {"missed": "page-missed", "not-scheduled": "page-unscheduled", "failed": "ticket-failed",

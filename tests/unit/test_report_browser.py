@@ -11,9 +11,7 @@ chromium-headless-shell, installed by the test command) or ``$CRONCTL_CHROMIUM``
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -24,6 +22,7 @@ import pytest
 import yaml
 
 from harness import ROOT
+from tool_support import chromium
 
 GOLDEN = ROOT / "tests" / "golden" / "bundle"
 CASES = sorted(p.name.removesuffix(".dump.yaml") for p in GOLDEN.glob("*.dump.yaml"))
@@ -34,17 +33,6 @@ ATTACKS = [f"<img src=x onerror=\"{PWN.format(n=1)}\">", f"<script>{PWN.format(n
            "]]><!--", "&lt;b&gt;"]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-extensions"]
-
-
-@functools.cache
-def chromium() -> str:
-    given = os.environ.get("CRONCTL_CHROMIUM")
-    if given:
-        return given
-    r = subprocess.run([str(ROOT / "scripts" / "chromium"), "--path"], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"Chromium is needed by the report test and could not be installed: {r.stderr.strip()}")
-    return r.stdout.strip()
 
 
 def dom_of(report: Path, tmp: Path) -> str:
