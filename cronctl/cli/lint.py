@@ -32,10 +32,24 @@ class FailOn(str, Enum):
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
+def _cronjob_or_file(value: Optional[str]) -> Optional[str]:
+    """The CronJob argument; a file given there (``lint -f a.yaml dir/b.yaml``) is told to take its
+    own -f, whether or not its path is also a valid name (then: exit 6 below, with the same hint)."""
+    from cronctl.errors import BadInput, BadUsage
+
+    try:
+        return cronjob_arg(value)
+    except BadInput:
+        if value is not None and os.path.isfile(value):  # a usage mistake, as explain -f a.yaml b.yaml is
+            raise BadUsage(f"{value} is a file, not a CronJob name: give each file its own -f "
+                           f"(-f ... -f {value})") from None
+        raise
+
+
 def lint(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
-             "or in the files given with -f.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
+             "or in the files given with -f.", show_default=False, callback=_cronjob_or_file, autocompletion=cronjob_names)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
         show_default=False)] = None,

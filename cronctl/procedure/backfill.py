@@ -215,6 +215,8 @@ class _Backfill(_Run):
         self.record.update(outcome="succeeded", restored_at=self._now(), prediction=res.get("prediction"),
                            catch_up={"mode": mode, "given_up": res.get("given_up", [])},
                            exit_code=int(ExitCode.OK))
+        if self.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
+            self.record["suspended_seconds"] = round(self.clock.monotonic() - self.suspended_mono, 3)
         self._step_local("restored")
         return RunResult(ExitCode.OK, f"backfilled {len(self.done)} slot(s) of {self.ns}/{self.name}, oldest first; "
                          f"{res['message']}", self.record, None, [])

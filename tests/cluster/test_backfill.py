@@ -66,6 +66,9 @@ def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str
     assert r.returncode == 0, r.stderr
     rec = run_record(tmp_path)
     assert rec["done"] == sorted(lost) and rec["kind"] == "backfill"
+    assert 0 < rec["suspended_seconds"] < 300, rec.get("suspended_seconds")
+    print(f"\nMEASURE backfill of {len(lost)} slot(s) (Jobs of about 2 s, one at a time, settle 1s): the CronJob "
+          f"was suspended {rec['suspended_seconds']:.1f} s")
     after = by_slot(k8s, namespace)
     for s in lost:
         minutes = int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()) // 60

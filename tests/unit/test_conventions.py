@@ -300,3 +300,14 @@ def test_the_bundle_timeline_labels_its_axis_and_titles_in_the_cronjobs_zone_too
     assert msk["rows"][0]["title"] == ("j (scheduled) 2026-12-02 13:00:02 MSK (10:00:02 UTC) -> "
                                        "2026-12-02 13:01 MSK (10:01 UTC) Complete")
     assert msk["top"] == utc["top"] + 14  # a band for the local labels above the UTC ones
+
+
+def test_lint_f_with_a_file_path_where_the_name_goes_is_a_usage_error(capfd: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    # a path is no CronJob name (issue 12's name check): say what was meant, not only "bad name"
+    a = _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
+    b = _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
+    assert main(["lint", "-f", str(a), str(b), "--fail-on", "info"]) == ExitCode.USAGE
+    assert f"error: {b} is a file, not a CronJob name: give each file its own -f (-f ... -f {b})" \
+        in capfd.readouterr().err
+    assert main(["lint", "-f", str(a), "no/such/file"]) == ExitCode.BAD_INPUT  # not a file: the name check's answer
