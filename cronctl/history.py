@@ -388,7 +388,9 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         overl = [o.name for o in recs if o.origin == "scheduled" and o.name != r.name
                  and o.overlaps(r)]
         out["manual_runs"].append({
-            "job": r.name, "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
+            "job": r.name, "created": _z(r.created),
+            "created_local": _local(r.created, zone) if r.created is not None else None,
+            "started": _z(r.started), "completed": _z(r.completed),
             "outcome": r.outcome or ("running" if r.running else None),
             "duration_seconds": _duration(r.started or r.created, r.completed, r.running, now),
             "operator": ann.get(model.ANN_OPERATOR), "reason": ann.get(model.ANN_REASON),

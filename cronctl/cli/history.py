@@ -14,6 +14,7 @@ import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
+from cronctl.cli.layout import Row, lay_out
 from cronctl.textsafe import visible
 
 
@@ -120,7 +121,6 @@ _STYLE = {"ran": "green", "ran-late": "yellow", "duplicate": "bold red", "runnin
 
 
 def _render(h: dict[str, Any]) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     head = f"{h['namespace']}/{h['name']}  {h['schedule']}  zone {h['zone']}  {h['concurrency_policy']}"
@@ -134,32 +134,42 @@ def _render(h: dict[str, Any]) -> None:
         return
     w = h["window"]
     out.print(f"  slots since {w['since']} ({'limited by ' + w['limited_by']}), until {w['until']}", markup=False)
-    t = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("slot", "utc", "verdict", "job(s)", "delay", "took", "reason"):
-        t.add_column(col, overflow="fold", no_wrap=col in ("slot", "utc", "verdict"))
-    rows: list[tuple[str, list[str], str]] = []
+    rows: list[tuple[str, list[str], list[str], str]] = []
     for r in h["slots"]:
         rows.append((r["slot"], [r["slot_local"][:16].replace("T", " "), r["slot"][11:16] + "Z", r["verdict"],
-                                 ", ".join(r["jobs"]) or "-", _secs(r["start_delay_seconds"]),
-                                 _secs(r["duration_seconds"]), r["reason"]], r["verdict"]))
+                                 _secs(r["start_delay_seconds"]), _secs(r["duration_seconds"])],
+                     r["jobs"] or ["-"], r["reason"]))
     for m in h["manual_runs"]:
         when = m["created"] or ""
         why = "manual run" + (f" by {m['operator']}" if m["operator"] else "") + (
             f" ({m['reason']})" if m["reason"] else "") + (
             f"; ran beside {', '.join(m['overlaps'])}" if m["overlaps"] else "") + (
             f"; {m['outcome']}" if m["outcome"] else "")
-        rows.append((when, [when[:16].replace("T", " ") + "Z", when[11:16] + "Z", "manual", m["job"], "-",
-                            _secs(m["duration_seconds"]), why], "manual"))
-    for _k, cells, verdict in sorted(rows, key=lambda x: x[0]):
-        cells = [visible(c) for c in cells]  # Job names, operators, reasons: anyone's text
-        t.add_row(*[Text(c) for c in cells[:2]], Text(cells[2], style=_STYLE.get(verdict, "")),
-                  *[Text(c) for c in cells[3:]])
-    out.print(t)
+        local = m["created_local"] or when
+        rows.append((when, [local[:16].replace("T", " "), when[11:16] + "Z", "manual", "-",
+                            _secs(m["duration_seconds"])], [m["job"]], why))
+    table = [slot_row(cells, jobs, reason) for _k, cells, jobs, reason in sorted(rows, key=lambda x: x[0])]
+    lines, starts = lay_out(list(_HEADS), "reason", table, out.width if out.is_terminal else None)
+    for line in lines:
+        text = Text(line.text)
+        if line.kind == "row":  # the verdict cell, in its colour
+            at = starts[_HEADS.index("verdict")]
+            word = line.text[at:].split(" ", 1)[0]
+            text.stylize(_STYLE.get(word, ""), at, at + len(word))
+        out.print(text)
     counts = ", ".join(f"{k} {n}" for k, n in h["counts"].items() if n)
     out.print(f"  {counts or 'no slot in the window'}", markup=False)
     for n in h["notes"]:
         out.print(f"  note: {n}", markup=False)
     out.print("")
+
+
+_HEADS = ("slot", "utc", "verdict", "job(s)", "delay", "took")
+
+
+def slot_row(cells: list[str], jobs: list[str], reason: str) -> Row:
+    """A slot's row: ``cells`` = slot (local), utc, verdict, delay, took; one Job per line."""
+    return Row([[c] for c in cells[:3]] + [jobs] + [[c] for c in cells[3:]], reason)
 
 
 def _secs(v: Any) -> str:

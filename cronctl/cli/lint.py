@@ -12,7 +12,6 @@ import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
-from cronctl.textsafe import visible
 
 
 class LintOutput(str, Enum):
@@ -139,22 +138,25 @@ def lint(
 
 
 def _print_table(findings: list[Any], checked: int) -> None:
-    from rich.table import Table
     from rich.text import Text
+
+    from cronctl.cli.layout import Row, lay_out
 
     from cronctl.lint.engine import summarize
 
     if findings:
-        table = Table(box=None, show_edge=False, pad_edge=False, expand=False)
-        table.add_column("SEVERITY", no_wrap=True)
-        table.add_column("RULE", no_wrap=True)
-        table.add_column("CRONJOB", overflow="fold")
-        table.add_column("FINDING", overflow="fold")  # fold, never cut: the field path must stay whole
-        for f in findings:
-            body = Text(visible(f.message, multiline=True))  # the message quotes the manifest
-            body.append(f"\nwhy: {f.why}\nfix: {f.fix}", style="dim")
-            table.add_row(Text(f.severity, style=_STYLE[f.severity]), f.rule, f.ref, body)
-        out.print(table)
+        # field paths and names are never broken: only the finding wraps, its why and fix under it
+        rows = [Row([[f.severity], [f.rule], [f.ref]], f.message, [f"why: {f.why}", f"fix: {f.fix}"])
+                for f in findings]
+        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, out.width if out.is_terminal else None)
+        for line in lines:
+            text = Text(line.text)
+            if line.kind == "row":
+                sev = line.text.split(" ", 1)[0]
+                text.stylize(_STYLE.get(sev, ""), 0, len(sev))
+            if line.note_at is not None:
+                text.stylize("dim", line.note_at)
+            out.print(text)
     counts = summarize(findings)
     plural = "" if checked == 1 else "s"
     if findings:

@@ -562,3 +562,99 @@ def test_cli_from_a_dump_fails_on_lost_with_exit_8_and_prints_valid_json(
 def test_cli_refuses_contradicting_sources(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = _cli(capsys, *args)
     assert rc == 2 and err
+
+
+# --- the text table (cronctl/cli/layout.py) ---------------------------------------------------------
+
+LONG = ("the Job was deleted since: deleted by the CronJob controller's history limit at 2026-12-04T14:33:06Z "
+        "(SuccessfulDelete; successfulJobsHistoryLimit=3); it ran, as CronJob/SuccessfulCreate, "
+        "Job/SuccessfulCreate, CronJob/SawCompletedJob show")
+HEADS = ["slot", "utc", "verdict", "job(s)", "delay", "took"]
+
+
+def _table() -> list[Any]:
+    from cronctl.cli.history import slot_row
+
+    return [slot_row(["2026-12-04 15:31", "14:31Z", "ran", "0s", "6s"], ["settle-29939911"], LONG),
+            slot_row(["2026-12-04 15:32", "14:32Z", "duplicate", "0s", "6s"],
+                     ["settle-29939912", "settle-manual-long-name"], "two Jobs stand for the slot"),
+            slot_row(["2026-12-04 15:33", "14:33Z", "due", "-", "-"], ["-"], "")]
+
+
+def _lines(rows: list[Any], width: int | None) -> tuple[list[Any], list[int]]:
+    from cronctl.cli.layout import lay_out
+
+    return lay_out(HEADS, "reason", rows, width)
+
+
+@pytest.mark.parametrize("width", [None, 200, 120, 80, 60])
+def test_the_slot_table_never_breaks_a_job_name_and_keeps_every_word_of_the_reason(width: int | None) -> None:
+    lines, starts = _lines(_table(), width)
+    text = [x.text for x in lines]
+    for name in ("settle-29939911", "settle-29939912", "settle-manual-long-name"):
+        assert sum(t.count(name) for t in text) == 1, (name, text)
+    if width is not None:  # no reason line passes the edge; at 60 the cells alone are wider (never cut)
+        fits = [t for t in text if width >= 80 or t.startswith("    ")]
+        assert fits and all(len(t) <= width for t in fits), [t for t in fits if len(t) > width]
+    # the reason's words, in order, after the row's cells
+    first = next(i for i, t in enumerate(text) if "14:31Z" in t)
+    nxt = next(i for i, t in enumerate(text) if "14:32Z" in t)
+    assert " ".join(text[first:nxt]).split()[-len(LONG.split()):] == LONG.split()
+    # each row's verdict starts where the header's verdict column does
+    at = starts[HEADS.index("verdict")]
+    assert at == text[0].index("verdict")
+    assert [x.text[at:].split(" ", 1)[0] for x in lines if x.kind == "row"] == ["ran", "duplicate", "due"]
+
+
+def test_the_slot_table_is_one_line_per_slot_for_grep_and_wraps_on_a_narrow_terminal() -> None:
+    piped = [x.text for x in _lines(_table(), None)[0]]
+    row = next(t for t in piped if "14:31Z" in t)
+    assert "settle-29939911" in row and row.endswith(LONG)  # grep 14:31Z shows the whole verdict
+    assert piped[0].split() == HEADS + ["reason"]
+    narrow = [x.text for x in _lines(_table(), 80)[0]]
+    assert "reason" not in narrow[0]  # no room beside the row: the reason goes under it, indented
+    under = narrow[narrow.index(next(t for t in narrow if "14:31Z" in t)) + 1]
+    assert under.startswith("    the Job was deleted")
+    wide = [x.text for x in _lines(_table(), 120)[0]]
+    assert wide[0].split()[-1] == "reason"  # room beside the row: the reason wraps in its own column
+    at = wide[0].index("reason")
+    i = wide.index(next(t for t in wide if "14:31Z" in t))
+    assert wide[i][at:].startswith("the Job was deleted") and not wide[i].endswith(LONG)
+    assert wide[i + 1][:at].strip() == "" and wide[i + 1][at] != " "
+
+
+def test_notes_go_under_the_row_when_piped_and_are_marked_to_be_shown_dim() -> None:
+    from cronctl.cli.layout import Row, lay_out
+
+    rows = [Row([["warning"], ["CJ014"], ["ns/cj"]], "spec.jobTemplate.spec.activeDeadlineSeconds is not set",
+                ["why: a hung run holds its slot", "fix: set it"])]
+    for width in (None, 80, 200):
+        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, width)
+        notes = [x.text[x.note_at:] for x in lines if x.note_at is not None]
+        assert notes == ["why: a hung run holds its slot", "fix: set it"], (width, lines)
+        assert any("spec.jobTemplate.spec.activeDeadlineSeconds" in x.text and x.note_at is None for x in lines)
+    piped, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, None)
+    assert [x.kind for x in piped] == ["head", "row", "under", "under"]
+
+
+def test_the_slot_table_shows_escapes_in_names_and_reasons_as_text() -> None:
+    from cronctl.cli.history import slot_row
+
+    rows = [slot_row(["2026-12-04 15:31", "14:31Z", "manual", "-", "6s"], ["x\x1b]52;c;Y\x07"],
+                     "manual run by mallory\x1b[2J\u202e")]
+    text = "\n".join(x.text for x in _lines(rows, None)[0])
+    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    assert "\\x1b]52;c;Y" in text and "mallory\\x1b[2J" in text
+
+
+def test_a_manual_run_is_shown_at_its_local_time_in_the_cronjobs_zone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manual = job("cj-manual", created=T(10, 0, 30), done=T(10, 1, 30), manual=True, operator="carol")
+    path = _dump(tmp_path, [cronjob(tz="Asia/Kolkata", last=T(10, 0)), scheduled(T(10, 0)), manual])
+    rc, out, err = _cli(capsys, "--from-dump", path, "--now", z(T(10, 1, 50)), "-o", "json")
+    assert rc == 0, err
+    m = json.loads(out)["cronjobs"][0]["manual_runs"][0]
+    assert m["created_local"] == "2026-12-02T15:30:30+05:30"
+    rc, out, err = _cli(capsys, "--from-dump", path, "--now", z(T(10, 1, 50)))
+    line = next(t for t in out.splitlines() if "cj-manual" in t)
+    assert line.startswith("2026-12-02 15:30  10:00Z  manual"), line

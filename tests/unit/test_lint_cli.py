@@ -80,6 +80,11 @@ def test_an_error_finding_exits_8_and_the_table_names_rule_object_and_fix(capfd,
     assert "2027-03-14" in o  # the DST gap, named by date
     assert "1 CronJob checked: 1 error" in o
     assert not ANSI.search(o + e)
+    # piped (a CI log): one line per finding, whole, then its why and fix; nothing folded at 80 columns
+    lines = o.splitlines()
+    row = next(i for i, t in enumerate(lines) if "CJ003" in t)
+    assert lines[row].split()[:3] == ["error", "CJ003", "ops/never-runs"] and len(lines[row]) > 80
+    assert lines[row + 1].startswith("    why: ") and lines[row + 2].startswith("    fix: ")
     assert e == ""
 
 
