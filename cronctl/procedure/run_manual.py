@@ -530,7 +530,8 @@ class _Run:
                     at_end=at_end.as_dict())
         zone = (self.cj.get("spec") or {}).get("timeZone")
         shown = ", ".join(local_and_utc(t, zone) for t in passing[:5]) + (" ..." if len(passing) > 5 else "")
-        return (f"about {human_duration(self.o.settle + secs)} ({how}), until about "
+        return (f"about {human_duration(self.o.settle + secs)} (the settle {human_duration(self.o.settle)}, then "
+                f"the Job {human_duration(secs)}: {how}), until about "
                 f"{local_and_utc(end.replace(microsecond=0), zone)}; "
                 + (f"{len(passing)} slot(s) pass meanwhile: {shown}" if passing else "no slot passes meanwhile")
                 + ("" if suspended or self.o.catch_up != "latest" else f"; at the restore then: {at_end.text}"))
