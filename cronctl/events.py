@@ -235,3 +235,44 @@ def _removal(g: GoneJob, spec: Obj, limits: model.HistoryLimits, kept: dict[str,
                 "a person or another client, unless the limits were changed since")
     return ("unknown", "no event says who deleted it: the history limit (its SuccessfulDelete event expired), "
             "a person or another client")
+
+
+# --- UnexpectedJob: whose Jobs the controller warned about ---------------------------------
+
+_CRONCTL_CREATED = re.compile(r"created Job " + _NAME)
+
+
+def unexpected_jobs(evs: Iterable[Obj], cronjob: Obj, children: Iterable[Obj]) -> list[Obj]:
+    """The Jobs named by the controller's ``UnexpectedJob`` warnings (a running Job of the CronJob
+    that the controller did not create: it warns at every sync until the Job ends), each with the
+    number of warnings and who made it: ``controller`` when it made the Job and forgot it (its
+    ``SuccessfulCreate`` event or scheduled-timestamp says so), ``cronctl`` when the evidence says a cronctl run made it
+    (the Job's ``cronctl.dev/run-id``, the run record, ``cronctl.dev/runs`` or cronctl's own
+    ``CronctlJobCreated`` event), else ``unknown`` (``kubectl create job --from``, a script, another
+    controller, or a cronctl run whose trail is gone). Evidence, not proof: annotations are
+    written by whoever made the Job."""
+    evs = list(evs)
+    counts: dict[str, int] = {}
+    for ev in evs:
+        m = _NAMED_BY["UnexpectedJob"].search(ev["message"]) if ev["reason"] == "UnexpectedJob" else None
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + int(ev["count"])
+    if not counts:
+        return []
+    ours = {model.name_of(j) for j in children if model.ANN_RUN_ID in model.annotations(j)}
+    ours |= {r.job_name for r in model.read_runs(cronjob) if r.job_name}
+    rec = model.read_record(cronjob)
+    if rec is not None and rec.job_name:
+        ours.add(rec.job_name)
+    # the controller's own Job that it forgot (it restarted between creating and recording it)
+    controllers = {model.name_of(j) for j in children if model.origin(j) == "scheduled"}
+    for ev in evs:
+        m = _CRONCTL_CREATED.search(ev["message"]) if ev["reason"] == "CronctlJobCreated" else None
+        if m:
+            ours.add(m.group(1))
+        m = _NAMED_BY["SuccessfulCreate"].search(ev["message"]) if ev["reason"] == "SuccessfulCreate" else None
+        if m and ev["object_kind"] == "CronJob":
+            controllers.add(m.group(1))
+    return [{"job": n, "events": c,
+             "made_by": "cronctl" if n in ours else "controller" if n in controllers else "unknown"}
+            for n, c in sorted(counts.items())]

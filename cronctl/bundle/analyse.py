@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl import model
-from cronctl.events import GoneJob, events_for, gone_jobs
+from cronctl.events import GoneJob, events_for, gone_jobs, unexpected_jobs
 from cronctl.history import (
     VERDICTS as HISTORY_VERDICTS,
     LOST,
@@ -111,6 +111,12 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     if view.policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
         a.notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
                        ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
+    unexpected = unexpected_jobs(a.events, a.cronjob, a.child_dicts)
+    for u in unexpected:
+        if u["made_by"] == "unknown":
+            a.notes.append(f"Job {u['job']} was not made by the controller (UnexpectedJob, {u['events']} "
+                           "warning(s)), and nothing in the evidence says cronctl made it: a run by hand (kubectl "
+                           "create job --from, a script) runs outside concurrencyPolicy and outside cronctl's lock")
     occurrence_of = {jn: o["expected"] for o in occ_out for jn in o["jobs"]}
     active_refs = list(view.active)
     unfinished = [r.name for r in a.recs if r.running]
@@ -146,6 +152,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         "suspended_periods": suspended_periods,
         "events": a.events,
         "event_counts": _event_counts(a.events),
+        "unexpected_jobs": unexpected,
         "notes": a.notes,
     }
 

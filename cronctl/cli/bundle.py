@@ -7,7 +7,7 @@ summary (text for people, ``-o json|yaml`` for scripts) on stdout; progress on s
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -110,6 +110,14 @@ def bundle(
         v = s["verdicts"]
         counts = ", ".join(f"{k} {n}" for k, n in v.items() if n) or "no scheduled time in the window"
         out.print(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
-                  f"UnexpectedJob {s['unexpected_job_events']}, JobAlreadyActive {s['job_already_active_events']}; "
+                  f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
                   f"controller now: {s['decision'] or '-'}", markup=False)
 
+
+def _unexpected(s: dict[str, Any]) -> str:
+    """``12`` / ``12 (none about a Job made by hand outside cronctl)`` / ``12 (9 about Jobs made by hand
+    outside cronctl)``."""
+    n, other = s["unexpected_job_events"], s["unexpected_job_events_not_cronctl"]
+    if not n:
+        return "0"
+    return f"{n} ({other or 'none'} about Jobs made by hand outside cronctl)"

@@ -1,0 +1,55 @@
+"""Whose Jobs the controller's UnexpectedJob warnings are about (cronctl.events.unexpected_jobs),
+and what the bundle says of them: cronctl's own manual Jobs draw the warning at every sync while
+they run and are expected; a Job made by hand outside cronctl is what an incident looks for."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from cronctl.bundle.analyse import Options, analyse_cronjob
+from test_bundle_analyse import T, cronjob, job
+
+
+def event(reason: str, message: str, count: int = 1, *, kind: str = "CronJob", name: str = "cj") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"e-{reason}-{message[-12:]}", "namespace": "ns"},
+            "involvedObject": {"kind": kind, "name": name, "uid": "cj-uid" if kind == "CronJob" else ""},
+            "reason": reason, "message": message, "type": "Warning", "count": count,
+            "firstTimestamp": "2026-12-02T10:06:00Z", "lastTimestamp": "2026-12-02T10:08:00Z"}
+
+
+def unexpected(name: str, count: int) -> dict[str, Any]:
+    return event("UnexpectedJob", f"Saw a job that the controller did not create or forgot: {name}", count)
+
+
+def test_each_warned_job_is_attributed_from_the_evidence_and_only_a_hand_made_one_gets_a_note() -> None:
+    cj = cronjob(last=T(10, 5))
+    cj["metadata"]["annotations"] = {"cronctl.dev/runs": json.dumps([{"run_id": "r0", "job_name": "cj-old-manual"}])}
+    jobs = [
+        job("cj-manual", slot=None, created=T(10, 6), manual=True, ann={"cronctl.dev/run-id": "r1"}),
+        job("cj-fix", slot=None, created=T(10, 6), manual=True),  # kubectl create job --from
+        job("cj-29937000", slot=T(10, 5), created=T(10, 5, 1)),  # the controller's, forgotten
+    ]
+    events = [unexpected("cj-manual", 4), unexpected("cj-fix", 3), unexpected("cj-29937000", 1),
+              unexpected("cj-old-manual", 2),  # gone; cronctl.dev/runs names it
+              unexpected("cj-gone", 5),  # gone; cronctl's own event names it
+              event("CronctlJobCreated", "cronctl run r2 of alice: created Job cj-gone")]
+    a = analyse_cronjob(cj, jobs, [], events, Options(now=T(10, 9)))
+    made_by = {u["job"]: (u["made_by"], u["events"]) for u in a["unexpected_jobs"]}
+    assert made_by == {"cj-manual": ("cronctl", 4), "cj-fix": ("unknown", 3), "cj-29937000": ("controller", 1),
+                       "cj-old-manual": ("cronctl", 2), "cj-gone": ("cronctl", 5)}
+    notes = [n for n in a["notes"] if "UnexpectedJob" in n]
+    assert len(notes) == 1 and notes[0].startswith("Job cj-fix was not made by the controller"), notes
+    assert a["event_counts"]["UnexpectedJob"] == 15
+
+
+def test_the_bundle_summary_counts_only_the_warnings_about_jobs_made_by_hand_outside_cronctl() -> None:
+    from cronctl.bundle.assemble import _summary
+
+    cj = cronjob(last=T(10, 5))
+    jobs = [job("cj-manual", slot=None, created=T(10, 6), manual=True, ann={"cronctl.dev/run-id": "r1"}),
+            job("cj-fix", slot=None, created=T(10, 6) + timedelta(seconds=30), manual=True)]
+    a = analyse_cronjob(cj, jobs, [], [unexpected("cj-manual", 4), unexpected("cj-fix", 3)], Options(now=T(10, 9)))
+    s = _summary(a)
+    assert (s["unexpected_job_events"], s["unexpected_job_events_not_cronctl"]) == (7, 3)
