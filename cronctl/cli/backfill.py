@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive, out)
+                                YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -57,8 +57,7 @@ def backfill(
     suspended: cronctl restore, then backfill again). Exit 3 refused, 5 bad input, 6 not found.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import emit
-    from cronctl.cli.runtime import RichReporter, exit_with_next_steps, holder, kill_hook, sigterm_as_interrupt
+    from cronctl.cli.runtime import RichReporter, end_of_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
     from cronctl.kube import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
@@ -81,10 +80,4 @@ def backfill(
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
     res = run_backfill(cluster, opts, SystemClock(), RichReporter())
-    if output != Output.text:
-        emit(res.record, output)
-    else:
-        out.print(res.message, markup=False)
-        if res.record.get("run_dir"):
-            out.print(f"run record: {res.record['run_dir']}/record.json", markup=False)
-    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or next_commands(cronjob, cluster.namespace))
+    end_of_run(res, output, next_commands(cronjob, cluster.namespace))

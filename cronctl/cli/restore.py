@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive, out)
+                                YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -35,7 +35,6 @@ def restore_cmd(
     since it suspended the CronJob as its own Job, oldest first (as backfill does; exit 1 if one
     fails), then un-suspends with nothing left to catch up.
     """
-    from cronctl.cli.common import emit
     from cronctl.cli.runtime import Masked, holder_alive
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
@@ -46,7 +45,7 @@ def restore_cmd(
                           holder_alive=holder_alive, catch_up=catch_up.value)
     masked = Masked()
     if catch_up == CatchUp.all:
-        from cronctl.cli.runtime import exit_with_next_steps, holder, kill_hook, sigterm_as_interrupt
+        from cronctl.cli.runtime import end_of_run, holder, kill_hook, sigterm_as_interrupt
         from cronctl.procedure.backfill import restore_all
         from cronctl.procedure.base import next_commands
         from cronctl.procedure.run_manual import RunOptions
@@ -55,12 +54,7 @@ def restore_cmd(
         done = restore_all(cluster, opts, RunOptions(cronjob=cronjob, holder=holder(), after_step=kill_hook(),
                                                      run_dir=run_dir), SystemClock(), masked.reporter)
         if not isinstance(done, dict):
-            if output != Output.text:
-                emit(done.record, output)
-            else:
-                out.print(done.message, markup=False)
-            exit_with_next_steps(int(done.exit_code), done.message,
-                                 done.next_commands or next_commands(cronjob, cluster.namespace))
+            end_of_run(done, output, next_commands(cronjob, cluster.namespace))
             return
         masked.result(done, output)
         return

@@ -159,10 +159,22 @@ def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
         err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
     for e in rec.get("job_events") or []:
         err.print(f"  event: {visible(e)}", markup=False)
+    outcome = str(rec.get("outcome") or "")
+    end_of_run(res, output, fallback_next,
+               shown=res.message if res.message.startswith(f"{outcome}:") else f"{outcome}: {res.message}")
+
+
+def end_of_run(res: Any, output: Output, fallback_next: list[str], shown: str | None = None) -> None:
+    """What every procedure that runs Jobs (run-manual, wait, backfill, restore --catch-up all)
+    prints at its end: the record (``-o json|yaml``) or, after success, ``shown`` (default: the
+    message) on stdout, and the run record's path; after a failure the message is said once, as
+    the error line on stderr with the commands to run next, and the exit code follows."""
+    rec = res.record
     if output != Output.text:
         emit(rec, output)
     else:
-        out.print(f"{rec.get('outcome')}: {res.message}", markup=False)
+        if int(res.exit_code) == 0:
+            out.print(res.message if shown is None else shown, markup=False)
         if rec.get("run_dir"):
             out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
     exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or fallback_next)

@@ -170,7 +170,6 @@ class _Backfill(_Run):
         if not self.todo:
             msg = f"nothing to backfill for cronjob {self.ns}/{self.name}" + (
                 f" ({len(self.skipped)} slot(s) skipped)" if self.skipped else "")
-            self.r.step(msg)
             return RunResult(ExitCode.OK, msg, self.record)
         # preflight as a slot run of the first slot (permissions incl. cronjobs/status, the lock)
         self.o.occurrence = self.todo[0]

@@ -93,7 +93,6 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
             continue
         p = model.Pause(by=who, at=now, reason=reason, until=until)
         msg = f"cronjob {ns}/{name} {p.words()}" + (" (it was already suspended)" if was else "")
-        reporter.step(msg)
         Audit(cluster, reporter, clock).event(cj, "CronctlPaused", f"cronctl pause: {p.words()}"
                                               + (" (it was already suspended)" if was else ""))
         return {"cronjob": name, "namespace": ns, "changed": True, "was_suspended": was, "pause": p.as_dict(),
@@ -114,7 +113,6 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
                 cluster.patch_cronjob(name, {"metadata": {"annotations": model.clear_pause_annotations()}},
                                       resource_version=rv(cj))
                 msg += f"; removed the leftover pause record ({p.words()})"
-            reporter.step(msg)
             return {"cronjob": name, "namespace": ns, "changed": p is not None, "pause": p.as_dict() if p else None,
                     "prediction": None, "message": msg}
         jobs, _ = cluster.list_jobs()
@@ -144,7 +142,6 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
                  + (" ..." if len(given) > 10 else "")) if given else pred.text
         msg = f"resumed cronjob {ns}/{name}; {after}"
-        reporter.step(msg)
         Audit(cluster, reporter, clock).event(cj, "CronctlResumed", f"cronctl resume by {cluster.whoami()}"
                                               + (f" of a pause ({p.words()})" if p else " (no pause record)")
                                               + f"; expected next: {after}")

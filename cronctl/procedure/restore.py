@@ -148,7 +148,6 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
                               hint=f"to resume it on purpose: kubectl -n {ns} patch cronjob {name} --type=merge "
                                    f"-p '{{\"spec\":{{\"suspend\":false}}}}'")
             msg = f"nothing to restore: cronjob {ns}/{name} has no run record and is not suspended"
-            reporter.step(msg)
             return {"cronjob": name, "namespace": ns, "changed": False, "suspend": False, "message": msg,
                     "prediction": None, "record": None}
         if opts.expect_run_id and rec.run_id != opts.expect_run_id:

@@ -87,6 +87,10 @@ def test_ctrl_c_says_the_job_is_still_running_and_wait_picks_it_up(
                      tmp_path / "a", "created Job")
     assert r.returncode == 130, (r.returncode, r.stderr)
     assert "is still running" in r.stderr and "cronctl wait slow" in r.stderr, r.stderr
+    # said once: the error line (stdout used to repeat it as "interrupted: interrupted: ...")
+    assert (r.stdout + r.stderr).count("is still running") == 1 and "interrupted: interrupted" not in r.stdout, \
+        (r.stdout, r.stderr)
+    assert "run record: " in r.stdout
     assert read_cronjob(k8s, namespace, "slow")["spec"]["suspend"] is True
     saved = list((tmp_path / "a").glob("*/logs/*/main.log"))
     assert saved and "early line" in saved[0].read_text(), saved
