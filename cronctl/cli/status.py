@@ -80,6 +80,8 @@ def status_cmd(
     head.add_row("controller", "now: " + s["controller_next"]["text"])
     if s["after_restore"]:
         head.add_row("after restore", s["after_restore"]["text"])
+    if s["if_unsuspended"]:
+        head.add_row("if un-suspended", "now (cronctl resume, or kubectl): " + s["if_unsuspended"]["text"])
     out.print(head)
     if s["jobs"]:
         # kubectl-style plain columns: greppable, never folded, whatever the terminal width

@@ -119,9 +119,12 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     tz = view.time_zone
     runs = tuple(next_runs(cronjob, now))
     if suspended:
+        # status asks about a CronJob as it is (unsuspending=False): whoever suspended it, no run is
+        # implied; a restore asks about the value before the run
         return Prediction(now=now, suspended=True, decision="suspended", catch_up_for=None, job_name=None,
                           next_runs=runs,
-                          text="it stays suspended (it was suspended before the run): the controller starts nothing")
+                          text=("it stays suspended (it was suspended before the run): the controller starts nothing"
+                                if unsuspending else "it is suspended: the controller starts nothing"))
     deadline = view.starting_deadline
     try:
         d = view.decide(now)  # a field of the wrong type or a negative deadline: BadInput/ScheduleError

@@ -95,6 +95,9 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
     pred_now = predict(cj, now, suspended=suspended, unsuspending=False, jobs=jobs, server_version=version)
     pred_restore = (predict(cj, now, suspended=rec.original_suspend, jobs=jobs, server_version=version)
                     if rec else None)
+    # suspended by a pause or by someone else: what un-suspending now would start (resume, kubectl)
+    pred_resume = (predict(cj, now, suspended=False, jobs=jobs, server_version=version)
+                   if suspended and rec is None else None)
     rows = []
     records = [model.job_record(j, name, now) for j in children]
     for v in records:
@@ -126,6 +129,7 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
         "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
         "controller_next": pred_now.as_dict(),
         "after_restore": pred_restore.as_dict() if pred_restore else None,
+        "if_unsuspended": pred_resume.as_dict() if pred_resume else None,
         "recent_slots": slots,
         "pause": dict(pause.as_dict(), overdue=pause.overdue(now)) if pause else None,
         "past_runs": [r.as_dict() for r in model.read_runs(cj)],

@@ -31,6 +31,14 @@ def test_restore_refuses_a_cronjob_suspended_by_someone_else(kubeconfig: str, na
     assert r.returncode == 3
     assert "no cronctl run record" in r.stderr and "kubectl" in r.stderr
     assert read_cronjob(k8s, namespace, "paused")["spec"]["suspend"] is True
+    # status: no run is implied (it said "it was suspended before the run"), and what un-suspending
+    # now would start is said, as explain says it
+    s = json.loads(cronctl(["status", "paused", "-n", namespace, "-o", "json"], kubeconfig).stdout)
+    assert s["controller_next"]["decision"] == "suspended" and "before the run" not in s["controller_next"]["text"]
+    assert s["if_unsuspended"]["suspended"] is False and s["if_unsuspended"]["text"], s["if_unsuspended"]
+    assert s["after_restore"] is None
+    text = cronctl(["status", "paused", "-n", namespace], kubeconfig).stdout
+    assert "if un-suspended" in text and "before the run" not in text, text
 
 
 def test_a_record_with_a_garbled_original_value_needs_force_and_leaves_suspend_as_it_is(

@@ -67,6 +67,13 @@ def test_staying_suspended_predicts_nothing_at_all() -> None:
     assert p.decision == "suspended" and "stays suspended" in p.text
 
 
+def test_a_cronjob_suspended_now_is_not_said_to_have_been_suspended_before_a_run() -> None:
+    # status of a CronJob someone suspended with kubectl, no run at all: it used to say "(it was
+    # suspended before the run)"
+    p = predict(cj(), NOW, suspended=True, unsuspending=False)
+    assert p.decision == "suspended" and "before the run" not in p.text and "is suspended" in p.text
+
+
 def _record(step: str, note: str = "") -> model.RunRecord:
     return model.RunRecord(run_id="r1", original_suspend=False, operator="alice", reason="", job_name="sync-manual",
                            step=step, started="2026-12-02T12:00:00Z", note=note)
