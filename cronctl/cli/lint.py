@@ -170,14 +170,12 @@ def _print_rules(output: LintOutput) -> None:
     from cronctl.lint.rules import RULES
 
     if output is LintOutput.text:
-        from rich.table import Table
+        from cronctl.cli.layout import Row, lay_out
 
-        table = Table(box=None, show_edge=False, pad_edge=False)
-        for col in ("RULE", "SEVERITY", "FINDS", "WHY / FIX"):
-            table.add_column(col, overflow="fold")
-        for r in RULES:
-            table.add_row(f"{r.id}\n{r.name}", r.severity, r.summary, f"{r.why}\nfix: {r.fix}")
-        out.print(table)
+        rows = [Row([[r.id, r.name], [r.severity]], r.summary, [f"why: {r.why}", f"fix: {r.fix}"]) for r in RULES]
+        lines, _ = lay_out(["RULE", "SEVERITY"], "FINDS", rows, out.width if out.is_terminal else None)
+        for line in lines:
+            out.print(line.text, markup=False)
         return
     doc = [{"id": r.id, "name": r.name, "severity": r.severity, "summary": r.summary, "why": r.why, "fix": r.fix}
            for r in RULES]

@@ -153,3 +153,9 @@ def test_rules_lists_the_catalogue_without_touching_a_cluster(capfd) -> None:
                       "summary": "spec.startingDeadlineSeconds is 0", "why": RULES[2].why, "fix": RULES[2].fix}
     code, o, _ = run(capfd, "--rules")
     assert code == 0 and "CJ024" in o and "fix:" in o
+    # piped: every rule's summary whole on its row, its why and fix whole under it (nothing folded)
+    lines = o.splitlines()
+    for r in RULES:
+        row = next(i for i, t in enumerate(lines) if t.startswith(r.id + " "))
+        assert lines[row].endswith(r.summary) and lines[row + 1] == r.name
+        assert lines[row + 2] == f"    why: {r.why}" and lines[row + 3] == f"    fix: {r.fix}"
