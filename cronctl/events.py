@@ -245,12 +245,17 @@ _CRONCTL_CREATED = re.compile(r"created Job " + _NAME)
 def unexpected_jobs(evs: Iterable[Obj], cronjob: Obj, children: Iterable[Obj]) -> list[Obj]:
     """The Jobs named by the controller's ``UnexpectedJob`` warnings (a running Job of the CronJob
     that the controller did not create: it warns at every sync until the Job ends), each with the
-    number of warnings and who made it: ``controller`` when it made the Job and forgot it (its
-    ``SuccessfulCreate`` event or scheduled-timestamp says so), ``cronctl`` when the evidence says a cronctl run made it
-    (the Job's ``cronctl.dev/run-id``, the run record, ``cronctl.dev/runs`` or cronctl's own
-    ``CronctlJobCreated`` event), else ``unknown`` (``kubectl create job --from``, a script, another
-    controller, or a cronctl run whose trail is gone). Evidence, not proof: annotations are
-    written by whoever made the Job."""
+    number of warnings and who made it:
+
+    - ``cronctl`` when the evidence says a cronctl run made it (the Job's ``cronctl.dev/run-id``,
+      the run record, ``cronctl.dev/runs`` or cronctl's own ``CronctlJobCreated`` event);
+    - ``controller`` when the controller made it and forgot it (a restart between creating and
+      recording it): its ``SuccessfulCreate`` event names it, or the Job carries the controller's
+      scheduled-timestamp and no manual mark;
+    - else ``unknown``: ``kubectl create job --from``, a script, another controller, or a cronctl
+      run whose trail is gone.
+
+    Evidence, not proof: annotations are written by whoever made the Job."""
     evs = list(evs)
     counts: dict[str, int] = {}
     for ev in evs:
@@ -265,7 +270,8 @@ def unexpected_jobs(evs: Iterable[Obj], cronjob: Obj, children: Iterable[Obj]) -
     if rec is not None and rec.job_name:
         ours.add(rec.job_name)
     # the controller's own Job that it forgot (it restarted between creating and recording it)
-    controllers = {model.name_of(j) for j in children if model.origin(j) == "scheduled"}
+    controllers = {model.name_of(j) for j in children
+                   if model.origin(j) == "scheduled" and model.scheduled_for(j) is not None}
     for ev in evs:
         m = _CRONCTL_CREATED.search(ev["message"]) if ev["reason"] == "CronctlJobCreated" else None
         if m:

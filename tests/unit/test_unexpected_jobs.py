@@ -30,18 +30,21 @@ def test_each_warned_job_is_attributed_from_the_evidence_and_only_a_hand_made_on
         job("cj-manual", slot=None, created=T(10, 6), manual=True, ann={"cronctl.dev/run-id": "r1"}),
         job("cj-fix", slot=None, created=T(10, 6), manual=True),  # kubectl create job --from
         job("cj-29937000", slot=T(10, 5), created=T(10, 5, 1)),  # the controller's, forgotten
+        job("cj-script", slot=None, created=T(10, 6)),  # a script's copy of the template: no mark at all
     ]
     events = [unexpected("cj-manual", 4), unexpected("cj-fix", 3), unexpected("cj-29937000", 1),
               unexpected("cj-old-manual", 2),  # gone; cronctl.dev/runs names it
+              unexpected("cj-script", 1),
               unexpected("cj-gone", 5),  # gone; cronctl's own event names it
               event("CronctlJobCreated", "cronctl run r2 of alice: created Job cj-gone")]
     a = analyse_cronjob(cj, jobs, [], events, Options(now=T(10, 9)))
     made_by = {u["job"]: (u["made_by"], u["events"]) for u in a["unexpected_jobs"]}
     assert made_by == {"cj-manual": ("cronctl", 4), "cj-fix": ("unknown", 3), "cj-29937000": ("controller", 1),
-                       "cj-old-manual": ("cronctl", 2), "cj-gone": ("cronctl", 5)}
-    notes = [n for n in a["notes"] if "UnexpectedJob" in n]
-    assert len(notes) == 1 and notes[0].startswith("Job cj-fix was not made by the controller"), notes
-    assert a["event_counts"]["UnexpectedJob"] == 15
+                       "cj-old-manual": ("cronctl", 2), "cj-gone": ("cronctl", 5), "cj-script": ("unknown", 1)}
+    notes = sorted(n for n in a["notes"] if "UnexpectedJob" in n)
+    assert len(notes) == 2 and notes[0].startswith("Job cj-fix was not made by the controller"), notes
+    assert notes[1].startswith("Job cj-script was not made by the controller"), notes
+    assert a["event_counts"]["UnexpectedJob"] == 16
 
 
 def test_the_bundle_summary_counts_only_the_warnings_about_jobs_made_by_hand_outside_cronctl() -> None:
