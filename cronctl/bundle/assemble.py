@@ -173,7 +173,8 @@ def _summary(a: Obj) -> Obj:
         "overlaps": len(a["overlaps"]),
         "never_made_up": len(a["never_made_up"]),
         "unexpected_job_events": int(counts.get("UnexpectedJob", 0)),
-        "unexpected_job_events_not_cronctl": sum(u["events"] for u in a["unexpected_jobs"] if u["made_by"] == "unknown"),
+        # the warnings about Jobs made neither by the controller nor by cronctl: runs by hand
+        "unexpected_job_events_by_hand": sum(u["events"] for u in a["unexpected_jobs"] if u["made_by"] == "unknown"),
         "job_already_active_events": int(counts.get("JobAlreadyActive", 0)),
         "active_not_in_status": a["active"]["not_in_status"],
         "decision": (a["schedule"]["decision"] or {}).get("decision"),

@@ -117,7 +117,7 @@ def bundle(
 def _unexpected(s: dict[str, Any]) -> str:
     """``12`` / ``12 (none about a Job made by hand outside cronctl)`` / ``12 (9 about Jobs made by hand
     outside cronctl)``."""
-    n, other = s["unexpected_job_events"], s["unexpected_job_events_not_cronctl"]
+    n, other = s["unexpected_job_events"], s["unexpected_job_events_by_hand"]
     if not n:
         return "0"
     return f"{n} ({other or 'none'} about Jobs made by hand outside cronctl)"

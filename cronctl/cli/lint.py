@@ -141,7 +141,6 @@ def _print_table(findings: list[Any], checked: int) -> None:
     from rich.text import Text
 
     from cronctl.cli.layout import Row, lay_out
-
     from cronctl.lint.engine import summarize
 
     if findings:

@@ -55,4 +55,4 @@ def test_the_bundle_summary_counts_only_the_warnings_about_jobs_made_by_hand_out
             job("cj-fix", slot=None, created=T(10, 6) + timedelta(seconds=30), manual=True)]
     a = analyse_cronjob(cj, jobs, [], [unexpected("cj-manual", 4), unexpected("cj-fix", 3)], Options(now=T(10, 9)))
     s = _summary(a)
-    assert (s["unexpected_job_events"], s["unexpected_job_events_not_cronctl"]) == (7, 3)
+    assert (s["unexpected_job_events"], s["unexpected_job_events_by_hand"]) == (7, 3)
