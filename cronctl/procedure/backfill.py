@@ -164,7 +164,7 @@ class _Backfill(_Run):
                 self.r.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
         self.todo, self.skipped = choose_slots(self.cj, jobs, events, self.b, now)
         for t, why in self.skipped:
-            self.r.step(f"skip {local_and_utc(t, (self.cj.get('spec') or {}).get('timeZone'))}: {why}")
+            self.r.step(f"skip {local_and_utc(t, self.zone)}: {why}")
         self.record["slots"] = [rfc3339_z(t) for t in self.todo]
         self.record["skipped"] = [{"slot": rfc3339_z(t), "why": why} for t, why in self.skipped]
         if not self.todo:
@@ -176,8 +176,7 @@ class _Backfill(_Run):
         self.preflight()
         self.record["operator"] = self.operator
         first = self.plan()
-        zone = (self.cj.get("spec") or {}).get("timeZone")  # people read the slots in the zone, as in the plan
-        self.r.show("backfill", [(local_and_utc(t, zone), f"{resolve(self.cj, t, latest=False, now=now).job_name}")
+        self.r.show("backfill", [(local_and_utc(t, self.zone), f"{resolve(self.cj, t, latest=False, now=now).job_name}")
                                  for t in self.todo[:50]]
                     + ([("...", f"{len(self.todo) - 50} more")] if len(self.todo) > 50 else []))
         if self.o.dry_run:

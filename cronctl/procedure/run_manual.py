@@ -169,6 +169,11 @@ class _Run:
         self.attempt = 1
 
     # -- bookkeeping ------------------------------------------------------------------------
+    @property
+    def zone(self) -> str | None:
+        """The CronJob's ``spec.timeZone`` (through the one view), for the times shown to people."""
+        return model.cronjob_view(self.cj).time_zone
+
     def _now(self) -> str:
         return rfc3339_z(self.clock.now())
 
@@ -528,7 +533,7 @@ class _Run:
         self.announced = starts_catch_up(at_end)
         info.update(end=rfc3339_z(end), slots_passing=[rfc3339_z(t) for t in passing],
                     at_end=at_end.as_dict())
-        zone = (self.cj.get("spec") or {}).get("timeZone")
+        zone = self.zone
         shown = ", ".join(local_and_utc(t, zone) for t in passing[:5]) + (" ..." if len(passing) > 5 else "")
         return (f"about {human_duration(self.o.settle + secs)} (the settle {human_duration(self.o.settle)}, then "
                 f"the Job {human_duration(secs)}: {how}), until about "
