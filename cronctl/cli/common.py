@@ -115,6 +115,12 @@ out = SafeConsole(soft_wrap=True)
 err = SafeConsole(stderr=True, soft_wrap=True)
 
 
+def table_width() -> int | None:
+    """The width ``cronctl.cli.layout`` tables on stdout are laid out to: the terminal's, or None
+    when stdout is a pipe or a file (one line per row, nothing wrapped)."""
+    return out.width if out.is_terminal else None
+
+
 class Output(str, Enum):
     text = "text"
     json = "json"

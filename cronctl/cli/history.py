@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
-from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
+from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.layout import Row, lay_out
 from cronctl.textsafe import visible
 
@@ -149,7 +149,7 @@ def _render(h: dict[str, Any]) -> None:
         rows.append((when, [local[:16].replace("T", " "), when[11:16] + "Z", "manual", "-",
                             _secs(m["duration_seconds"])], [m["job"]], why))
     table = [slot_row(cells, jobs, reason) for _k, cells, jobs, reason in sorted(rows, key=lambda x: x[0])]
-    lines, starts = lay_out(list(_HEADS), "reason", table, out.width if out.is_terminal else None)
+    lines, starts = lay_out(list(_HEADS), "reason", table, table_width())
     for line in lines:
         text = Text(line.text)
         if line.kind == "row":  # the verdict cell, in its colour

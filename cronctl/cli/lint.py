@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
-from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
 
 
 class LintOutput(str, Enum):
@@ -147,7 +147,7 @@ def _print_table(findings: list[Any], checked: int) -> None:
         # field paths and names are never broken: only the finding wraps, its why and fix under it
         rows = [Row([[f.severity], [f.rule], [f.ref]], f.message, [f"why: {f.why}", f"fix: {f.fix}"])
                 for f in findings]
-        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, out.width if out.is_terminal else None)
+        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, table_width())
         for line in lines:
             text = Text(line.text)
             if line.kind == "row":
@@ -172,7 +172,7 @@ def _print_rules(output: LintOutput) -> None:
         from cronctl.cli.layout import Row, lay_out
 
         rows = [Row([[r.id, r.name], [r.severity]], r.summary, [f"why: {r.why}", f"fix: {r.fix}"]) for r in RULES]
-        lines, _ = lay_out(["RULE", "SEVERITY"], "FINDS", rows, out.width if out.is_terminal else None)
+        lines, _ = lay_out(["RULE", "SEVERITY"], "FINDS", rows, table_width())
         for line in lines:
             out.print(line.text, markup=False)
         return
