@@ -19,7 +19,7 @@ from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
 
 #: Test-only hook: ``CRONCTL_TEST_KILL_AFTER_STEP=<step>`` makes run-manual SIGKILL itself right
-#: after that step (suspended, verified, created, finished, restored), so tests can prove that
+#: after that step (suspended, verified, job-made, created, finished, restored), so tests can prove that
 #: every intermediate state is explained by ``status`` and finished by ``restore``.
 KILL_HOOK_ENV = "CRONCTL_TEST_KILL_AFTER_STEP"
 

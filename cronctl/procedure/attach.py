@@ -86,6 +86,7 @@ class _Attach(_Run):
         self.r.step(f"attached to run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step}): Job "
                     f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
         deadline = self.clock.monotonic() + self.o.timeout
+        self.deadline = deadline  # an API server restart while following the Job is ridden out until it
         nxt = next_commands(self.name, self.ns)
         final: Obj | None = job
         if outcome is None:

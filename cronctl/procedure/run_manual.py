@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
@@ -39,7 +39,7 @@ from cronctl.procedure.predict import (Prediction, expected_duration, history_li
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.slot import (Slot, describe_job, is_slot, last_schedule_plan, lost_while_held, resolve,
                                     schedule_of, show, standing_for)
-from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.procedure.wait import RETRY_EVERY, WaitTimeout, ride_out, wait_for_jobs
 from cronctl.redact import Redactor
 from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339, rfc3339_z
 from cronctl.versions import behaviour_for
@@ -70,6 +70,7 @@ CHECK_AFTER_RESTORE = 30.0  # how long to watch for a predicted catch-up Job aft
 TAIL_LINES = 10  # the last lines of each container's log shown at the end of a run
 TAIL_MAX = 40    # ... and of all of them together
 _RETRY_NAME = re.compile(r"^(.+)-r(\d{1,4})$")  # <job>-r<N>: attempt N of a run retried with --retry
+T = TypeVar("T")
 
 
 def retry_job_name(base: str, attempt: int) -> str:
@@ -157,6 +158,8 @@ class _Run:
         self.suspended_mono: float | None = None
         self.write_failed = False
         self.wait_stats: dict[str, int] = {}
+        self.deadline: float | None = None                    # set at the suspend: bounds every wait
+        self.unreachable_said = False                         # the ride-out warning is said once a run
         self.occurrence: datetime | None = opts.occurrence   # the instant the run stands for
         self.slot: Slot | None = None                         # set when it is a slot of the schedule
         self.can_patch_status = True
@@ -232,9 +235,30 @@ class _Run:
             holder=self.o.holder, updated=self._now(),
             occurrence=rfc3339_z(self.occurrence) if self.occurrence else "", note=note)
 
-    def _update_step(self, step: str, note: str = "") -> None:
-        """Write the step into the record on the CronJob (guarded; only while the record is ours)."""
+    def _unreachable(self, e: CronctlError) -> None:
+        """Said once a run, when a request made while its Job is in flight finds the API server
+        unreachable: the run waits instead of ending with the CronJob suspended and the Job running."""
+        if self.unreachable_said or self.deadline is None:
+            return
+        self.unreachable_said = True
+        until = self.clock.now() + timedelta(seconds=max(0.0, self.deadline - self.clock.monotonic()))
+        self.r.warn(f"{e.message}; the Job is in flight, so cronctl tries again every {RETRY_EVERY:g}s until the "
+                    f"run's deadline ({local_and_utc(until.replace(microsecond=0), self.zone)}); Ctrl-C stops waiting")
+
+    def _ride_out(self, call: Callable[[], T]) -> T:
+        """``call()``, riding out an unreachable API server until the run's deadline (once the run
+        has one: from the suspend on); without a deadline, one attempt."""
+        if self.deadline is None:
+            return call()
+        return ride_out(call, deadline=self.deadline, clock=self.clock, stats=self.wait_stats,
+                        on_unreachable=self._unreachable)
+
+    def _update_step(self, step: str, note: str = "", *, ride: bool = False) -> None:
+        """Write the step into the record on the CronJob (guarded; only while the record is ours).
+        ``ride``: while a Job is in flight, an API server restart is ridden out until the run's
+        deadline (:meth:`_ride_out`); otherwise one attempt per write."""
         cj = self.cj
+        call: Callable[[Callable[[], Obj]], Obj] = self._ride_out if ride else (lambda f: f())
         for _ in range(5):
             rec = model.read_record(cj)
             if rec is None or rec.run_id != self.run_id:
@@ -243,11 +267,12 @@ class _Run:
             patch = {"metadata": {"annotations": {model.ANN_STEP: step, model.ANN_UPDATED: self._now(),
                                                   model.ANN_NOTE: note}}}
             try:
-                self.cj = self.c.patch_cronjob(self.name, patch, resource_version=rv(cj))
+                self.cj = call(lambda: self.c.patch_cronjob(self.name, patch, resource_version=rv(cj)))
                 self._step_local(step, note)
                 return
             except Conflict:
-                cj = self.c.get_cronjob(self.name)
+                # a competing write, or our own patch applied before a dropped answer: read again
+                cj = call(lambda: self.c.get_cronjob(self.name))
         raise Conflict(f"cronjob {self.ns}/{self.name} kept changing; could not record step {step}")
 
     # -- 1. preflight ---------------------------------------------------------------------------
@@ -583,6 +608,7 @@ class _Run:
         self._check_run_dir()
         # One deadline for everything that waits, counted from the suspend (not from the prompt).
         deadline = self.clock.monotonic() + self.o.timeout
+        self.deadline = deadline
         self.suspend()
         self._hook("suspended")
         return deadline, next_commands(self.name, self.ns)
@@ -728,8 +754,9 @@ class _Run:
         self.record["job"] = {"name": self.job_name, "uid": model.meta(job).get("uid"),
                               "created": model.meta(job).get("creationTimestamp")}
         self.r.step(f"created Job {self.ns}/{self.job_name}")
+        self._hook("job-made")
         self.audit.event(self.cj, "CronctlJobCreated", f"cronctl {self._who()}: created Job {self.job_name}")
-        self._update_step("created")
+        self._update_step("created", ride=True)  # the Job is in flight: an API restart is waited out
         return job
 
     # -- 6. wait ----------------------------------------------------------------------------------
@@ -750,7 +777,7 @@ class _Run:
             sampler.start()
         try:
             state = wait_for_jobs(self.c, {self.job_name}, deadline=deadline, clock=self.clock,
-                                  on_change=on_change, stats=self.wait_stats)
+                                  on_change=on_change, stats=self.wait_stats, on_unreachable=self._unreachable)
         finally:
             if sampler:
                 sampler.stop()
@@ -1109,7 +1136,7 @@ class _Run:
         else:
             self.r.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
             states = wait_for_jobs(self.c, {n for _, n in made}, deadline=deadline, clock=self.clock,
-                                   stats=self.wait_stats)
+                                   stats=self.wait_stats, on_unreachable=self._unreachable)
         failures: list[str] = []
         for t, name in made:
             final = states.get(name)

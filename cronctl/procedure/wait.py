@@ -8,6 +8,7 @@ re-lists on 410 Gone. It never polls.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj, WatchExpired
@@ -17,6 +18,36 @@ from cronctl.procedure.base import Clock
 #: The longest single watch request; the server closes it and we reconnect (cheap, and it
 #: bounds how long a silently dead connection can hold us).
 MAX_WATCH_SECONDS = 300
+
+#: How often a request is tried again while the API server cannot be reached.
+RETRY_EVERY = 2.0
+
+T = TypeVar("T")
+
+
+def ride_out(call: Callable[[], T], *, deadline: float, clock: Clock, stats: dict[str, int] | None = None,
+             on_unreachable: Callable[[ApiError], None] | None = None) -> T:
+    """``call()``; while the API server cannot be reached (an ``Unreachable`` ApiError: a restart,
+    a fail-over), try again every :data:`RETRY_EVERY` seconds until ``deadline`` (on
+    ``clock.monotonic()``), then let the last error stand. Any other error raises at once.
+
+    Used once a run has a Job in flight: a control-plane restart of a few seconds must not end the
+    run and leave the CronJob suspended while its Job still runs. ``stats["reconnect_errors"]``
+    counts the failed attempts for the run record; ``on_unreachable`` is told of each one (the
+    caller says it once).
+    """
+    while True:
+        try:
+            return call()
+        except ApiError as e:
+            left = deadline - clock.monotonic()
+            if e.reason != "Unreachable" or left <= 0:
+                raise
+            if stats is not None:
+                stats["reconnect_errors"] = stats.get("reconnect_errors", 0) + 1
+            if on_unreachable is not None:
+                on_unreachable(e)
+            clock.sleep(min(RETRY_EVERY, left))
 
 
 class WaitTimeout(Timeout):
@@ -34,13 +65,15 @@ def _all_done(state: dict[str, Obj | None]) -> bool:
 
 def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: Clock,
                   on_change: Callable[[Obj], None] | None = None,
-                  stats: dict[str, int] | None = None) -> dict[str, Obj | None]:
+                  stats: dict[str, int] | None = None,
+                  on_unreachable: Callable[[ApiError], None] | None = None) -> dict[str, Obj | None]:
     """Block until every named Job is finished (Complete/Failed) or gone; return the last states.
 
     ``deadline`` is on ``clock.monotonic()``; past it, :class:`WaitTimeout`. ``stats`` (if given)
     counts ``watches`` (connections), ``reconnects`` (watches re-opened after one ended),
     ``relists`` (410 Gone: read again) and ``reconnect_errors`` (the server could not be reached)
-    for the run record.
+    for the run record. An unreachable server is ridden out (:func:`ride_out`) until the deadline,
+    on the reads as on the watches.
     """
     st = stats if stats is not None else {}
     for k in ("watches", "reconnects", "relists", "reconnect_errors"):
@@ -48,7 +81,8 @@ def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: 
     fs = f"metadata.name={next(iter(names))}" if len(names) == 1 else None
 
     def relist() -> tuple[dict[str, Obj | None], str]:
-        items, list_rv = cluster.list_jobs(field_selector=fs)
+        items, list_rv = ride_out(lambda: cluster.list_jobs(field_selector=fs), deadline=deadline, clock=clock,
+                                  stats=st, on_unreachable=on_unreachable)
         state: dict[str, Obj | None] = {n: None for n in names}
         for j in items:
             if model.name_of(j) in names:
@@ -90,4 +124,6 @@ def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: 
             if e.reason != "Unreachable":
                 raise
             st["reconnect_errors"] += 1  # API server restarting: retry until the deadline
-            clock.sleep(min(2.0, max(0.0, deadline - clock.monotonic())))
+            if on_unreachable is not None:
+                on_unreachable(e)
+            clock.sleep(min(RETRY_EVERY, max(0.0, deadline - clock.monotonic())))

@@ -109,6 +109,29 @@ def test_apiserver_restarted_while_run_manual_waits(private: Private, tmp_path: 
     assert rec["outcome"] == "succeeded" and rec["watch"]["reconnects"] >= 1, rec.get("watch")
 
 
+def test_apiserver_down_right_after_the_job_is_created_is_ridden_out(private: Private, tmp_path: Path) -> None:
+    # The window CI once hit by chance (a restart between the Job's creation and the step written
+    # after it ended the run with exit 7, the CronJob suspended, the Job running): hit exactly here.
+    ns = create_test_namespace(private.k8s, "t-fault-made")
+    create_cronjob(private.k8s, ns, "orders", duration=2)
+    proc = _start_run(private, ns, "orders", tmp_path, env_extra={"CRONCTL_TEST_PAUSE_AFTER_STEP": "job-made:8"})
+    wait_for("the manual Job to exist", lambda: list_jobs(private.k8s, ns), timeout=60)
+    private.stop("kube-apiserver")
+    try:
+        time.sleep(14)  # past the pause: the step write after the creation finds no server, again and again
+    finally:
+        private.start("kube-apiserver")
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    assert "connection refused; the Job is in flight, so cronctl tries again every 2s" in err, err
+    assert err.count("tries again every") == 1, err  # said once, not per attempt
+    assert [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)] == ["orders-manual"]
+    cj = read_cronjob(private.k8s, ns, "orders")
+    assert cj["spec"]["suspend"] is False and record_annotations(cj) == {}
+    rec = _record(tmp_path)
+    assert rec["outcome"] == "succeeded" and rec["watch"]["reconnect_errors"] >= 2, rec.get("watch")
+
+
 @compat
 def test_etcd_compacted_past_the_watch_gives_a_real_410_and_a_relist(private: Private, tmp_path: Path) -> None:
     ns, proc = _run_until_the_job_runs(private, "t-fault-compact", tmp_path)

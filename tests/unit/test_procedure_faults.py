@@ -23,7 +23,7 @@ from cronctl.cluster import WatchExpired
 from cronctl.errors import ApiError, Conflict, Refused
 from cronctl.procedure.base import QuietReporter
 from cronctl.procedure.run_manual import RunOptions, run_manual
-from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.procedure.wait import WaitTimeout, ride_out, wait_for_jobs
 
 UTC = timezone.utc
 Obj = dict[str, Any]
@@ -180,6 +180,67 @@ def test_an_unreachable_server_during_reconnect_is_retried_until_it_answers() ->
     state = wait_for_jobs(c, {"j"}, deadline=clock.t + 3600, clock=clock, stats=stats)
     assert model.is_finished(state["j"] or {})
     assert stats["reconnect_errors"] == 1 and clock.sleeps == [2.0]
+
+
+def _refused() -> ApiError:
+    return ApiError("cannot reach the API server at https://fake: connection refused", reason="Unreachable")
+
+
+def _answers(*script: Any) -> Any:
+    """A call that raises or returns the scripted items in turn."""
+    items = list(script)
+
+    def call() -> Any:
+        item = items.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+    return call
+
+
+def test_ride_out_tries_again_every_two_seconds_while_the_server_is_unreachable() -> None:
+    clock = FakeClock()
+    told: list[str] = []
+    stats: dict[str, int] = {}
+    got = ride_out(_answers(_refused(), _refused(), "ok"), deadline=clock.t + 60, clock=clock, stats=stats,
+                   on_unreachable=lambda e: told.append(e.message))
+    assert got == "ok" and clock.sleeps == [2.0, 2.0] and stats["reconnect_errors"] == 2
+    assert told == [_refused().message] * 2
+
+
+def test_ride_out_gives_up_at_the_deadline_with_the_last_error() -> None:
+    clock = FakeClock()
+    with pytest.raises(ApiError, match="connection refused"):
+        ride_out(_answers(*[_refused()] * 10), deadline=clock.t + 3, clock=clock)
+    assert clock.sleeps == [2.0, 1.0] and clock.t == 1003.0
+
+
+def test_ride_out_lets_any_other_error_through_at_once() -> None:
+    clock = FakeClock()
+    with pytest.raises(ApiError, match="500"):
+        ride_out(_answers(ApiError("HTTP 500", status=500, reason="InternalError"), "ok"),
+                 deadline=clock.t + 60, clock=clock)
+    with pytest.raises(Conflict):
+        ride_out(_answers(Conflict("modified"), "ok"), deadline=clock.t + 60, clock=clock)
+    assert clock.sleeps == []
+
+
+def test_an_unreachable_server_at_the_first_read_of_the_wait_is_ridden_out() -> None:
+    clock = FakeClock()
+    c = FakeCluster(clock)
+    c.lists = [([job("j", "10")], "10")]
+    real_list = c.list_jobs
+    calls = _answers(_refused(), None)
+
+    def list_once_refused(**kw: Any) -> tuple[list[Obj], str]:
+        calls()  # the first call raises: the API server restarting as the wait begins
+        return real_list(**kw)
+
+    c.list_jobs = list_once_refused  # type: ignore[method-assign]
+    c.watches = [[("MODIFIED", job("j", "11", "Complete"))]]
+    stats: dict[str, int] = {}
+    state = wait_for_jobs(c, {"j"}, deadline=clock.t + 3600, clock=clock, stats=stats)
+    assert model.is_finished(state["j"] or {}) and stats["reconnect_errors"] == 1 and clock.sleeps == [2.0]
 
 
 def test_any_other_api_error_during_the_wait_is_not_swallowed() -> None:
