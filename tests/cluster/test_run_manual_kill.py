@@ -20,20 +20,22 @@ pytestmark = pytest.mark.cluster
 
 
 @pytest.mark.parametrize("step,suspended_before", [
-    ("suspended", False), ("verified", False), ("created", False), ("created", True),
+    ("suspended", False), ("verified", False), ("job-made", False), ("created", False), ("created", True),
     ("finished", False), ("restored", False),
 ])
 def test_a_run_killed_after_a_step_is_explained_by_status_and_finished_by_restore(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path, step: str, suspended_before: bool) -> None:
     # killed after "created", the Job must outlive two cronctl starts (status, restore) on a loaded machine
-    cj = create_cronjob(k8s, namespace, "killed", duration=45 if step == "created" else 12, suspend=suspended_before,
+    # job-made: the Job exists, the record on the CronJob still says "verified"
+    in_flight = step in ("job-made", "created")
+    cj = create_cronjob(k8s, namespace, "killed", duration=45 if in_flight else 12, suspend=suspended_before,
                         schedule="0 0 1 1 *")  # yearly: the controller itself creates nothing meanwhile
     r = cronctl(["run-manual", "killed", "-n", namespace, "--yes", "--settle", "1s"], kubeconfig, run_dir=tmp_path,
                 CRONCTL_TEST_KILL_AFTER_STEP=step)
     assert r.returncode == -9, (r.returncode, r.stderr)
 
     local = run_record(tmp_path)  # the local record survives the kill, up to the last step
-    assert local["steps"][-1]["step"] == step or step == "finished"
+    assert local["steps"][-1]["step"] == {"job-made": "verified"}.get(step, step) or step == "finished"
     after_kill = read_cronjob(k8s, namespace, "killed")
     status = cronctl(["status", "killed", "-n", namespace, "-o", "json"], kubeconfig)
     assert status.returncode == 0, status.stderr
@@ -55,8 +57,8 @@ def test_a_run_killed_after_a_step_is_explained_by_status_and_finished_by_restor
         assert s["record"]["step"] == step
         assert "was never created" in s["explanation"]
         assert read_job(k8s, namespace, "killed-manual") is None
-    elif step == "created":
-        assert s["record"]["step"] == "created"
+    elif in_flight:
+        assert s["record"]["step"] == ("verified" if step == "job-made" else "created")
         assert "still running" in s["explanation"] and s["unfinished"] == ["killed-manual"]
         if not suspended_before:
             # un-suspending now would let a scheduled Job start beside it: refused, nothing changed
