@@ -471,11 +471,11 @@ class _Run:
         rows = [
             ("cronjob", f"{self.ns}/{self.name}"),
             ("schedule", schedule_words(self.cj)),
-            ("time zone", str(spec.get("timeZone") or "none (the controller's zone, normally UTC)")),
+            ("time zone", self.zone or "none (the controller's zone, normally UTC)"),
             ("suspend now", str(suspended).lower()),
             ("active", ", ".join(model.active_names(self.cj)) or "none"),
             ("unfinished child Jobs", ", ".join(unfinished) or "none"),
-            ("next runs", ", ".join(local_and_utc(t, spec.get("timeZone")) for t in runs) or "unknown"),
+            ("next runs", ", ".join(local_and_utc(t, self.zone) for t in runs) or "unknown"),
             ("operator", self.operator),
             ("will", f"suspend it, check for running Jobs (again after {human_duration(self.o.settle)}), create "
                      f"Job {self.job_name}, wait up to {human_duration(self.o.timeout)}, save logs, and after "
