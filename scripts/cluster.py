@@ -57,6 +57,7 @@ import fcntl
 import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -79,6 +80,10 @@ NODE_NAME = "cronctl-sim"
 SERVICE_CIDR = "10.96.0.0/16"
 # order matters: started in this order, stopped in reverse
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "podsim")
+#: test-only: ``<port name>`` (apiserver, etcd_client, ...) is taken by another socket right after the
+#: first pick, as an outgoing connection of another process may take it (tests/cluster/test_fidelity.py)
+TAKE_PORT_ENV = "CRONCTL_CLUSTER_TEST_TAKE_PORT"
+PORT_ATTEMPTS = 3  # starts with fresh ports when a port was taken between picking and binding it
 START_TIMEOUT = float(os.environ.get("CRONCTL_CLUSTER_START_TIMEOUT", "90"))
 
 
@@ -104,7 +109,27 @@ def _proc_start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections."""
+    try:
+        lo, hi = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
+    """A free port BELOW the ephemeral range. A port the kernel hands out (bind to port 0) comes from
+    that range, and between picking it and the component binding it any outgoing connection on the
+    machine (four control planes start side by side in CI) may take it as its local port: kube-
+    apiserver then exits with "bind: address already in use". Ports below the range are never
+    taken that way; a collision with another cluster's pick is caught by _up's retry."""
+    lo, _hi = ephemeral_range()
+    if lo > 11000:
+        for _ in range(100):
+            p = random.randrange(10000, lo)
+            if port_free(p):
+                return p
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -244,10 +269,11 @@ class Cluster:
         except (OSError, ValueError):
             return {}
 
-    def pick_ports(self) -> dict[str, int]:
-        """Reuse last run's ports when free (stable URLs for a human), otherwise take free ones."""
+    def pick_ports(self, fresh: bool = False) -> dict[str, int]:
+        """Reuse last run's ports when free (stable URLs for a human), otherwise (or ``fresh``) take
+        free ones."""
         names = ("etcd_client", "etcd_peer", "apiserver", "kcm", "kubelet")
-        old = self.load_ports()
+        old = {} if fresh else self.load_ports()
         ports: dict[str, int] = {}
         for n in names:
             p = old.get(n)
@@ -513,7 +539,46 @@ current-context: cronctl-local
         self.install()
         t0 = time.monotonic()
         self.ensure_pki()
-        ports = self.pick_ports()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start_all(t0, fresh_ports=attempt > 1, take=os.environ.get(TAKE_PORT_ENV) if attempt == 1 else None)
+                return
+            except ClusterError as e:
+                taken = self._port_taken()
+                if taken is None or attempt == PORT_ATTEMPTS:
+                    raise
+                log(f"{taken}'s port was taken by another process meanwhile ({e}): again with other ports")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _port_taken(self) -> str | None:
+        """The component whose last start failed on a port in use ("address already in use" in its
+        log since its last start line), if any."""
+        for name in COMPONENTS:
+            try:
+                with open(self.logs / f"{name}.log", "rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    f.seek(max(0, f.tell() - 65536))
+                    tail = f.read().decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            if "address already in use" in tail.rsplit("\n==== ", 1)[-1].lower():
+                return name
+        return None
+
+    def _start_all(self, t0: float, fresh_ports: bool, take: str | None = None) -> None:
+        ports = self.pick_ports(fresh=fresh_ports)
+        # test-only (TAKE_PORT_ENV): another process takes one picked port before its component binds it
+        thief = socket.socket() if take else None
+        if thief is not None and take is not None:
+            thief.bind(("127.0.0.1", ports[take]))
+            thief.listen()
+        try:
+            self._spawn_all(t0, ports)
+        finally:
+            if thief is not None:
+                thief.close()
+
+    def _spawn_all(self, t0: float, ports: dict[str, int]) -> None:
         server = f"https://127.0.0.1:{ports['apiserver']}"
         self.write_kubeconfig(self.state / "kcm.kubeconfig", server, "system:kube-controller-manager", "kcm")
         (self.state / "podsim.json").write_text(json.dumps({

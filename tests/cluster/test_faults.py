@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -338,3 +339,25 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
             # shows the deadline drop, and the evidence cannot tell it from the controller being down
             print(f"history ran {judged_at - t0} after t0, past the next slot: {tock[z(t)]}")
             assert tock[z(t)]["verdict"] in ("missed-deadline", "missed"), tock[z(t)]
+
+
+def test_a_port_taken_between_picking_and_binding_it_starts_the_control_plane_again_on_other_ports(
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    # CI once lost a whole suite this way: four control planes starting side by side, an outgoing
+    # connection took the apiserver's freshly picked port, kube-apiserver exited "bind: address
+    # already in use", and every test of that pytest worker failed at setup. Here a socket of the
+    # test takes the picked port (scripts/cluster's test-only TAKE_PORT_ENV), as that connection did.
+    monkeypatch.setenv(cluster.TAKE_PORT_ENV, "apiserver")
+    state = Path(tempfile.mkdtemp(prefix="cronctl-port-cluster-"))
+    try:
+        info = cluster.up(version=requested_k8s_version(), state=state)
+        err = capfd.readouterr().err
+        assert "kube-apiserver's port was taken by another process meanwhile" in err, err
+        log = (state / "logs" / "kube-apiserver.log").read_text()
+        starts = log.split("\n==== ")[1:]
+        assert len(starts) == 2 and "address already in use" in starts[0], log[-2000:]  # really failed on it
+        ports = [re.search(r"--secure-port=(\d+)", s).group(1) for s in starts]  # type: ignore[union-attr]
+        assert ports[0] != ports[1] and info.server == f"https://127.0.0.1:{ports[1]}"
+        assert cluster.info(state) is not None  # the second start runs
+    finally:
+        cluster.down(state)
