@@ -81,7 +81,7 @@ SERVICE_CIDR = "10.96.0.0/16"
 # order matters: started in this order, stopped in reverse
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "podsim")
 #: test-only: ``<port name>`` (apiserver, etcd_client, ...) is taken by another socket right after the
-#: first pick, as an outgoing connection of another process may take it (tests/cluster/test_fidelity.py)
+#: first pick, as an outgoing connection of another process may take it (tests/cluster/test_faults.py)
 TAKE_PORT_ENV = "CRONCTL_CLUSTER_TEST_TAKE_PORT"
 PORT_ATTEMPTS = 3  # starts with fresh ports when a port was taken between picking and binding it
 START_TIMEOUT = float(os.environ.get("CRONCTL_CLUSTER_START_TIMEOUT", "90"))
