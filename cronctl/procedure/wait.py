@@ -25,10 +25,17 @@ RETRY_EVERY = 2.0
 T = TypeVar("T")
 
 
+def passing(e: ApiError) -> bool:
+    """Whether the API server cannot answer now but will: unreachable (a restart, a fail-over),
+    503 (shutting down, or not ready yet after a start) or 429 (throttled by API Priority and
+    Fairness)."""
+    return e.reason == "Unreachable" or e.status in (429, 503)
+
+
 def ride_out(call: Callable[[], T], *, deadline: float, clock: Clock, stats: dict[str, int] | None = None,
              on_unreachable: Callable[[ApiError], None] | None = None) -> T:
-    """``call()``; while the API server cannot be reached (an ``Unreachable`` ApiError: a restart,
-    a fail-over), try again every :data:`RETRY_EVERY` seconds until ``deadline`` (on
+    """``call()``; while the API server cannot answer (:func:`passing`: a restart, a fail-over,
+    a graceful shutdown's 503), try again every :data:`RETRY_EVERY` seconds until ``deadline`` (on
     ``clock.monotonic()``), then let the last error stand. Any other error raises at once.
 
     Used once a run has a Job in flight: a control-plane restart of a few seconds must not end the
@@ -41,7 +48,7 @@ def ride_out(call: Callable[[], T], *, deadline: float, clock: Clock, stats: dic
             return call()
         except ApiError as e:
             left = deadline - clock.monotonic()
-            if e.reason != "Unreachable" or left <= 0:
+            if not passing(e) or left <= 0:
                 raise
             if stats is not None:
                 stats["reconnect_errors"] = stats.get("reconnect_errors", 0) + 1
@@ -121,7 +128,7 @@ def wait_for_jobs(cluster: Cluster, names: set[str], *, deadline: float, clock: 
             st["relists"] += 1
             state, rv = relist()  # the resourceVersion is too old: read again, then watch again
         except ApiError as e:
-            if e.reason != "Unreachable":
+            if not passing(e):
                 raise
             st["reconnect_errors"] += 1  # API server restarting: retry until the deadline
             if on_unreachable is not None:

@@ -208,6 +208,21 @@ def test_ride_out_tries_again_every_two_seconds_while_the_server_is_unreachable(
     assert told == [_refused().message] * 2
 
 
+@pytest.mark.parametrize("status,reason", [(503, "ServiceUnavailable"), (429, "TooManyRequests")])
+def test_ride_out_waits_through_a_shutting_down_or_throttling_server(status: int, reason: str) -> None:
+    # a kube-apiserver in graceful shutdown answers 503 "apiserver is shutting down" before it closes
+    clock = FakeClock()
+    err = ApiError(f"HTTP {status} {reason}: apiserver is shutting down", status=status, reason=reason)
+    assert ride_out(_answers(err, "ok"), deadline=clock.t + 60, clock=clock) == "ok"
+    assert clock.sleeps == [2.0]
+    c = FakeCluster(clock)
+    c.lists = [([job("j", "10")], "10")]
+    c.watches = [[err], [("MODIFIED", job("j", "12", "Complete"))]]
+    stats: dict[str, int] = {}
+    assert model.is_finished(wait_for_jobs(c, {"j"}, deadline=clock.t + 3600, clock=clock, stats=stats)["j"] or {})
+    assert stats["reconnect_errors"] == 1
+
+
 def test_ride_out_gives_up_at_the_deadline_with_the_last_error() -> None:
     clock = FakeClock()
     with pytest.raises(ApiError, match="connection refused"):
