@@ -93,7 +93,14 @@ def _run_until_the_job_runs(p: Private, hint: str, run_dir: Path) -> tuple[str, 
     ns = create_test_namespace(p.k8s, hint)
     create_cronjob(p.k8s, ns, "orders", duration=20)
     proc = _start_run(p, ns, "orders", run_dir)
-    wait_for("the manual Job to run", lambda: _job_running(p, ns), timeout=60)
+    try:
+        # 180 s: on a CI machine at load 11 the cronctl start, the preflight and the pod's start took
+        # more than the 60 s this once had
+        wait_for("the manual Job to run", lambda: _job_running(p, ns), timeout=180)
+    except BaseException:
+        proc.kill()  # no run left behind riding out a control plane the fixture then takes down
+        proc.communicate()
+        raise
     return ns, proc
 
 
