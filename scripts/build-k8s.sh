@@ -79,7 +79,7 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} -X k8
 # idles while a single big package or a link finishes. The compiler's garbage collector runs at a
 # quarter of its default frequency (GOGC=400: a cold kubectl build 227 s -> 184 s on 2 cores),
 # bounded by GOMEMLIMIT so two compiles at once stay well inside a small machine's memory.
-tmp="$OUT/.tmp.$$"
+tmp="$OUT/.tmp"   # one build at a time (the lock above): a failed build's leftovers go on the next try
 rm -rf "$tmp"; mkdir -p "$tmp"
 pkgs=(); for b in "${BINS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
 GOGC="${BUILD_K8S_GOGC:-400}" GOMEMLIMIT="${BUILD_K8S_GOMEMLIMIT:-6GiB}" \

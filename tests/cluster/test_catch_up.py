@@ -30,6 +30,11 @@ def scheduled(k8s: Any, ns: str) -> dict[str, dict[str, Any]]:
             if TS in (j["metadata"].get("annotations") or {}) and not j["metadata"]["name"].endswith("-manual")}
 
 
+def _utc(stamp: str) -> datetime:
+    """An API or annotation timestamp ("...Z" or with an offset) as an aware UTC datetime."""
+    return datetime.fromisoformat(stamp).astimezone(UTC)
+
+
 def minute_floor(t: datetime) -> datetime:
     return t.replace(second=0, microsecond=0)
 
@@ -42,10 +47,8 @@ def _held_slots(rec: dict[str, Any], k8s: Any, ns: str, every: int = 1) -> list[
     too: the controller finds it unmet on un-suspend."""
     held_from, held_to = (datetime.strptime(rec[k][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
                           for k in ("suspended_at", "restored_at"))
-    started = [datetime.strptime(slot, "%Y-%m-%dT%H:%M:%S%z").astimezone(UTC)
-               for slot, j in scheduled(k8s, ns).items()
-               if datetime.strptime(j["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
-               .replace(tzinfo=UTC) <= held_from]
+    started = [_utc(slot) for slot, j in scheduled(k8s, ns).items()
+               if _utc(j["metadata"]["creationTimestamp"]) <= held_from]
     base = max(started) if started else minute_floor(held_from)
     return [z(t) for t in (base + timedelta(minutes=i) for i in range(1, 12))
             if t <= held_to and t.minute % every == 0]
@@ -75,7 +78,7 @@ def test_resume_with_catch_up_none_starts_nothing_and_the_next_slot_runs_on_time
     # ... and the next slot starts on time
     nxt = latest + timedelta(minutes=1)
     job = wait_for(f"the Job for {z(nxt)}", lambda: scheduled(k8s, namespace).get(z(nxt)), 90)
-    created = datetime.strptime(job["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    created = _utc(job["metadata"]["creationTimestamp"])
     delay = (created - nxt).total_seconds()
     print(f"next slot after resume --catch-up none: created {delay:.0f}s after {z(nxt)}")
     assert delay <= 10, delay
@@ -92,7 +95,7 @@ def test_run_manual_with_catch_up_none_restores_without_a_catch_up_and_records_w
     k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("long", schedule="*/2 * * * *", policy="Forbid",
                                                                 duration=70))
     first = wait_for("a first scheduled Job", lambda: scheduled(k8s, namespace), 150)
-    slot0 = datetime.strptime(next(iter(first)), "%Y-%m-%dT%H:%M:%S%z").astimezone(UTC)
+    slot0 = _utc(next(iter(first)))
     wait_for("it to finish", lambda: all((j.get("status") or {}).get("completionTime")
                                          for j in scheduled(k8s, namespace).values()) or None, 120)
     # --wait-active: on a loaded machine cronctl may start only after the next slot's Job (CI saw it)
@@ -120,14 +123,12 @@ def by_slot(k8s: Any, ns: str) -> dict[str, list[dict[str, Any]]]:
         ann = j["metadata"].get("annotations") or {}
         at = ann.get(TS) or ann.get("cronctl.dev/occurrence")
         if at:
-            t = datetime.strptime(at, "%Y-%m-%dT%H:%M:%S%z").astimezone(UTC) if "+" in at else \
-                datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-            out.setdefault(z(t), []).append(j)
+            out.setdefault(z(_utc(at)), []).append(j)
     return out
 
 
 def slot_job_name(cronjob: str, slot: str) -> str:
-    return f"{cronjob}-{int(datetime.strptime(slot, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=UTC).timestamp()) // 60}"
+    return f"{cronjob}-{int(_utc(slot).timestamp()) // 60}"
 
 
 def assert_each_slot_ran_once_as_its_own_job(k8s: Any, ns: str, cronjob: str, slots: list[str]) -> None:
