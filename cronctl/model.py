@@ -74,17 +74,27 @@ def when(value: Any) -> datetime | None:
 
     The one lenient timestamp reader: the evidence (Job, Pod and Event times, cronctl's own
     annotations, managedFields) is read with it, so a garbled time in a hand-made dump counts as
-    absent instead of stopping a report. The controller inputs of a CronJob are read strictly
+    absent instead of stopping a report; so does a year outside :data:`MIN_YEAR`..:data:`MAX_YEAR`
+    (``cronctl.dev/paused-until: 9999-12-31``), where a file's typed fields are refused instead
+    (:func:`check_typed`). The controller inputs of a CronJob are read strictly
     instead (:func:`cronjob_view`): a wrong one is refused, never taken as absent.
     """
     if isinstance(value, datetime):  # a YAML loader's timestamp
-        return value.astimezone(UTC) if value.tzinfo is not None else None
+        if value.tzinfo is None:
+            return None
+        try:
+            value = value.astimezone(UTC)
+        except OverflowError:
+            return None
+        return value if MIN_YEAR <= value.year <= MAX_YEAR else None
     if not isinstance(value, str) or not value:
         return None
     try:
-        return parse_rfc3339(value)
+        t = parse_rfc3339(value)
     except BadInput:
         return None
+    # outside MIN_YEAR..MAX_YEAR: absent too, so no arithmetic on it can leave datetime's range
+    return t if MIN_YEAR <= t.year <= MAX_YEAR else None
 
 
 def created(obj: Obj) -> datetime | None:
@@ -621,9 +631,10 @@ def overlaps(records: Iterable[JobRecord]) -> list[tuple[str, str, datetime, dat
 # a traceback deeper down. Objects from a live API server always pass. ``None`` (YAML ``~`` or
 # an empty value) is "not set", as the API server reads a JSON null.
 
-#: Timestamps outside these years are refused: the engine's arithmetic (offsets, a whole
-#: schedule walk) must stay inside ``datetime``'s years 1..9999, and no real object is older.
-MIN_YEAR = 1000
+#: Timestamps outside these years are refused in a file (and read as absent by :func:`when`):
+#: the arithmetic on them (offsets, paddings, a whole schedule walk) must stay inside
+#: ``datetime``'s years 1..9999, and no real object is older than the Unix epoch.
+MIN_YEAR = 1970
 MAX_YEAR = 9000
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -762,12 +773,63 @@ def check_typed(obj: Obj) -> None:
     if schema is None:
         return
     _check_value(obj, schema, "")
+    _check_time_annotations(obj)
     for req in REQUIRED.get(kind, ()):  # type: ignore[arg-type]
         cur: Any = obj
         for part in req.split("."):
             cur = cur.get(part) if isinstance(cur, dict) else None
         if cur is None:
             raise BadInput(f"{req} is missing")
+
+
+def typed_times(obj: Obj) -> list[datetime]:
+    """The instants in the timestamp fields of :data:`SCHEMAS` of one CronJob, Job, Pod or Event
+    (``metadata.creationTimestamp``, ``status.startTime``, an Event's ``lastTimestamp``, ...), read
+    with :func:`when`: the fields a file is checked for (years :data:`MIN_YEAR`..:data:`MAX_YEAR`).
+    A key of the same name anywhere else (a Pod condition's ``lastProbeTime``, a ConfigMap value)
+    is not one of them: nobody checks it, so nothing is derived from it. Other kinds: none."""
+    kind = obj.get("kind")
+    schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
+    out: list[datetime] = []
+    stack: list[tuple[Any, _Schema]] = [(obj, schema)] if schema is not None else []
+    while stack:
+        value, sch = stack.pop()
+        if isinstance(sch, dict) and isinstance(value, dict):
+            stack.extend((value[k], sub) for k, sub in sch.items() if k in value)
+        elif isinstance(sch, list) and isinstance(value, list):
+            stack.extend((item, sch[0]) for item in value)
+        elif sch == _TIME:
+            t = when(value)
+            if t is not None:
+                out.append(t)
+    return out
+
+
+#: the annotations that hold a time (the controller's and cronctl's), read with :func:`when`
+TIME_ANNOTATIONS = (SCHEDULED_TS, ANN_STARTED, ANN_UPDATED, ANN_OCCURRENCE, ANN_PAUSED_AT, ANN_PAUSED_UNTIL)
+
+
+def _check_time_annotations(obj: Obj) -> None:
+    """An annotation of :data:`TIME_ANNOTATIONS` that is a time outside MIN_YEAR..MAX_YEAR (in
+    its own offset or in UTC) is refused, naming it; one that is no time at all stays evidence
+    read leniently (:func:`when`: absent)."""
+    for key, value in annotations(obj).items():
+        if key not in TIME_ANNOTATIONS or not isinstance(value, str):
+            continue
+        text = value.strip()
+        try:
+            t = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+        except ValueError:
+            continue
+        if t.tzinfo is None:
+            continue
+        try:
+            year = t.astimezone(UTC).year
+        except OverflowError:
+            year = t.year
+        if not (MIN_YEAR <= t.year <= MAX_YEAR and MIN_YEAR <= year <= MAX_YEAR):
+            raise BadInput(f"metadata.annotations.{key}: year {year} is outside {MIN_YEAR}..{MAX_YEAR} "
+                           "(MIN_YEAR, MAX_YEAR)")
 
 
 def check_objects(objs: list[Obj], source: str) -> None:

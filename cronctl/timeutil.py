@@ -27,7 +27,10 @@ def parse_rfc3339(text: str, *, what: str = "time") -> datetime:
         raise BadInput(f"bad {what} {text!r}: expected RFC3339, e.g. 2026-03-08T06:30:00Z") from None
     if dt.tzinfo is None:
         raise BadInput(f"bad {what} {text!r}: no offset; add Z or +HH:MM")
-    return dt.astimezone(UTC)
+    try:
+        return dt.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is in the year 0 in UTC
+        raise BadInput(f"bad {what} {text!r}: outside the years 1..9999 in UTC") from None
 
 
 def rfc3339_z(dt: datetime) -> str:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from cronctl.bundle.raw import Obj, RawData
 from cronctl.errors import BadInput
-from cronctl.timeutil import parse_rfc3339
 
 KINDS = {"CronJob": "cronjobs", "Job": "jobs", "Pod": "pods", "Event": "events"}
 LOGS_NOTE = "logs are not part of a kubectl dump; collect from the live cluster to include them"
@@ -37,12 +35,10 @@ def load_dump(paths: str | Sequence[str], *, namespace: str | None, now: datetim
 
     files = [paths] if isinstance(paths, str) else list(paths)
     path = ", ".join(files)  # for the messages about the whole dump
-    objs: list[Obj] = []
     kept: dict[tuple[str, str, str, str], tuple[str, int, Obj]] = {}
     for f in files:
         for i, o in enumerate(load_objects(f), start=1):
             _admit(o, f, i)
-            objs.append(o)
             meta = o["metadata"]
             ident = (str(o["kind"]), str(meta.get("namespace") or ""), str(meta["name"]), str(meta.get("uid") or ""))
             kept.pop(ident, None)  # dict order follows the file that has the object last
@@ -69,7 +65,7 @@ def load_dump(paths: str | Sequence[str], *, namespace: str | None, now: datetim
                             if str(o["metadata"].get("namespace") or namespace) == namespace]
     inferred = now is None
     if now is None:
-        now = latest_timestamp(objs) or collected_at
+        now = latest_timestamp([o for _f, _i, o in kept.values()]) or collected_at
     return RawData(
         namespace=namespace, source="dump", now=now,
         now_source="latest timestamp in the dump" if inferred else "--now",
@@ -103,32 +99,11 @@ def _check(o: Obj, kind: str, path: str, i: int) -> None:
                 raise BadInput(f"{path}: item {i} ({kind} {name}): {key} is not a mapping")
 
 
-_TIME_KEYS = ("creationTimestamp", "lastTimestamp", "firstTimestamp", "eventTime", "startTime",
-              "completionTime", "lastTransitionTime", "lastScheduleTime", "lastSuccessfulTime", "time",
-              "startedAt", "finishedAt", "lastProbeTime")
-
-
 def latest_timestamp(objs: list[Obj]) -> datetime | None:
-    """The latest instant written anywhere in the objects (a lower bound of when the dump was taken)."""
-    best: datetime | None = None
+    """The latest instant in the typed timestamp fields of the dump's CronJobs, Jobs, Pods and Events
+    (:func:`cronctl.model.typed_times`: checked at load, years MIN_YEAR..MAX_YEAR), a lower bound of
+    when the dump was taken. Never from an arbitrary key: a Pod condition's ``lastProbeTime`` or a
+    ConfigMap value of the year 9999 would otherwise move "now" there."""
+    from cronctl.model import typed_times
 
-    def walk(x: Any) -> None:
-        nonlocal best
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k in _TIME_KEYS and isinstance(v, str) and v:
-                    try:
-                        t = parse_rfc3339(v)
-                    except BadInput:
-                        continue
-                    if best is None or t > best:
-                        best = t
-                elif isinstance(v, (dict, list)):
-                    walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    for o in objs:
-        walk(o)
-    return best
+    return max((t for o in objs if o.get("kind") in KINDS for t in typed_times(o)), default=None)

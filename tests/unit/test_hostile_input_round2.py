@@ -1,0 +1,187 @@
+"""Hostile input, second round (issue 26): no internal error from any field, files that are files,
+one value on one line.
+
+Every attack is a small hand-made dump run through the real entry point (``run_cli``) of each
+offline command; the answer is a result or one ``error:`` line with exit 5, never exit 70.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import RunCli
+from cronctl import model
+from cronctl.errors import BadInput, ExitCode
+from cronctl.timeutil import parse_rfc3339
+
+UTC = timezone.utc
+
+CRONJOB: dict[str, Any] = {
+    "apiVersion": "batch/v1", "kind": "CronJob",
+    "metadata": {"name": "orders-sync", "namespace": "shop", "uid": "u1",
+                 "creationTimestamp": "2026-12-01T09:00:00Z"},
+    "spec": {"schedule": "*/10 * * * *", "timeZone": "Europe/Berlin", "startingDeadlineSeconds": 300,
+             "suspend": False, "jobTemplate": {"spec": {"backoffLimit": 0, "template": {"spec": {
+                 "restartPolicy": "Never", "containers": [{"name": "sync", "image": "sync:1"}]}}}}},
+    "status": {"lastScheduleTime": "2026-12-02T11:00:00Z"},
+}
+JOB: dict[str, Any] = {
+    "apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "orders-sync-29412060", "namespace": "shop", "uid": "j1",
+                 "creationTimestamp": "2026-12-02T11:00:00Z",
+                 "annotations": {model.SCHEDULED_TS: "2026-12-02T12:00:00+01:00"},
+                 "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "orders-sync",
+                                      "uid": "u1", "controller": True}]},
+    "status": {"startTime": "2026-12-02T11:00:01Z", "completionTime": "2026-12-02T11:00:30Z",
+               "conditions": [{"type": "Complete", "status": "True",
+                               "lastTransitionTime": "2026-12-02T11:00:30Z"}]},
+}
+POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "orders-sync-29412060-abcde", "namespace": "shop",
+                 "labels": {"job-name": "orders-sync-29412060"}, "creationTimestamp": "2026-12-02T11:00:00Z"},
+    "status": {"phase": "Succeeded", "startTime": "2026-12-02T11:00:01Z",
+               "conditions": [{"type": "Ready", "status": "False", "lastProbeTime": "2026-12-02T11:00:00Z"}]},
+}
+EVENT: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Event", "metadata": {"name": "orders-sync.1", "namespace": "shop"},
+    "involvedObject": {"kind": "CronJob", "name": "orders-sync", "namespace": "shop", "uid": "u1"},
+    "reason": "SuccessfulCreate", "message": "Created job orders-sync-29412060", "type": "Normal",
+    "firstTimestamp": "2026-12-02T11:00:00Z", "lastTimestamp": "2026-12-02T11:00:00Z",
+}
+#: the latest time in the typed fields of the dump above (the Job's completion)
+LATEST = "2026-12-02T11:00:30Z"
+
+
+def objects() -> list[dict[str, Any]]:
+    return copy.deepcopy([CRONJOB, JOB, POD, EVENT])
+
+
+def write(path: Path, items: list[dict[str, Any]]) -> str:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
+
+
+# every offline command: {f} is the file, {out} a fresh output path
+COMMANDS: dict[str, list[str]] = {
+    "history": ["history", "--from-dump", "{f}", "-o", "json"],
+    "bundle": ["bundle", "--from-dump", "{f}", "--out", "{out}", "-o", "json"],
+    "lint": ["lint", "-f", "{f}", "-o", "json"],
+    "alerts": ["alerts", "-f", "{f}"],
+    "explain": ["explain", "-f", "{f}", "-o", "json"],
+}
+
+
+def run(run_cli: RunCli, tmp_path: Path, command: str, f: str) -> Any:
+    argv = [a.replace("{f}", f).replace("{out}", str(tmp_path / f"out-{command}")) for a in COMMANDS[command]]
+    return run_cli(*argv)
+
+
+def assert_no_internal_error(res: Any) -> None:
+    assert res.exit_code != ExitCode.INTERNAL, res.stderr
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+def assert_bad_input(res: Any, *words: str) -> None:
+    assert res.exit_code == ExitCode.BAD_INPUT, (res.exit_code, res.stderr)
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(lines) == 1, res.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+# -- "now" of a dump comes from its checked timestamps only -----------------------------------------
+
+def _probe_of_9999(items: list[dict[str, Any]]) -> None:
+    items[2]["status"]["conditions"][0]["lastProbeTime"] = "9999-12-31T23:59:59Z"
+
+
+def _configmap_of_9999(items: list[dict[str, Any]]) -> None:
+    items.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "shop"},
+                  "data": {"time": "9999-12-31T23:59:59Z", "lastTimestamp": "9999-12-31T23:59:59Z"}})
+
+
+@pytest.mark.parametrize("command", ["history", "bundle"])
+@pytest.mark.parametrize("plant", [_probe_of_9999, _configmap_of_9999], ids=["pod-lastProbeTime", "configmap"])
+def test_now_of_a_dump_never_comes_from_a_key_nobody_checks(run_cli: RunCli, tmp_path: Path, command: str,
+                                                            plant: Any) -> None:
+    items = objects()
+    plant(items)
+    res = run(run_cli, tmp_path, command, write(tmp_path / "d.json", items))
+    assert_no_internal_error(res)
+    assert res.exit_code == 0, res.stderr
+    if command == "history":
+        assert json.loads(res.stdout)["now"] == LATEST
+    else:
+        doc = json.loads((tmp_path / "out-bundle" / "bundle.json").read_text())
+        assert doc["collected"]["now"] == LATEST
+        assert doc["collected"]["now_source"] == "latest timestamp in the dump"
+
+
+# -- years outside MIN_YEAR..MAX_YEAR ----------------------------------------------------------------
+
+def _annotate(index: int, key: str, value: str, **extra: Any) -> Any:
+    def plant(items: list[dict[str, Any]]) -> None:
+        items[index]["metadata"].setdefault("annotations", {})[key] = value
+        for k, v in extra.items():
+            items[index]["metadata"]["annotations"][k] = v
+        if key.startswith("cronctl.dev/paused"):
+            items[index]["spec"]["suspend"] = True
+            items[index]["spec"]["timeZone"] = "Asia/Tokyo"
+    return plant
+
+
+YEARS = {
+    "paused-until-9999": (_annotate(0, model.ANN_PAUSED_UNTIL, "9999-12-31T23:59:59Z",
+                                    **{model.ANN_PAUSED_BY: "ops", model.ANN_PAUSED_AT: "2026-12-01T00:00:00Z"}),
+                          "metadata.annotations.cronctl.dev/paused-until: year 9999"),
+    "paused-at-0001": (_annotate(0, model.ANN_PAUSED_AT, "0001-01-01T00:00:00Z",
+                                 **{model.ANN_PAUSED_BY: "ops", model.ANN_PAUSED_UNTIL: "2026-12-01T00:00:00Z"}),
+                       "metadata.annotations.cronctl.dev/paused-at: year 1"),
+    "scheduled-ts-year-0-in-utc": (_annotate(1, model.SCHEDULED_TS, "0001-01-01T00:00:00+01:00"),
+                                   "metadata.annotations.batch.kubernetes.io/cronjob-scheduled-timestamp: year 1"),
+    "start-time-1969": (lambda items: items[1]["status"].update(startTime="1969-12-31T23:59:59Z"),
+                        "status.startTime: year 1969 is outside 1970..9000"),
+}
+
+
+@pytest.mark.parametrize("command", ["history", "bundle"])
+@pytest.mark.parametrize("case", YEARS)
+def test_a_year_out_of_range_is_exit_5_naming_the_field(run_cli: RunCli, tmp_path: Path, command: str,
+                                                        case: str) -> None:
+    plant, words = YEARS[case]
+    items = objects()
+    plant(items)
+    res = run(run_cli, tmp_path, command, write(tmp_path / "d.json", items))
+    assert_bad_input(res, words)
+
+
+@pytest.mark.parametrize("command", ["lint", "alerts", "explain"])
+def test_a_pause_until_the_year_9999_is_exit_5_for_the_cronjob_readers(run_cli: RunCli, tmp_path: Path,
+                                                                       command: str) -> None:
+    plant, words = YEARS["paused-until-9999"]
+    items = objects()
+    plant(items)
+    assert_bad_input(run(run_cli, tmp_path, command, write(tmp_path / "d.json", items)), words)
+
+
+@pytest.mark.parametrize("value", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00+01:00",
+                                   "9999-12-31T23:59:59-01:00", "1969-12-31T23:59:59Z"])
+def test_the_lenient_reader_takes_a_time_out_of_range_as_absent(value: str) -> None:
+    # a live object is not checked like a file: its evidence is read as absent instead
+    assert model.when(value) is None
+    pause = model.read_pause({"metadata": {"annotations": {model.ANN_PAUSED_BY: "ops",
+                                                           model.ANN_PAUSED_UNTIL: value}}})
+    assert pause is not None and pause.until is None
+
+
+def test_an_offset_that_leaves_the_years_of_datetime_is_bad_input_not_an_overflow() -> None:
+    with pytest.raises(BadInput, match="outside the years"):
+        parse_rfc3339("0001-01-01T00:00:00+01:00")
+    assert parse_rfc3339("2026-12-02T12:00:00+01:00") == datetime(2026, 12, 2, 11, tzinfo=UTC)
