@@ -573,7 +573,7 @@ def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], 
         # between: that write was the un-suspend, and the slot passed while suspended
         if w >= t and (nxt_t is None or nxt_t >= w) and w == ctx.suspend_writes[-1][0]:
             late = (f"; at the un-suspend it was older than startingDeadlineSeconds={ctx.deadline}, so it was not "
-                    "caught up" if ctx.deadline is not None and w - t > timedelta(seconds=ctx.deadline) else "")
+                    "caught up" if ctx.deadline is not None and w - t > model.capped_seconds(ctx.deadline) else "")
             return ("missed-suspended", f"suspended until {_z(w)} ({manager}, the last write of spec.suspend){late}")
     if t in dropped:
         return ("missed-deadline", f"older than startingDeadlineSeconds={ctx.deadline} when the controller looked: "
@@ -600,7 +600,7 @@ def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], 
             if e is not None and abs(c - e) <= _NEAR * 2:
                 return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
                         f"latest missed slot, {nxt['slot']}")
-        if ctx.deadline is not None and c - t > timedelta(seconds=ctx.deadline):
+        if ctx.deadline is not None and c - t > model.capped_seconds(ctx.deadline):
             return ("missed-deadline", f"the controller acted again at {_z(c)}, more than startingDeadlineSeconds="
                     f"{ctx.deadline} after it, and started only the latest slot, {nxt['slot']}")
         return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({nxt['slot']}): "

@@ -636,6 +636,18 @@ def overlaps(records: Iterable[JobRecord]) -> list[tuple[str, str, datetime, dat
 #: ``datetime``'s years 1..9999, and no real object is older than the Unix epoch.
 MIN_YEAR = 1970
 MAX_YEAR = 9000
+#: A deadline (``startingDeadlineSeconds``, ``activeDeadlineSeconds``: int64 in the API) longer than
+#: this acts as this one (:func:`capped_seconds`): 10,000 years, longer than any span between two
+#: times in MIN_YEAR..MAX_YEAR, so the answer is the same and the arithmetic saturates instead of
+#: overflowing ``timedelta``.
+MAX_DEADLINE_SECONDS = 10_000 * 365 * 86_400
+
+
+def capped_seconds(seconds: int) -> timedelta:
+    """``timedelta(seconds=seconds)``, saturated at ±:data:`MAX_DEADLINE_SECONDS`."""
+    return timedelta(seconds=max(-MAX_DEADLINE_SECONDS, min(seconds, MAX_DEADLINE_SECONDS)))
+
+
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 

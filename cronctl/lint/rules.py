@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
-from cronctl.model import HistoryLimits, cronjob_view
+from cronctl.model import HistoryLimits, capped_seconds, cronjob_view
 from cronctl.schedule.dst import Transition, transitions
 from cronctl.timeutil import UTC, human_duration
 
@@ -174,7 +174,7 @@ def _interval(sched: Any, now: datetime) -> timedelta | None:
 
 
 def _fmt_seconds(n: int) -> str:
-    return f"{n} ({human_duration(timedelta(seconds=n))})" if n >= 120 else f"{n}"
+    return f"{n} ({human_duration(capped_seconds(n))})" if n >= 120 else f"{n}"
 
 
 # --------------------------------------------------------------------------- the checks
@@ -326,7 +326,7 @@ def check_active_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
     if sched is None:
         return []
     interval = schedule_interval(sched, now)
-    if interval is None or timedelta(seconds=ads) < interval:
+    if interval is None or capped_seconds(ads) < interval:
         return []
     return [Hit(f"{JOB}.activeDeadlineSeconds {_fmt_seconds(ads)} is at or above the schedule's shortest interval "
                 f"{human_duration(interval)} with concurrencyPolicy Forbid: one slow run blocks the next "
@@ -339,7 +339,7 @@ def check_starting_deadline_vs_interval(cj: Obj, now: datetime) -> list[Hit]:
         return []
     sched = parsed_schedule(cj)
     interval = schedule_interval(sched, now) if sched is not None else None
-    if interval is None or timedelta(seconds=sds) <= interval:
+    if interval is None or capped_seconds(sds) <= interval:
         return []
     return [Hit(f"spec.startingDeadlineSeconds {_fmt_seconds(sds)} is above the schedule's shortest interval "
                 f"{human_duration(interval)}: a run held back (Forbid, controller downtime) still starts however late, "

@@ -185,3 +185,40 @@ def test_an_offset_that_leaves_the_years_of_datetime_is_bad_input_not_an_overflo
     with pytest.raises(BadInput, match="outside the years"):
         parse_rfc3339("0001-01-01T00:00:00+01:00")
     assert parse_rfc3339("2026-12-02T12:00:00+01:00") == datetime(2026, 12, 2, 11, tzinfo=UTC)
+
+
+# -- deadlines at the int64 maximum ------------------------------------------------------------------
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def _starting_deadline(items: list[dict[str, Any]]) -> None:
+    items[0]["spec"]["startingDeadlineSeconds"] = INT64_MAX
+
+
+def _active_deadline(items: list[dict[str, Any]]) -> None:
+    items[0]["spec"]["concurrencyPolicy"] = "Forbid"
+    items[0]["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] = INT64_MAX
+    items[1]["spec"] = {"activeDeadlineSeconds": INT64_MAX}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("plant", [_starting_deadline, _active_deadline], ids=["startingDeadline", "activeDeadline"])
+def test_a_deadline_at_the_int64_maximum_saturates(run_cli: RunCli, tmp_path: Path, command: str,
+                                                   plant: Any) -> None:
+    items = objects()
+    plant(items)
+    res = run(run_cli, tmp_path, command, write(tmp_path / "d.json", items))
+    assert_no_internal_error(res)
+    assert res.exit_code == 0, res.stderr
+    if command == "lint":  # the finding still names the value as written
+        assert str(INT64_MAX) in res.stdout
+
+
+def test_arithmetic_on_a_deadline_saturates_at_the_documented_cap() -> None:
+    assert model.capped_seconds(INT64_MAX).total_seconds() == model.MAX_DEADLINE_SECONDS
+    assert model.capped_seconds(-INT64_MAX).total_seconds() == -model.MAX_DEADLINE_SECONDS
+    assert model.capped_seconds(300).total_seconds() == 300
+    # the cap is longer than any span between two times cronctl accepts: the answer is unchanged
+    span = datetime(model.MAX_YEAR, 12, 31, tzinfo=UTC) - datetime(model.MIN_YEAR, 1, 1, tzinfo=UTC)
+    assert span < model.capped_seconds(INT64_MAX)
