@@ -524,9 +524,11 @@ def clear_record_annotations() -> dict[str, None]:
 
 # -- one Job record, one interval and overlap rule ---------------------------------------------
 def slot_of_name(job_name: str, cronjob_name: str) -> datetime | None:
-    """The slot the controller's Job name ``<cronjob>-<minutes since the epoch>`` stands for."""
+    """The slot the controller's Job name ``<cronjob>-<minutes since the epoch>`` stands for; None
+    when the name is not one (ASCII digits only, and a slot in MIN_YEAR..MAX_YEAR: ``t-5258964000``
+    would be in the year 11968)."""
     digits = job_name[len(cronjob_name) + 1:] if job_name.startswith(cronjob_name + "-") else ""
-    if digits.isdigit() and 8 <= len(digits) <= 10:
+    if digits.isascii() and digits.isdigit() and 8 <= len(digits) <= 10 and int(digits) <= _MAX_SLOT_MINUTES:
         return datetime.fromtimestamp(int(digits) * 60, UTC)
     return None
 
@@ -641,6 +643,11 @@ MAX_YEAR = 9000
 #: times in MIN_YEAR..MAX_YEAR, so the answer is the same and the arithmetic saturates instead of
 #: overflowing ``timedelta``.
 MAX_DEADLINE_SECONDS = 10_000 * 365 * 86_400
+
+
+#: the minutes since the epoch of the last minute of MAX_YEAR (the last slot a Job name can stand for)
+_MAX_SLOT_MINUTES = int((datetime(MAX_YEAR + 1, 1, 1, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds()
+                        // 60) - 1
 
 
 def capped_seconds(seconds: int) -> timedelta:

@@ -222,3 +222,29 @@ def test_arithmetic_on_a_deadline_saturates_at_the_documented_cap() -> None:
     # the cap is longer than any span between two times cronctl accepts: the answer is unchanged
     span = datetime(model.MAX_YEAR, 12, 31, tzinfo=UTC) - datetime(model.MIN_YEAR, 1, 1, tzinfo=UTC)
     assert span < model.capped_seconds(INT64_MAX)
+
+
+# -- a Job name that would be a slot past MAX_YEAR ------------------------------------------------------
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_event_about_a_job_named_for_the_year_11968_is_no_slot(run_cli: RunCli, tmp_path: Path,
+                                                                  command: str) -> None:
+    items = objects()
+    items[3]["message"] = "Created job orders-sync-5258964000"
+    gone = copy.deepcopy(items[3])
+    gone["metadata"]["name"] = "orders-sync.2"
+    gone["reason"], gone["message"] = "SawCompletedJob", "Saw completed job: orders-sync-5258964000, status: Complete"
+    items.append(gone)
+    res = run(run_cli, tmp_path, command, write(tmp_path / "d.json", items))
+    assert_no_internal_error(res)
+    assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize("name, slot", [
+    ("t-5258964000", None),  # the year 11968
+    ("t-" + "\u0662\u0669\u0664\u0661\u0662\u0660\u0666\u0660", None),  # Arabic-Indic digits: int() takes them
+    ("t-29412060", datetime(2025, 12, 3, 1, 0, tzinfo=UTC)),
+])
+def test_a_controller_job_name_stands_for_a_slot_only_in_the_years_cronctl_handles(
+        name: str, slot: datetime | None) -> None:
+    assert model.slot_of_name(name, "t") == slot
