@@ -9,6 +9,10 @@ line naming the limit (:class:`BadInput`, exit 5), never a traceback, a runaway 
 - :data:`MAX_DEPTH`: nesting of mappings and lists (Kubernetes objects nest about 20 deep).
 - :data:`MAX_ALIAS_NODES`: mappings and lists that YAML aliases add beyond those written out
   (a 1.5 KB "billion laughs" document expands to billions); a recursive alias is refused.
+- :data:`MAX_INT_DIGITS`: the digits of one integer (Kubernetes integers are int64, 19 digits).
+  Python's int-string limit is set to it explicitly around the parsers, whatever the process's
+  default (``PYTHONINTMAXSTRDIGITS``), and an integer written in another base (``0x...``) is held
+  to the same size.
 
 YAML is read with libyaml (``yaml.CSafeLoader``) when PyYAML has it, else ``yaml.SafeLoader``.
 Timestamps stay the strings they are written as (an unquoted ``2026-12-02T11:00:00Z`` is not
@@ -18,8 +22,10 @@ turned into a ``datetime``), as ``kubectl`` sends them to the API server. Every 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any, Iterable
 
 from cronctl.errors import BadInput
@@ -29,6 +35,34 @@ Obj = dict[str, Any]
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
+#: the smallest int-string limit Python allows (``sys.set_int_max_str_digits``)
+MAX_INT_DIGITS = 640
+_INT_LIMIT = 10 ** MAX_INT_DIGITS
+
+
+@contextlib.contextmanager
+def _int_digits(source: str) -> Iterator[None]:
+    """Python's int-string limit at :data:`MAX_INT_DIGITS` while a parser runs, and a longer integer
+    as :class:`BadInput` (Python raises a bare ValueError)."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(MAX_INT_DIGITS)
+    try:
+        yield
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        raise BadInput(_too_long(source)) from None
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def _too_long(source: str) -> str:
+    return f"{source}: an integer longer than the limit of {MAX_INT_DIGITS} digits (MAX_INT_DIGITS)"
+
+
+def _check_int(value: Any, source: str) -> None:
+    if isinstance(value, int) and not -_INT_LIMIT < value < _INT_LIMIT:
+        raise BadInput(_too_long(source))
 
 
 def read_text(path: str) -> str:
@@ -113,7 +147,10 @@ def check_limits(doc: Any, source: str) -> None:
             raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)")
         on_path.add(key)
         stack.append((node, depth, True))
+        for k in (node if isinstance(node, dict) else ()):
+            _check_int(k, source)
         for v in (node.values() if isinstance(node, dict) else node):
+            _check_int(v, source)
             if isinstance(v, (dict, list)) and id(v) not in size:
                 stack.append((v, depth + 1, False))
             elif isinstance(v, (dict, list)) and depth + height[id(v)] > MAX_DEPTH:
@@ -127,7 +164,8 @@ def check_limits(doc: Any, source: str) -> None:
 def parse_json(text: str, *, source: str = "<input>") -> Any:
     """One JSON value, under the same limits as YAML (nesting: :data:`MAX_DEPTH`)."""
     try:
-        data = json.loads(text)
+        with _int_digits(source):
+            data = json.loads(text)
     except json.JSONDecodeError as e:
         raise BadInput(f"{source}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
     except RecursionError:
@@ -144,7 +182,8 @@ def parse_documents(text: str, *, source: str = "<input>") -> list[Obj]:
     import yaml
 
     try:
-        docs = list(yaml.load_all(text, Loader=_loader()))
+        with _int_digits(source):
+            docs = list(yaml.load_all(text, Loader=_loader()))
     except RecursionError:  # the pure-Python loader only; libyaml stops at 1000 levels itself
         raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)") from None
     except yaml.MarkedYAMLError as e:

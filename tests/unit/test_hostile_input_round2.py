@@ -248,3 +248,52 @@ def test_an_event_about_a_job_named_for_the_year_11968_is_no_slot(run_cli: RunCl
 def test_a_controller_job_name_stands_for_a_slot_only_in_the_years_cronctl_handles(
         name: str, slot: datetime | None) -> None:
     assert model.slot_of_name(name, "t") == slot
+
+
+# -- an integer of thousands of digits ----------------------------------------------------------------
+
+def _long_int_json(tmp_path: Path) -> str:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects()})
+    f = tmp_path / "d.json"
+    f.write_text(text.replace('"backoffLimit": 0', '"backoffLimit": ' + "9" * 5000))
+    return str(f)
+
+
+def _long_int_yaml(tmp_path: Path) -> str:
+    import yaml
+
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump_all(objects()).replace("backoffLimit: 0", "backoffLimit: " + "9" * 5000))
+    return str(f)
+
+
+def _long_hex_yaml(tmp_path: Path) -> str:
+    import yaml
+
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump_all(objects()).replace("backoffLimit: 0", "backoffLimit: 0x" + "f" * 3000))
+    return str(f)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("make", [_long_int_json, _long_int_yaml, _long_hex_yaml], ids=["json", "yaml", "yaml-hex"])
+def test_an_integer_of_thousands_of_digits_is_bad_input(run_cli: RunCli, tmp_path: Path, command: str,
+                                                        make: Any) -> None:
+    res = run(run_cli, tmp_path, command, make(tmp_path))
+    assert_bad_input(res, "an integer longer than the limit of 640 digits (MAX_INT_DIGITS)")
+
+
+def test_the_int_string_limit_is_set_around_the_loader_and_given_back(tmp_path: Path) -> None:
+    import sys
+
+    from cronctl.manifest import load_objects
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # PYTHONINTMAXSTRDIGITS=0: no limit in this process
+    try:
+        with pytest.raises(BadInput, match="MAX_INT_DIGITS"):
+            load_objects(_long_int_json(tmp_path))
+        assert sys.get_int_max_str_digits() == 0
+        assert len(load_objects(write(tmp_path / "ok.json", objects()))) == 4
+    finally:
+        sys.set_int_max_str_digits(old)
