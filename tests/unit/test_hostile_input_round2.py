@@ -297,3 +297,32 @@ def test_the_int_string_limit_is_set_around_the_loader_and_given_back(tmp_path: 
         assert len(load_objects(write(tmp_path / "ok.json", objects()))) == 4
     finally:
         sys.set_int_max_str_digits(old)
+
+
+# -- a lone surrogate (JSON "\ud800": no UTF-8 can hold it) ---------------------------------------------
+
+def _surrogates(items: list[dict[str, Any]]) -> None:
+    items[3]["message"] = "Created job orders-sync-29412060 \ud800 end"
+    items[0]["metadata"]["annotations"] = {"team/owner": "ops \udfff"}
+    items[1]["status"]["conditions"].append({"type": "Failed", "status": "False", "message": "x\udc80"})
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_lone_surrogate_is_escaped_never_a_unicode_encode_error(run_cli: RunCli, tmp_path: Path, command: str,
+                                                                  fmt: str) -> None:
+    items = objects()
+    _surrogates(items)
+    argv = [a.replace("{f}", write(tmp_path / "d.json", items)).replace("{out}", str(tmp_path / "out"))
+            for a in COMMANDS[command]]
+    if fmt == "text" and "-o" in argv:
+        i = argv.index("-o")
+        del argv[i:i + 2]
+    res = run_cli(*argv)
+    assert_no_internal_error(res)
+    assert res.exit_code == 0, res.stderr
+    res.stdout.encode("utf-8"), res.stderr.encode("utf-8")  # what a real terminal or pipe would be given
+    if command == "bundle":
+        for f in (tmp_path / "out").iterdir():
+            f.read_bytes().decode("utf-8")
+        assert "\\ud800" in (tmp_path / "out" / "bundle.json").read_text()
