@@ -40,6 +40,9 @@ ANN_UPDATED = PREFIX + "updated"
 ANN_HOLDER = PREFIX + "holder"
 ANN_OCCURRENCE = PREFIX + "occurrence"
 ANN_NOTE = PREFIX + "note"
+#: the GitOps side of a hold (JSON): the strategy, and what it changed beside suspend (Flux's
+#: reconcile annotation and its value before), so that restore puts back exactly that
+ANN_GITOPS = PREFIX + "gitops-hold"
 ANN_RETRY_OF = PREFIX + "retry-of"  # on a Job of run-manual --retry: the failed Job it runs again
 # a pause (cronctl pause / resume): who, why, since and until when; kept apart from the run record
 ANN_PAUSED_BY = PREFIX + "paused-by"
@@ -307,15 +310,29 @@ class RunRecord:
     updated: str = ""
     occurrence: str = ""
     note: str = ""
+    gitops: str = ""  # ANN_GITOPS: the hold's GitOps strategy and what it changed (JSON), or ""
 
     _KEYS = {"run_id": ANN_RUN_ID, "original_suspend": ANN_ORIGINAL_SUSPEND, "operator": ANN_OPERATOR,
              "reason": ANN_REASON, "job_name": ANN_JOB_NAME, "step": ANN_STEP, "started": ANN_STARTED,
-             "holder": ANN_HOLDER, "updated": ANN_UPDATED, "occurrence": ANN_OCCURRENCE, "note": ANN_NOTE}
+             "holder": ANN_HOLDER, "updated": ANN_UPDATED, "occurrence": ANN_OCCURRENCE, "note": ANN_NOTE,
+             "gitops": ANN_GITOPS}
+
+    def gitops_hold(self) -> dict[str, Any]:
+        """The GitOps part of the hold (:data:`ANN_GITOPS`) as a dict; {} when absent or garbled."""
+        import json
+
+        try:
+            v = json.loads(self.gitops) if self.gitops else {}
+        except ValueError:
+            return {}
+        return v if isinstance(v, dict) else {}
 
     def to_annotations(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "gitops" and not v:
+                continue  # a plain hold carries no GitOps part
             out[self._KEYS[f.name]] = ("true" if v else "false") if isinstance(v, bool) else str(v)
         return out
 
@@ -336,7 +353,7 @@ def read_record(cronjob: Obj) -> RunRecord | None:
         job_name=a.get(keys["job_name"], ""), step=a.get(keys["step"], ""),
         started=a.get(keys["started"], ""), holder=a.get(keys["holder"], ""),
         updated=a.get(keys["updated"], ""), occurrence=a.get(keys["occurrence"], ""),
-        note=a.get(keys["note"], ""))
+        note=a.get(keys["note"], ""), gitops=a.get(keys["gitops"], ""))
 
 
 #: the field manager of every write cronctl makes (``?fieldManager=cronctl``); ``restore`` trusts
@@ -380,7 +397,9 @@ def record_unconfirmed(cronjob: Obj) -> str | None:
             by = owners.get(("metadata", "annotations", key), set())
             if by != {FIELD_MANAGER}:
                 others[key] = by
-    if a.get(ANN_ORIGINAL_SUSPEND, "").lower() == "false":
+    if a.get(ANN_ORIGINAL_SUSPEND, "").lower() == "false" and is_suspended(cronjob):
+        # while suspended, the suspend must be cronctl's; once set back to false by someone else, the
+        # hold was reverted (hold_reverted says by whom), which does not make the record forged
         by = owners.get(("spec", "suspend"), set())
         if by != {FIELD_MANAGER}:
             others["spec.suspend"] = by
@@ -388,6 +407,23 @@ def record_unconfirmed(cronjob: Obj) -> str | None:
         return None
     shown = "; ".join(f"{k} by {', '.join(sorted(v)) or 'no known manager'}" for k, v in sorted(others.items()))
     return f"not written by cronctl (field manager): {shown}"
+
+
+def hold_reverted(cronjob: Obj) -> str:
+    """Who set ``spec.suspend`` back to false under a hold (a run record or a pause that set it
+    true), from ``metadata.managedFields``: words such as "spec.suspend set back to false by
+    argocd-controller (Apply) at 2026-12-05T23:06:00Z, not by cronctl"; "" when it is suspended."""
+    from cronctl import gitops
+
+    if is_suspended(cronjob):
+        return ""
+    who = gitops.reverted_by(cronjob, not_manager=FIELD_MANAGER)
+    if who is None:
+        return "spec.suspend is false again, set back by an unknown writer (no field manager owns it), not by cronctl"
+    at = f" at {rfc3339_z(who.time)}" if who.time else ""
+    tool = gitops.MANAGERS.get(who.manager)
+    return (f"spec.suspend set back to false by {who.manager} ({who.operation}){at}"
+            + (f", {gitops.TOOL_WORDS[tool]}" if tool else "") + ", not by cronctl")
 
 
 @dataclass(frozen=True)

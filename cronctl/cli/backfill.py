@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
+                                OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -41,6 +41,8 @@ def backfill(
     run_dir: Annotated[Optional[str], typer.Option(
         "--run-dir", help="Where run directories go (default $CRONCTL_RUN_DIR or ./runs).")] = None,
     catch_up: CatchUpOpt = CatchUp.latest,
+    gitops: GitOpsOpt = GitOpsMode.auto,
+    on_revert: OnRevertOpt = OnRevert.suspend_again,
     parallel: Annotated[int, typer.Option("--parallel", help="Run up to N slots' Jobs at a time (only with "
                                           "concurrencyPolicy Allow).", metavar="N")] = 1,
     yes: YesOpt = False,
@@ -69,7 +71,8 @@ def backfill(
         raise BadInput("--since goes with --missed")
     ro = RunOptions(cronjob=cronjob, reason=reason, yes=yes, interactive=is_interactive(), dry_run=dry_run,
                     settle=flags.SETTLE.seconds(settle), timeout=flags.TIMEOUT.seconds(timeout),
-                    run_dir=run_dir, holder=holder(), after_step=kill_hook(), catch_up=catch_up.value)
+                    run_dir=run_dir, holder=holder(), after_step=kill_hook(), catch_up=catch_up.value,
+                    gitops=gitops.value, on_revert=on_revert.value)
     opts = BackfillOptions(
         cronjob=cronjob, missed=missed,
         since=flags.SINCE.delta(since) if since else None,

@@ -186,6 +186,32 @@ class CatchUp(str, Enum):
     all = "all"
 
 
+class GitOpsMode(str, Enum):
+    auto = "auto"
+    annotate = "annotate"
+    refuse = "refuse"
+    ignore = "ignore"
+
+
+class OnRevert(str, Enum):
+    suspend_again = "suspend-again"
+    stop = "stop"
+
+
+GitOpsOpt = Annotated[
+    GitOpsMode,
+    typer.Option("--gitops", help="How to hold a CronJob a GitOps controller manages, decided before the first write: "
+                 "auto (Flux: also set kustomize.toolkit.fluxcd.io/reconcile=disabled for the hold; Argo CD or "
+                 "another applier that sets spec.suspend: refuse, exit 3, naming the remedy), annotate (always set "
+                 "Flux's annotation), refuse (refuse whenever a GitOps tool manages it), ignore (a plain suspend, "
+                 "recorded). See cronctl runbook gitops."),
+]
+OnRevertOpt = Annotated[
+    OnRevert,
+    typer.Option("--on-revert", help="When someone else sets spec.suspend back during the hold (seen within 2s): "
+                 "suspend-again (once; at the second revert stop fighting and name any Job started beside the "
+                 "manual one) or stop (report it and stop fighting at once). Nothing is ever deleted."),
+]
 CatchUpOpt = Annotated[
     CatchUp,
     typer.Option("--catch-up", help="What un-suspending starts: latest (the controller's own: the latest missed "

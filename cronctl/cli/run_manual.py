@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, err, is_interactive, out)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
+                                OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, err, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 
 
@@ -48,6 +48,8 @@ def run_manual_cmd(
                         "<job>-r2, -r3, ... under the same record, so the CronJob is never un-suspended in "
                         "between; the attempts are linked in the record.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,
+    gitops: GitOpsOpt = GitOpsMode.auto,
+    on_revert: OnRevertOpt = OnRevert.suspend_again,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -63,8 +65,12 @@ def run_manual_cmd(
     With --retry, after a failed run: the same occurrence runs again as <job>-r2 (-r3, ...) under the
     failed run's suspension; the failed Job keeps its name and logs.
 
+    Under a GitOps controller (Argo CD, Flux) the plan says who manages spec.suspend and how the hold
+    is made (--gitops); the hold is watched while it lasts and a revert is named (--on-revert).
+
     Exit codes: 0 success, 1 Job failed, 3 refused (locked, running children, name exists, a Job
-    already stands for the slot, permission missing, not confirmed, --retry without a failed run), 4 timeout, 5 bad input (also:
+    already stands for the slot, permission missing, not confirmed, --retry without a failed run,
+    a GitOps controller would revert the hold), 4 timeout, 5 bad input (also:
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli import durations as flags
@@ -89,7 +95,8 @@ def run_manual_cmd(
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=flags.SETTLE.seconds(settle), wait_active=wait_active,
         timeout=flags.TIMEOUT.seconds(timeout), run_dir=run_dir, holder=holder(),
-        after_step=kill_hook(), catch_up=catch_up.value, retry=retry,
+        after_step=kill_hook(), catch_up=catch_up.value, retry=retry, gitops=gitops.value,
+        on_revert=on_revert.value,
         expected_duration=flags.EXPECTED_DURATION.seconds(expected_duration) if expected_duration else None)
     cluster = connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()

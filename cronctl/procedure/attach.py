@@ -87,6 +87,10 @@ class _Attach(_Run):
                     f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
         deadline = self.clock.monotonic() + self.o.timeout
         self.deadline = deadline  # an API server restart while following the Job is ridden out until it
+        if not model.is_suspended(self.cj) and not rec.original_suspend:
+            self.r.warn(f"cronjob {self.ns}/{self.name} is not suspended although run {rec.run_id} holds it: "
+                        + model.hold_reverted(self.cj))
+        self._start_guard()  # the hold is watched again while this process follows the Job
         nxt = next_commands(self.name, self.ns)
         final: Obj | None = job
         if outcome is None:
@@ -127,7 +131,11 @@ class _Attach(_Run):
 
 def attach(cluster: Cluster, opts: AttachOptions, clock: Clock, reporter: Reporter) -> RunResult:
     """Follow the run that holds the CronJob to its end and finish it (see the module text)."""
-    return _Attach(cluster, opts, clock, reporter).attach()
+    run = _Attach(cluster, opts, clock, reporter)
+    try:
+        return run.attach()
+    finally:
+        run._end_hold()
 
 
 __all__ = ["AttachOptions", "attach"]

@@ -208,6 +208,7 @@ class _Backfill(_Run):
             return self._stopped("timeout", ExitCode.TIMEOUT,
                                  f"{e.message} (--timeout {human_duration(self.o.timeout)}) after {len(self.done)} "
                                  f"of {len(self.todo)} slot(s); the CronJob stays suspended", nxt)
+        hold = self._end_hold()
         res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                              expect_original=self.original_suspend,
                                              catch_up=self.o.catch_up, outcome="succeeded"), self.clock, self.r)
@@ -218,7 +219,7 @@ class _Backfill(_Run):
             self.record["suspended_seconds"] = round(self.clock.monotonic() - self.suspended_mono, 3)
         self._step_local("restored")
         return RunResult(ExitCode.OK, f"backfilled {len(self.done)} slot(s) of {self.ns}/{self.name}, oldest first; "
-                         f"{res['message']}", self.record, None, [])
+                         f"{res['message']}" + (f"; {hold}" if hold else ""), self.record, None, [])
 
     def _go_on_text(self) -> str:
         return "the same backfill again"
@@ -226,7 +227,10 @@ class _Backfill(_Run):
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:
     run = _Backfill(cluster, opts, clock, reporter)
-    return run.masked(run.run())
+    try:
+        return run.masked(run.run())
+    finally:
+        run._end_hold()
 
 
 def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: Clock,

@@ -83,6 +83,18 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     return cj, given
 
 
+def gitops_put_back(rec: model.RunRecord) -> dict[str, str | None]:
+    """What the hold changed beside suspend, as restored: Flux's reconcile annotation back to its
+    value before the hold (None: removed). Only that annotation: a record naming another is ignored."""
+    from cronctl.gitops import FLUX_RECONCILE
+
+    hold = rec.gitops_hold()
+    if hold.get("strategy") != "annotate" or hold.get("annotation") != FLUX_RECONCILE:
+        return {}
+    prev = hold.get("previous")
+    return {FLUX_RECONCILE: prev if isinstance(prev, str) else None}
+
+
 def record_rows(rec: model.RunRecord, target: bool, unconfirmed: str | None) -> list[tuple[str, str]]:
     """Whose record it is and what restoring it sets: shown before anything changes."""
     return [("operator", rec.operator or "unknown"), ("holder", rec.holder or "unknown"),
@@ -156,7 +168,13 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         target, stale_reasons = judge_record(cj, rec, opts, reporter)
         unconfirmed = None if opts.expect_run_id else model.record_unconfirmed(cj)
         jobs: list[Obj] = []
-        if not target:
+        # the hold was undone by someone else (a GitOps controller, a person): suspend is false already,
+        # so there is nothing to un-suspend and no running child to hold it back for; say who did it
+        reverted = model.hold_reverted(cj) if not target and not rec.original_suspend else ""
+        if reverted:
+            reporter.warn(f"cronjob {ns}/{name} is not suspended although run record {rec.run_id} holds it: "
+                          f"{reverted}")
+        if not target and not reverted:
             jobs, _ = cluster.list_jobs()
             running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)] if opts.check_children else []
             if running:
@@ -188,13 +206,21 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             ann: dict[str, str | None] = {**model.clear_record_annotations(), model.ANN_RUNS: model.runs_with(
                 cj, rec, restored_at=clock.now(), restored_to=target, forced=bool(stale_reasons),
                 last_step=opts.outcome)}
-            cj = cluster.patch_cronjob(name, {"spec": {"suspend": target}, "metadata": {"annotations": ann}},
-                                       resource_version=rv(cj))
+            put_back = gitops_put_back(rec)
+            ann.update(put_back)
+            body: Obj = {"metadata": {"annotations": ann}}
+            if not reverted:  # a reverted hold's suspend is left to whoever set it (its field manager)
+                body["spec"] = {"suspend": target}
+            cj = cluster.patch_cronjob(name, body, resource_version=rv(cj))
         except Conflict:
             continue  # changed under us (status update, or another operator): read again, re-check
         after = (f"nothing starts (--catch-up none); {len(given)} slot(s) given up: {', '.join(given[:10])}"
                  + (" ..." if len(given) > 10 else "")) if given else pred.text
-        done = f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record {rec.run_id}"
+        done = (f"cleared run record {rec.run_id} on cronjob {ns}/{name}; suspend was false already ({reverted})"
+                if reverted else
+                f"restored cronjob {ns}/{name} to suspend={str(target).lower()} and cleared run record {rec.run_id}")
+        for key, value in put_back.items():
+            done += f"; annotation {key} " + ("removed" if value is None else f"set back to {value!r}")
         msg = f"{done}; {after}"
         # the prediction was said in the 'restore:' line just before; the step says what was done (and
         # what --catch-up none gave up, which is new), the returned message the whole answer, once
@@ -206,5 +232,6 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
                 "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons),
                 "record_confirmed": unconfirmed is None, "record_unconfirmed": unconfirmed,
-                "catch_up": opts.catch_up, "given_up": given}
+                "catch_up": opts.catch_up, "given_up": given, "hold_reverted": reverted or None,
+                "annotations_put_back": put_back}
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

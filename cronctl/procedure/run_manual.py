@@ -28,10 +28,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from cronctl import model
+import json
+
+from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout, option)
+from cronctl.procedure.guard import GUARD_EVERY, HoldGuard
 from cronctl.procedure.base import (Audit, Clock, MaskingReporter, Progress, Reporter, RunDir, next_commands,
                                     run_words, rv)
 from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
@@ -103,6 +106,9 @@ class RunOptions:
                                           # suspension and original value): restore --catch-up all
     retry: bool = False                   # --retry: run the failed run's occurrence again (see _prepare_retry)
     expected_duration: float | None = None  # --expected-duration: the Job's run time for the plan
+    gitops: str = "auto"                  # --gitops auto|annotate|refuse|ignore (cronctl.gitops.choose)
+    on_revert: str = "suspend-again"      # --on-revert suspend-again|stop (cronctl.procedure.guard)
+    guard_every: float = GUARD_EVERY      # how often the hold guard reads the CronJob (s)
 
 
 @dataclass
@@ -170,6 +176,9 @@ class _Run:
         self.announced: bool | None = None                    # the plan foresaw a catch-up at the restore
         self.retry_of: model.RunRecord | None = None          # --retry: the failed run taken over
         self.attempt = 1
+        self.seen = gitops.GitOps()                           # who else writes spec.suspend (preflight)
+        self.strategy = gitops.Strategy("plain", "")          # how the hold is made under them (preflight)
+        self.guard: HoldGuard | None = None                   # watches the hold from the suspend on
 
     # -- bookkeeping ------------------------------------------------------------------------
     @property
@@ -233,7 +242,50 @@ class _Run:
             run_id=self.run_id, original_suspend=self.original_suspend, operator=self.operator,
             reason=self.o.reason, job_name=self.job_name, step=step, started=self.record["started"],
             holder=self.o.holder, updated=self._now(),
-            occurrence=rfc3339_z(self.occurrence) if self.occurrence else "", note=note)
+            occurrence=rfc3339_z(self.occurrence) if self.occurrence else "", note=note,
+            gitops=self._gitops_annotation())
+
+    # -- GitOps: who else writes spec.suspend, and the guard --------------------------------------
+    def _decide_gitops(self) -> None:
+        """Before any write: which tool manages the CronJob and how the hold is made under it."""
+        self.seen = gitops.detect(self.cj)
+        self.strategy = gitops.choose(self.seen, self.o.gitops)
+        if self.seen.tool is not None:
+            self.r.step(f"preflight: {self.seen.words()}")
+
+    def _gitops_annotation(self) -> str:
+        """The record's GitOps part (model.ANN_GITOPS): what the hold changes beside suspend."""
+        if self.strategy.kind == "plain" and self.seen.tool is None:
+            return ""
+        hold: dict[str, Any] = {"strategy": self.strategy.kind, "tool": self.seen.tool}
+        if self.strategy.kind == "annotate":
+            hold.update(annotation=gitops.FLUX_RECONCILE,
+                        previous=model.annotations(self.cj).get(gitops.FLUX_RECONCILE)
+                        if "previous" not in self.record.get("gitops_hold", {}) else
+                        self.record["gitops_hold"]["previous"])
+        self.record["gitops_hold"] = hold
+        return json.dumps(hold, separators=(",", ":"), sort_keys=True)
+
+    def _start_guard(self) -> None:
+        since = self.clock.now().replace(microsecond=0)
+        self.guard = HoldGuard(self.c, self.name, self.run_id, self.clock, self.r, self.audit,
+                               on_revert=self.o.on_revert, every=self.o.guard_every,
+                               own_jobs=lambda: {self.job_name, *self.record.get("jobs_made", [])},
+                               since=since, on_change=self._guard_changed)
+        self.guard.start()
+
+    def _guard_changed(self) -> None:
+        if self.guard is not None:
+            self.record["hold_guard"] = self.guard.as_dict()
+            self._save()
+
+    def _end_hold(self) -> str:
+        """Stop the guard (before a restore, or at any end of the run); what happened to the hold."""
+        if self.guard is None:
+            return ""
+        self.guard.stop()
+        self.record["hold_guard"] = self.guard.as_dict()
+        return self.guard.words()
 
     def _unreachable(self, e: CronctlError) -> None:
         """Said once a run, when a request made while its Job is in flight finds the API server
@@ -305,6 +357,7 @@ class _Run:
         self.cj = self.c.get_cronjob(self.name)
         self.red.learn(self.cj)  # its secret env values, masked wherever the run echoes them
         self.r.step(f"preflight: cronjob {self.ns}/{self.name} found")
+        self._decide_gitops()
         if self.o.retry:
             self._prepare_retry()
         if self._slot_mode():
@@ -484,6 +537,8 @@ class _Run:
             ("after the run", self._after_text(after, suspended)),
             ("while suspended", end_row),
             ("manual Job kept", removal),
+            ("gitops", self.seen.words()),
+            ("hold", self._hold_words()),
         ]
         if self.slot is not None:
             rows[7:7] = [("slot", f"{self.slot.shown}{', the latest slot' if self.slot.latest else ''}; "
@@ -495,7 +550,14 @@ class _Run:
                                           f"knows; env {model.OCCURRENCE_ENV})"))
         if self.o.reason:
             rows.insert(7, ("reason", self.o.reason))
+        self.record["plan"]["gitops"] = {**self.seen.as_dict(), **self.strategy.as_dict()}
         self.r.show("plan", rows)
+        if self.strategy.kind == "refuse":
+            why = (f"{self.strategy.why}: refusing to suspend cronjob {self.ns}/{self.name} (--gitops "
+                   f"{self.o.gitops}); nothing was changed")
+            if not self.o.dry_run:
+                raise Refused(why, hint=self.strategy.remedy)
+            self.r.warn(f"{why}; {self.strategy.remedy}")
         running = self._running_of(self.cj, jobs)
         if running and not self.o.wait_active:
             # Refused here, before the suspend: a Job running now makes the verify step refuse anyway,
@@ -510,6 +572,15 @@ class _Run:
             self.r.warn(f"no permission to patch cronjobs/status: lastScheduleTime cannot be set to the slot; "
                         f"{self.without_patch}; the run goes on only when confirmed (--yes)")
         return job
+
+    def _hold_words(self) -> str:
+        """The plan's "hold" row: how the suspend is made and guarded."""
+        guard = (f"watched every {self.o.guard_every:g}s; a revert of spec.suspend is "
+                 + ("suspended again once, then reported without fighting" if self.o.on_revert == "suspend-again"
+                    else "reported, not fought (--on-revert stop)"))
+        if self.strategy.kind == "refuse":
+            return f"REFUSED: {self.strategy.why}"
+        return f"{self.strategy.why}; {guard}" if self.strategy.why else guard
 
     def _plan_last_schedule(self) -> tuple[str, dict[str, Any]]:
         """The plan's lastScheduleTime row, and the plan's record of it."""
@@ -610,6 +681,7 @@ class _Run:
         deadline = self.clock.monotonic() + self.o.timeout
         self.deadline = deadline
         self.suspend()
+        self._start_guard()
         self._hook("suspended")
         return deadline, next_commands(self.name, self.ns)
 
@@ -630,9 +702,13 @@ class _Run:
                               f"shown; nothing was changed, run again")
             # taking over: the suspension is the interrupted run's, and so is the value before it
             self.original_suspend = rec.original_suspend if rec is not None else model.is_suspended(cj)
+            if rec is not None and "previous" in rec.gitops_hold():  # and so is Flux's annotation before it
+                self.record["gitops_hold"] = {"previous": rec.gitops_hold()["previous"]}
             ann: dict[str, str] = self._record("suspended", self._retry_note()).to_annotations()
             if rec is not None:  # the run taken over ends here: its account joins cronctl.dev/runs
                 ann[model.ANN_RUNS] = model.runs_with(cj, rec, restored_at=self.clock.now(), restored_to=True)
+            if self.strategy.kind == "annotate":
+                ann[gitops.FLUX_RECONCILE] = gitops.FLUX_DISABLED
             patch = {"spec": {"suspend": True}, "metadata": {"annotations": ann}}
             try:
                 self.cj = self.c.patch_cronjob(self.name, patch, resource_version=rv(cj))
@@ -703,6 +779,7 @@ class _Run:
 
     def _undo(self, why: str) -> None:
         """Set suspend back to the original value and clear our record; nothing was created."""
+        self._end_hold()
         restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                        expect_original=self.original_suspend,
                                        check_children=False, outcome="aborted"), self.clock, self.r)
@@ -968,6 +1045,7 @@ class _Run:
         declined = self._confirm_restore()
         if declined is not None:
             return self._finish(declined, "succeeded-not-restored", tail, [])
+        self._end_hold()
         try:
             res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
                                                  expect_original=self.original_suspend,
@@ -1210,6 +1288,9 @@ class _Run:
 
 
     def _stopped(self, step: str, code: ExitCode, message: str, nxt: list[str]) -> RunResult:
+        hold = self._end_hold()
+        if hold:
+            message = f"{message}; {hold}"
         try:
             self._update_step(step, message)
         except (CronctlError, KeyboardInterrupt) as e:
@@ -1222,6 +1303,9 @@ class _Run:
         return RunResult(code, message, self.record, None, nxt)
 
     def _finish(self, res: RunResult, outcome: str, tail: list[str], events: list[str]) -> RunResult:
+        hold = self._end_hold()
+        if hold:
+            res.message = f"{res.message}; {hold}"
         self.record.update(outcome=outcome, exit_code=int(res.exit_code), finished=self._now(),
                            next_commands=res.next_commands, log_tail=tail)
         self._save()
@@ -1294,7 +1378,10 @@ def run_manual(cluster: Cluster, opts: RunOptions, clock: Clock, reporter: Repor
     """Run the whole procedure. Refusals before the suspend raise (nothing changed); outcomes after
     it (success, Job failed, timeout, Ctrl-C) are returned with their exit code and the record."""
     run = _Run(cluster, opts, clock, reporter)
-    return run.masked(run.run())
+    try:
+        return run.masked(run.run())
+    finally:
+        run._end_hold()
 
 
 __all__ = ["PERMISSIONS", "RunOptions", "RunResult", "run_manual", "check_permissions", "Interrupted"]
