@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from typing import Any, Iterable
@@ -73,8 +75,7 @@ def read_text(path: str) -> str:
             data = stdin.read(MAX_FILE_BYTES + 1) if stdin is not None else \
                 sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8")
         else:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
+            data = _read_regular(path)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -90,6 +91,36 @@ def read_text(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def _refuse_special(path: str, mode: int) -> None:
+    """BadInput unless ``mode`` is a regular file's."""
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise BadInput(f"{path}: is a directory, not a manifest file")
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "special")
+    raise BadInput(f"{path}: is {kind}, not a regular file; cronctl reads only regular files "
+                   "(for a pipe give - and send it to standard input)")
+
+
+def _read_regular(path: str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of the regular file at ``path``. Anything else (a FIFO, whose
+    read would block forever, a device, a directory) is refused before a byte is read: by ``stat``
+    before the open, and by ``fstat`` on what was opened (non-blocking, so that opening a FIFO does
+    not wait for a writer), so a file swapped in between is caught too."""
+    _refuse_special(path, os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse_special(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        return fh.read(MAX_FILE_BYTES + 1)
 
 
 def _loader() -> Any:

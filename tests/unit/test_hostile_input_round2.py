@@ -326,3 +326,44 @@ def test_a_lone_surrogate_is_escaped_never_a_unicode_encode_error(run_cli: RunCl
         for f in (tmp_path / "out").iterdir():
             f.read_bytes().decode("utf-8")
         assert "\\ud800" in (tmp_path / "out" / "bundle.json").read_text()
+
+
+# -- -f and --from-dump read regular files only -------------------------------------------------------
+
+def _special(tmp_path: Path, kind: str) -> str:
+    import os
+    import socket
+
+    if kind == "fifo":
+        p = tmp_path / "dump.fifo"
+        os.mkfifo(p)
+        return str(p)
+    if kind == "socket":
+        p = tmp_path / "s.sock"
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(p))  # left bound: the test's tmp_path goes with it
+        return str(p)
+    if kind == "directory":
+        return str(tmp_path)
+    return "/dev/zero"  # a character device: endless reads
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("kind, words", [("fifo", "is a FIFO (named pipe), not a regular file"),
+                                         ("device", "is a character device, not a regular file"),
+                                         ("socket", "is a socket, not a regular file"),
+                                         ("directory", "is a directory")])
+def test_a_file_argument_that_is_no_regular_file_is_refused_before_reading(tmp_path: Path, command: str, kind: str,
+                                                                           words: str) -> None:
+    # in a child process with a hard timeout: a blocking read of a FIFO would hang the test otherwise
+    import subprocess
+    import sys
+
+    path = _special(tmp_path, kind)
+    argv = [a.replace("{f}", path).replace("{out}", str(tmp_path / "out")) for a in COMMANDS[command]]
+    p = subprocess.run([sys.executable, "-m", "cronctl", *argv], capture_output=True, text=True, timeout=20,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == ExitCode.BAD_INPUT, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and words in errors[0] and path in errors[0], p.stderr
+    assert not (tmp_path / "out").exists()
