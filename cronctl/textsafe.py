@@ -3,8 +3,8 @@
 Pure (stdlib only). Anyone who can patch a CronJob, write an Event, print a log line in a Job
 or hand over a dump controls text that cronctl shows. On a terminal that text must not act:
 ESC starts CSI/OSC sequences (clear the screen, erase lines, set the window title, OSC 52 sets
-the clipboard), C1 codes do the same on some terminals, BEL/BS/CR rewrite what is shown, and
-bidi controls reorder what is read. :func:`visible` turns each such character into its Python
+the clipboard), C1 codes do the same on some terminals, BEL/BS/CR rewrite what is shown, bidi
+controls reorder what is read, and zero-width characters hide inside what is read. :func:`visible` turns each such character into its Python
 escape (``\\x1b``, ``\\u202e``), so the operator sees the attack instead of suffering it.
 The printable rest of an escape sequence (``]52;c;...``) stays as plain text after ``\\x1b``.
 
@@ -18,9 +18,11 @@ import re
 
 # Cc: C0 (U+0000-U+001F), DEL, C1 (U+0080-U+009F); the bidi embeddings, overrides, isolates and
 # marks (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069); the line and paragraph separators
-# (U+2028/9: a line break to some terminals and viewers); lone surrogates (from JSON "\ud800":
-# they cannot be encoded and would crash the write).
-_UNSAFE = "\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+# (U+2028/9: a line break to some terminals and viewers); the zero-width characters (U+180E,
+# U+200B-U+200D, U+2060-U+2064, U+FEFF: invisible, they make two different names look the same);
+# lone surrogates (from JSON "\ud800": they cannot be encoded and would crash the write).
+_UNSAFE = ("\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069"
+           "\ufeff\ud800-\udfff")
 _ONE_LINE = re.compile(f"[\t{_UNSAFE}]")
 _MULTI_LINE = re.compile(f"[{_UNSAFE.replace(chr(10) + '-', chr(11) + '-')}]")  # keeps \t and \n
 

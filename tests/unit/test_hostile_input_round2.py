@@ -367,3 +367,22 @@ def test_a_file_argument_that_is_no_regular_file_is_refused_before_reading(tmp_p
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error: ")]
     assert len(errors) == 1 and words in errors[0] and path in errors[0], p.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- the sanitiser: zero-width characters and separators are shown as escapes ---------------------------
+
+ZERO_WIDTH = ["\u180e", "\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u2060", "\u2061", "\u2064", "\ufeff"]
+SEPARATORS = ["\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("ch", ZERO_WIDTH + SEPARATORS, ids=lambda c: f"U+{ord(c):04X}")
+def test_zero_width_and_separator_characters_are_shown_as_escapes(ch: str) -> None:
+    from cronctl.textsafe import is_visible, json_visible, md_code, md_text, visible
+
+    value = f"orders{ch}-sync"
+    assert visible(value) == f"orders\\u{ord(ch):04x}-sync"
+    assert visible(value, multiline=True) == f"orders\\u{ord(ch):04x}-sync"
+    assert not is_visible(value)
+    assert ch not in md_text(value) and ch not in md_code(value)
+    text = json.dumps({"name": value}, ensure_ascii=False)
+    assert json.loads(json_visible(text)) == {"name": value} and ch not in json_visible(text)
