@@ -49,7 +49,9 @@ ANN_PAUSED_BY = PREFIX + "paused-by"
 ANN_PAUSED_AT = PREFIX + "paused-at"
 ANN_PAUSE_REASON = PREFIX + "pause-reason"
 ANN_PAUSED_UNTIL = PREFIX + "paused-until"
-PAUSE_KEYS = (ANN_PAUSED_BY, ANN_PAUSED_AT, ANN_PAUSE_REASON, ANN_PAUSED_UNTIL)
+#: a pause's GitOps part (JSON, like ANN_GITOPS of a run): Flux's reconcile annotation before it
+ANN_PAUSE_GITOPS = PREFIX + "pause-gitops"
+PAUSE_KEYS = (ANN_PAUSED_BY, ANN_PAUSED_AT, ANN_PAUSE_REASON, ANN_PAUSED_UNTIL, ANN_PAUSE_GITOPS)
 # the finished runs: a bounded JSON list that outlives the run record (see :class:`PastRun`)
 ANN_RUNS = PREFIX + "runs"
 

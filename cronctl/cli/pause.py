@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
+                                Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -18,6 +18,7 @@ def pause_cmd(
     until: Annotated[Optional[str], typer.Option(
         "--until", help="Until when (RFC3339, or a duration from now: 2h, 1d12h; a bare number is seconds); status and lint flag it "
         "once past.", show_default=False, metavar="TIME")] = None,
+    gitops: GitOpsOpt = GitOpsMode.auto,
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
@@ -51,7 +52,7 @@ def pause_cmd(
                                "(a bare number is seconds)") from None
     cluster = connect(kubeconfig, context, namespace)
     masked = Masked()
-    masked.result(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
+    masked.result(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes, gitops=gitops.value,
                                               interactive=is_interactive()), clock, masked.reporter), output)
 
 

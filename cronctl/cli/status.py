@@ -75,6 +75,10 @@ def status_cmd(
         head.add_row("pause", visible(f"paused by {pz['by']} since {pz['at'] or '?'}"
                      + (f" until {pz['until']}" if pz["until"] else "") + f": {pz['reason']}"
                      + (" (PAST ITS UNTIL: resume it, or pause again with a new --until)" if pz["overdue"] else "")))
+    if s["gitops"]["tool"] is not None:
+        head.add_row("gitops", visible(s["gitops"]["words"]))
+    if s["hold_reverted"]:
+        head.add_row("HOLD REVERTED", visible(s["hold_reverted"]))
     head.add_row("state", s["explanation"])
     head.add_row("next runs", ", ".join(_shown(t, zone) for t in s["next_runs"]) or "unknown")
     head.add_row("controller", "now: " + s["controller_next"]["text"])
@@ -153,9 +157,12 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
-    stale = [r for r in doc["cronjobs"] if r["run"] and (r["run"]["stale"] or not r["run"]["confirmed"])]
-    for r in stale:
-        out.print(f"(!) {r['namespace']}/{r['cronjob']}: {r['run']['words']}", markup=False)
+    for r in doc["cronjobs"]:
+        run = r["run"]
+        if run and (run["stale"] or not run["confirmed"] or r["hold_reverted"]):
+            out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: {run['words']}"), markup=False)
+        elif r["hold_reverted"]:
+            out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: PAUSE UNDONE: {r['hold_reverted']}"), markup=False)
 
 
 def _shown(value: Any, zone: Any) -> str:

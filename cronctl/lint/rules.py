@@ -540,6 +540,19 @@ def check_pause_overdue(cj: Obj, now: datetime) -> list[Hit]:
                 "; every slot since is lost", f"metadata.annotations[{ANN_PAUSED_UNTIL}]")]
 
 
+def check_gitops_pins_suspend(cj: Obj, now: datetime) -> list[Hit]:
+    from cronctl.gitops import detect
+
+    g = detect(cj)
+    if not g.sets_suspend or g.tool is None or g.tool == "kubectl-apply":
+        return []
+    val = "" if g.suspend_value is None else f": {str(g.suspend_value).lower()}"
+    how = ", ".join(g.evidence) or "managedFields"
+    return [Hit(f"{g.tool_words}" + (f" ({g.source})" if g.source else "") + f" sets spec.suspend{val} ({how}): "
+                "any suspend by hand, cronctl pause or a run-manual hold is put back at its next sync",
+                "spec.suspend")]
+
+
 #: run-record steps after which the run is over but its record still holds the CronJob suspended
 _LEFT_STEPS = frozenset({"failed", "timeout", "interrupted", "error", "restore-failed"})
 #: a record not updated for this long belongs to a run that is no longer making progress
@@ -936,6 +949,13 @@ RULES: tuple[Rule, ...] = (
          "Rename it: lower-case letters, digits and '-' (and '.' in a CronJob name), starting and ending with a "
          "letter or digit.",
          check_name_shape),
+    Rule("CJ034", "gitops-pins-suspend", "warning", "a GitOps controller's manifest sets spec.suspend",
+         "Argo CD (self-heal), Flux or a Helm chart that writes spec.suspend puts Git's value back within its sync "
+         "interval: a hold made during an incident is undone and the controller starts a scheduled Job beside the "
+         "manual one. cronctl run-manual refuses under Argo CD and holds Flux with its reconcile annotation.",
+         "Leave spec.suspend out of the manifest (then nothing reverts a hold), or for Argo CD add ignoreDifferences "
+         "on /spec/suspend with RespectIgnoreDifferences=true; see cronctl runbook gitops.",
+         check_gitops_pins_suspend),
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

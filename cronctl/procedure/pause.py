@@ -14,11 +14,13 @@ Rules (README "cronctl pause, resume"):
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cronctl import model
+from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
@@ -34,6 +36,7 @@ class PauseOptions:
     until: datetime | None = None
     yes: bool = False
     interactive: bool = False
+    gitops: str = "auto"  # --gitops auto|annotate|refuse|ignore (cronctl.gitops.choose)
 
 
 @dataclass
@@ -62,6 +65,20 @@ def _confirm(opts: PauseOptions | ResumeOptions, reporter: Reporter, question: s
         raise Refused("not confirmed; nothing changed")
 
 
+def _put_back(cj: Obj) -> dict[str, str | None]:
+    """What a pause changed beside suspend, as resumed: Flux's reconcile annotation back to its value
+    before the pause (None: removed); only that annotation, whatever the pause's GitOps part names."""
+    raw = model.annotations(cj).get(model.ANN_PAUSE_GITOPS, "")
+    try:
+        hold = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    if not isinstance(hold, dict) or hold.get("strategy") != "annotate":
+        return {}
+    prev = hold.get("previous")
+    return {gitops.FLUX_RECONCILE: prev if isinstance(prev, str) else None}
+
+
 def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
     name, ns = opts.cronjob, cluster.namespace
     reason = opts.reason.strip()
@@ -80,12 +97,24 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
             raise Refused(f"cronjob {ns}/{name} is already {old.words()}; nothing changed",
                           hint=f"cronctl resume {name} -n {ns} first, then pause again")
         was = model.is_suspended(cj)
+        seen = gitops.detect(cj)
+        strategy = gitops.choose(seen, opts.gitops)
+        if seen.tool is not None:
+            reporter.step(f"pause {ns}/{name}: {seen.words()}; {strategy.why}")
+        if strategy.kind == "refuse":
+            raise Refused(f"{strategy.why}: refusing to pause cronjob {ns}/{name} (--gitops {opts.gitops}); nothing "
+                          f"changed", hint=strategy.remedy)
         until_w = f" until {rfc3339_z(until)}" if until else ""
         reporter.step(f"pause {ns}/{name}{until_w}: spec.suspend {'stays' if was else 'becomes'} true; the controller "
                       "starts nothing while paused; on resume it starts at most the latest missed slot")
         _confirm(opts, reporter, f"Pause {ns}/{name}{until_w} ({reason})?", f"pause cronjob {ns}/{name}")
         ann = {model.ANN_PAUSED_BY: who, model.ANN_PAUSED_AT: rfc3339_z(now), model.ANN_PAUSE_REASON: reason,
                model.ANN_PAUSED_UNTIL: rfc3339_z(until) if until else None}
+        if strategy.kind == "annotate":  # Flux leaves it alone while paused; resume puts the value back
+            prev = model.annotations(cj).get(gitops.FLUX_RECONCILE)
+            ann[gitops.FLUX_RECONCILE] = gitops.FLUX_DISABLED
+            ann[model.ANN_PAUSE_GITOPS] = json.dumps({"strategy": "annotate", "annotation": gitops.FLUX_RECONCILE,
+                                                      "previous": prev}, separators=(",", ":"), sort_keys=True)
         try:
             cj = cluster.patch_cronjob(name, {"spec": {"suspend": True}, "metadata": {"annotations": ann}},
                                        resource_version=rv(cj))
@@ -96,7 +125,7 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
         Audit(cluster, reporter, clock).event(cj, "CronctlPaused", f"cronctl pause: {p.words()}"
                                               + (" (it was already suspended)" if was else ""))
         return {"cronjob": name, "namespace": ns, "changed": True, "was_suspended": was, "pause": p.as_dict(),
-                "message": msg}
+                "message": msg, "gitops": {**seen.as_dict(), **strategy.as_dict()}}
     raise Conflict(f"cronjob {ns}/{name} kept changing while pausing; nothing changed, try again")
 
 
@@ -109,10 +138,11 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         p = model.read_pause(cj)
         if not model.is_suspended(cj):
             msg = f"nothing to resume: cronjob {ns}/{name} is not suspended"
-            if p is not None:  # a pause record left behind (someone un-suspended with kubectl)
-                cluster.patch_cronjob(name, {"metadata": {"annotations": model.clear_pause_annotations()}},
+            if p is not None:  # a pause record left behind (someone un-suspended with kubectl, or a GitOps revert)
+                cluster.patch_cronjob(name, {"metadata": {"annotations": {**model.clear_pause_annotations(),
+                                                                          **_put_back(cj)}}},
                                       resource_version=rv(cj))
-                msg += f"; removed the leftover pause record ({p.words()})"
+                msg += f"; removed the leftover pause record ({p.words()}; {model.hold_reverted(cj)})"
             return {"cronjob": name, "namespace": ns, "changed": p is not None, "pause": p.as_dict() if p else None,
                     "prediction": None, "message": msg}
         jobs, _ = cluster.list_jobs()
@@ -132,7 +162,8 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
                 f"{pred.text})" if none and pred.catch_up_for else pred.text)
         reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")
         _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
-        patch = {"spec": {"suspend": False}, "metadata": {"annotations": model.clear_pause_annotations()}}
+        patch = {"spec": {"suspend": False},
+                 "metadata": {"annotations": {**model.clear_pause_annotations(), **_put_back(cj)}}}
         try:
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)

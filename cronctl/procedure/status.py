@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from cronctl import model
+from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
@@ -28,6 +28,11 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     ns, name = model.meta(cj).get("namespace", ""), model.name_of(cj)
     restore = f"cronctl restore {name} -n {ns}"
     if rec is None:
+        pause = model.read_pause(cj)
+        if pause is not None and not model.is_suspended(cj):
+            return (f"paused by {pause.by}, but NOT suspended: {model.hold_reverted(cj)}; the pause was undone "
+                    f"and the controller schedules it (a GitOps controller puts Git's spec.suspend back: cronctl "
+                    f"runbook gitops)")
         if model.is_suspended(cj):
             return ("suspended, with no cronctl run record: someone suspended it by other means; "
                     "cronctl restore will not guess its earlier value")
@@ -46,6 +51,11 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     head = (f"held by manual run {rec.run_id} of {rec.operator or 'unknown'}, started {rec.started}{age}, "
             f"last step '{rec.step}'" + (f" ({rec.note})" if rec.note else "")
             + f"; suspend was {str(rec.original_suspend).lower()} before it")
+    reverted = "" if rec.original_suspend else model.hold_reverted(cj)
+    if reverted:
+        # the record is cronctl's, the hold is not: someone else (a GitOps controller) set it back
+        head += (f". THE HOLD WAS REVERTED: {reverted}; the CronJob is NOT suspended although the run holds it, "
+                 f"so the controller can start a scheduled Job beside the manual one")
     unconfirmed = model.record_unconfirmed(cj)
     if unconfirmed:
         head += (f". This record is UNCONFIRMED ({unconfirmed}): cronctl restore refuses it without --force; "
@@ -133,7 +143,20 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
         "recent_slots": slots,
         "pause": dict(pause.as_dict(), overdue=pause.overdue(now)) if pause else None,
         "past_runs": [r.as_dict() for r in model.read_runs(cj)],
+        "gitops": _gitops(cj),
+        "hold_reverted": _hold_reverted(cj, rec),
     }
+
+
+def _gitops(cj: Obj) -> dict[str, Any]:
+    g = gitops.detect(cj)
+    return {**g.as_dict(), "words": g.words()}
+
+
+def _hold_reverted(cj: Obj, rec: model.RunRecord | None) -> str | None:
+    """Who set spec.suspend back under a run's hold or a pause (None when nothing holds it, or it holds)."""
+    held = (rec is not None and not rec.original_suspend) or (rec is None and model.read_pause(cj) is not None)
+    return (model.hold_reverted(cj) or None) if held else None
 
 
 #: how many of the latest slots ``status`` shows (``cronctl history`` shows them all)
@@ -168,6 +191,9 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     pause = model.read_pause(cj)
     suspended = model.is_suspended(cj)
     by = None
+    reverted = _hold_reverted(cj, rec)
+    if reverted:
+        by = f"NO: hold reverted by {(gitops.reverted_by(cj) or gitops.SuspendOwner('unknown', '?', None)).manager}"
     if suspended:
         by = (f"run {rec.run_id} of {rec.operator or 'unknown'}" if rec else
               f"pause by {pause.by}" + (" (PAST ITS UNTIL)" if pause.overdue(now) else "") if pause else
@@ -182,6 +208,8 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
                "words": (f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
                          f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
                         f"run {rec.run_id} at step {rec.step} since {rec.started}"}
+        if reverted:
+            run["words"] = f"HOLD REVERTED under run {rec.run_id} ({reverted}): " + str(run["words"])
         if unconfirmed:
             run["words"] = (f"UNCONFIRMED record {rec.run_id} of {rec.operator or 'unknown'} ({unconfirmed}): "
                             f"restore refuses it without --force; " + str(run["words"]))
@@ -200,6 +228,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
                       "created": model.meta(last).get("creationTimestamp")} if last else None),
         "lost": lost, "duplicate": dup, "window": h.get("window"), "history_error": h.get("error"),
         "next_run": rfc3339_z(runs[0]) if runs and not suspended else None,
+        "gitops": gitops.detect(cj).tool, "hold_reverted": reverted,
     }
 
 

@@ -71,7 +71,7 @@ def test_the_good_cronjob_has_no_findings_at_all() -> None:
 
 def test_rule_ids_are_unique_stable_and_complete() -> None:
     ids = [r.id for r in RULES]
-    assert ids == [f"CJ{n:03d}" for n in range(1, 34)]
+    assert ids == [f"CJ{n:03d}" for n in range(1, 35)]
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert r.severity in ("error", "warning", "info")
@@ -306,6 +306,25 @@ CASES: list[tuple[str, dict[str, Any], int, tuple[str, ...], str | None]] = [
     ("CJ033", {"metadata.namespace": "n" * 63}, 0, (), None),
     ("CJ033", {"metadata.namespace": DELETE}, 0, (), None),  # a manifest applied with -n
     ("CJ033", {"metadata.name": "Bad", "metadata.namespace": "Bad"}, 2, ("Bad",), "error"),
+    # CJ034 a GitOps controller's manifest sets spec.suspend (managedFields as the API server writes them)
+    ("CJ034", {"metadata.managedFields": [{"manager": "argocd-controller", "operation": "Apply",
+                                           "time": "2026-12-05T23:05:00Z", "fieldsType": "FieldsV1",
+                                           "fieldsV1": {"f:spec": {"f:suspend": {}}}}],
+               "spec.suspend": False}, 1, ("Argo CD sets spec.suspend: false", "argocd-controller"), "warning"),
+    ("CJ034", {"metadata.managedFields": [{"manager": "kustomize-controller", "operation": "Apply",
+                                           "time": "2026-12-05T23:05:00Z", "fieldsType": "FieldsV1",
+                                           "fieldsV1": {"f:spec": {"f:suspend": {}}}}],
+               "metadata.labels": {"kustomize.toolkit.fluxcd.io/name": "apps",
+                                   "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}},
+     1, ("Flux", "Kustomization flux-system/apps"), "warning"),
+    # the manifest leaves suspend out: nothing reverts a hold
+    ("CJ034", {"metadata.managedFields": [{"manager": "argocd-controller", "operation": "Apply",
+                                           "time": "2026-12-05T23:05:00Z", "fieldsType": "FieldsV1",
+                                           "fieldsV1": {"f:spec": {"f:schedule": {}}}}]}, 0, (), None),
+    # a person's kubectl apply is no controller that re-applies
+    ("CJ034", {"metadata.annotations": {"kubectl.kubernetes.io/last-applied-configuration":
+                                        '{"spec":{"suspend":false}}'}}, 0, (), None),
+    ("CJ034", {}, 0, (), None),
 ]
 
 
