@@ -174,8 +174,13 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
     obj = cluster.get_cronjob(cj)
     # A live object exists already: the API's create-only rules (TZ in schedule, 52-char name)
     # are checked as an update of itself.
-    return explain_object(obj, after=after, now=now, count=count, overrides=overrides, api_create=False,
-                          with_controller=True)
+    from cronctl.gitops import detect
+
+    result = explain_object(obj, after=after, now=now, count=count, overrides=overrides, api_create=False,
+                            with_controller=True)
+    g = detect(obj)  # who else writes spec.suspend (a GitOps controller), for the suspend questions
+    result["gitops"] = {**g.as_dict(), "words": g.words()}
+    return result
 
 
 def _render(result: Any, output: Output) -> None:
@@ -218,6 +223,8 @@ def _render_text(r: dict[str, Any]) -> None:
     field("Time zone", f"{r['zone']} ({zone_note})")
     field("Dialect", dialect)
     field("Meaning", r["description"], "red" if r["neverFires"] else "")
+    if (r.get("gitops") or {}).get("tool"):
+        field("GitOps", r["gitops"]["words"])
 
     if r["next"]:
         line()

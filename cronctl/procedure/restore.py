@@ -83,6 +83,14 @@ def give_up_catch_up(cluster: Cluster, cj: Obj, pred: Prediction, reporter: Repo
     return cj, given
 
 
+def _reverted_at(cj: Obj) -> Any:
+    """When spec.suspend was set back by someone else (managedFields), or None."""
+    from cronctl.gitops import reverted_by
+
+    who = reverted_by(cj)
+    return who.time if who is not None else None
+
+
 def gitops_put_back(rec: model.RunRecord) -> dict[str, str | None]:
     """What the hold changed beside suspend, as restored: Flux's reconcile annotation back to its
     value before the hold (None: removed). Only that annotation: a record naming another is ignored."""
@@ -203,9 +211,12 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)
             # the record goes, its account stays: appended to cronctl.dev/runs in the same guarded write
+            # a reverted hold ended when it was reverted, not now: the run's held period says so, so
+            # history does not call the slots after the revert lost to a suspension
+            ended = _reverted_at(cj) if reverted else None
             ann: dict[str, str | None] = {**model.clear_record_annotations(), model.ANN_RUNS: model.runs_with(
-                cj, rec, restored_at=clock.now(), restored_to=target, forced=bool(stale_reasons),
-                last_step=opts.outcome)}
+                cj, rec, restored_at=ended or clock.now(), restored_to=target, forced=bool(stale_reasons),
+                last_step=(f"{opts.outcome or rec.step} (hold reverted)" if reverted else opts.outcome))}
             put_back = gitops_put_back(rec)
             ann.update(put_back)
             body: Obj = {"metadata": {"annotations": ann}}
