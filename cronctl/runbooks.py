@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 #: Every runbook, in the order `cronctl runbook` lists them.
 NAMES: tuple[str, ...] = (
     "manual-run", "incident-bundle", "catch-up-after-suspend", "dst-transition",
-    "forbid-is-not-a-lock", "application-locking", "alerts", "rbac", "exit-codes",
+    "forbid-is-not-a-lock", "application-locking", "gitops", "alerts", "rbac", "exit-codes",
 )
 
 #: What each exit code means, for runbooks/exit-codes.md. A test checks every ExitCode is here.
@@ -35,7 +35,9 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
                "active or unfinished child Jobs, the Job name exists, a Job already stands for the "
                "slot, a permission is missing, already paused, a run record cronctl did not write "
-               "(restore without --force), an --out that exists.",
+               "(restore without --force), an --out that exists, a GitOps controller (Argo CD self-heal, "
+               "an unknown server-side applier) that would put spec.suspend back during the hold "
+               "(--gitops; cronctl runbook gitops).",
     "TIMEOUT": "The wait ran out (--timeout). Nothing was restored; the Job may still run.",
     "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value, "
                  "a CronJob, Job or namespace name that is not a Kubernetes name; run-manual --occurrence "
@@ -131,9 +133,13 @@ def runbook_context(cronjob: Obj | None, now: datetime, *, namespace: str | None
             "starting_deadline": "<startingDeadlineSeconds>", "next_runs": [], "record": None,
             "unsuspend": None, "dst": [], "transitions": [], "description": "",
             "manual_job": "$CJ-manual", "service_account": "$CJ", "service_account_set": False,
+            "gitops": None,
         })
         return base
-    return {**base, **_live(cronjob, now, next_count)}
+    from cronctl.gitops import detect
+
+    seen = detect(cronjob)
+    return {**base, **_live(cronjob, now, next_count), "gitops": seen.words() if seen.tool else None}
 
 
 def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
