@@ -23,7 +23,8 @@ Fixtures
     ``api`` (ApiClient) of the kubernetes client, for test setup and assertions only (cronctl
     itself talks through ``cronctl.kube``).
 
-Any test that uses one of these fixtures is marked ``cluster`` automatically.
+Any test that uses one of these fixtures is marked ``cluster`` automatically (so is one that uses
+``flux``, the real Flux kustomize-controller of ``tests/cluster/flux_support.py``).
 
 ``run_cli`` (function)
     ``run_cli(*args, stdin=None, env=None) -> CliResult(exit_code, stdout, stderr)``: cronctl in
@@ -54,7 +55,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory"}
+CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory", "flux"}  # flux: tests/cluster/flux_support.py
 TEST_LABEL = {"created-by": "cronctl-tests"}
 UP_FAILED = "scripts/cluster up failed"
 SKIP_REASON = "CRONCTL_SKIP_CLUSTER=1: needs the real control plane (scripts/cluster)"

@@ -1,0 +1,95 @@
+"""The real Flux kustomize-controller (v1.9.6, ``scripts/flux``) managing a CronJob on the local control
+plane: what it does to a ``spec.suspend`` someone else changed. The ground truth a later test stands
+on when it shows that cronctl's hold survives Flux.
+
+Facts seen with the real controller (kustomize-controller v1.9.6 on Kubernetes 1.37.2):
+
+FACTS_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from cluster_support import cronjob_body, read_cronjob, run_kubectl
+from flux_support import MANAGER, Flux, flux  # noqa: F401 (flux: the fixture)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("flux")]
+
+INTERVAL = 5  # seconds: the Kustomizations' spec.interval
+#: Flux's periodic reconciliation comes every interval (plus a few % of jitter); a revert must come
+#: within a few of them, the rest is slack for a loaded machine
+REVERT_WITHIN = 6 * INTERVAL
+RECONCILE_ANNOTATION = "kustomize.toolkit.fluxcd.io/reconcile"
+
+
+def suspend_owners(cj: dict[str, Any]) -> list[tuple[str, str]]:
+    """(manager, operation) of each metadata.managedFields entry that owns f:spec.f:suspend."""
+    return [(e.get("manager", ""), e.get("operation", "")) for e in cj["metadata"].get("managedFields") or []
+            if "f:suspend" in ((e.get("fieldsV1") or {}).get("f:spec") or {})]
+
+
+def patch_suspend(kubeconfig: str, ns: str, name: str, value: bool) -> dict[str, Any]:
+    """A plain ``kubectl patch`` of spec.suspend (no cronctl): returns the object as patched."""
+    r = run_kubectl(kubeconfig, "-n", ns, "patch", "cronjob", name, "--type=merge",
+                    "-p", json.dumps({"spec": {"suspend": value}}), "-o", "json", "--show-managed-fields")
+    return dict(json.loads(r.stdout))
+
+
+def suspended(k8s: Any, ns: str, name: str) -> bool:
+    return bool(read_cronjob(k8s, ns, name)["spec"].get("suspend"))
+
+
+def test_flux_undoes_a_plain_kubectl_patch_of_suspend_within_its_interval(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any) -> None:
+    body = cronjob_body("nightly-export", suspend=False)
+    assert body["spec"]["suspend"] is False  # in the manifest, explicitly: Flux owns the field
+    managed = flux.manage(namespace, [body], interval=f"{INTERVAL}s")
+    cj = read_cronjob(k8s, namespace, "nightly-export")
+    assert cj["spec"]["suspend"] is False
+    labels = cj["metadata"].get("labels") or {}
+    assert labels.get("kustomize.toolkit.fluxcd.io/name") == managed.name
+    assert labels.get("kustomize.toolkit.fluxcd.io/namespace") == namespace
+    assert suspend_owners(cj) == [(MANAGER, "Apply")], cj["metadata"]["managedFields"]
+    assert flux.server is not None and any(managed.name in p for p in flux.server.requests)
+
+    patched = patch_suspend(kubeconfig, namespace, "nightly-export", True)
+    t0 = time.monotonic()
+    assert patched["spec"]["suspend"] is True
+    # the patch took the field from Flux: an Update by kubectl's patch manager owns it now
+    assert suspend_owners(patched) == [("kubectl-patch", "Update")], patched["metadata"]["managedFields"]
+
+    def reverted() -> dict[str, Any] | None:
+        c = read_cronjob(k8s, namespace, "nightly-export")
+        return c if c["spec"]["suspend"] is False else None
+
+    cj = flux.wait_for("Flux to put spec.suspend back to false", reverted, timeout=REVERT_WITHIN)
+    took = time.monotonic() - t0
+    print(f"Flux reverted spec.suspend {took:.1f}s after the kubectl patch (interval {INTERVAL}s)")
+    # a forced server-side apply: the field is Flux's again, and the patch's manager owns nothing of it
+    assert suspend_owners(cj) == [(MANAGER, "Apply")], cj["metadata"]["managedFields"]
+    assert managed.ready() is not None
+
+
+def test_flux_leaves_an_object_annotated_reconcile_disabled_alone(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any) -> None:
+    managed = flux.manage(namespace, [cronjob_body("nightly-export", suspend=False)], interval=f"{INTERVAL}s")
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "nightly-export",
+                f"{RECONCILE_ANNOTATION}=disabled")
+    assert patch_suspend(kubeconfig, namespace, "nightly-export", True)["spec"]["suspend"] is True
+
+    time.sleep(3 * INTERVAL)   # three periodic reconciliations
+    managed.reconcile_now()    # and one more that certainly ran to the end (status.lastHandledReconcileAt)
+    assert suspended(k8s, namespace, "nightly-export"), "Flux changed an object annotated reconcile=disabled"
+    assert ("kubectl-patch", "Update") in suspend_owners(read_cronjob(k8s, namespace, "nightly-export"))
+
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "nightly-export", f"{RECONCILE_ANNOTATION}-")
+    t0 = time.monotonic()
+    flux.wait_for("Flux to put spec.suspend back to false once the annotation is gone",
+                  lambda: not suspended(k8s, namespace, "nightly-export"), timeout=REVERT_WITHIN)
+    print(f"Flux reverted spec.suspend {time.monotonic() - t0:.1f}s after the annotation was removed")
+    assert suspend_owners(read_cronjob(k8s, namespace, "nightly-export")) == [(MANAGER, "Apply")]
