@@ -23,6 +23,7 @@ from typing import Any
 
 from cronctl import model
 from cronctl.events import GoneJob, events_for, gone_jobs, unexpected_jobs
+from cronctl.gitops import detect as detect_gitops
 from cronctl.history import (
     VERDICTS as HISTORY_VERDICTS,
     LOST,
@@ -117,6 +118,10 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
             a.notes.append(f"Job {u['job']} was not made by the controller (UnexpectedJob, {u['events']} "
                            "warning(s)), and nothing in the evidence says cronctl made it: a run by hand (kubectl "
                            "create job --from, a script) runs outside concurrencyPolicy and outside cronctl's lock")
+    seen = detect_gitops(cronjob)
+    if seen.sets_suspend:
+        a.notes.append(f"{seen.words()}: a suspend by hand, a pause or a manual run's hold does not stay (cronctl "
+                       "runbook gitops)")
     occurrence_of = {jn: o["expected"] for o in occ_out for jn in o["jobs"]}
     active_refs = list(view.active)
     unfinished = [r.name for r in a.recs if r.running]
@@ -154,6 +159,8 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
         "event_counts": _event_counts(a.events),
         "unexpected_jobs": unexpected,
         "notes": a.notes,
+        # present only when a GitOps tool manages the CronJob (cronctl.gitops.detect)
+        **({"gitops": {**seen.as_dict(), "words": seen.words()}} if seen.tool is not None else {}),
     }
 
 

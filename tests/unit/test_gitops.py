@@ -8,6 +8,8 @@ same entries with real server-side and client-side applies.
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,3 +154,41 @@ def test_detection_never_raises_on_garbled_metadata(bad: Any) -> None:
 def test_an_unknown_gitops_mode_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
         gitops.choose(gitops.GitOps(), "sometimes")
+
+
+def test_the_bundle_names_the_gitops_tool_and_notes_that_a_hold_does_not_stay() -> None:
+    from datetime import timezone
+
+    import jsonschema
+
+    from cronctl.bundle.analyse import Options, analyse_cronjob
+
+    cj = cronjob(entry("kustomize-controller", "Apply", T1),
+                 labels={gitops.FLUX_NAME: "apps", gitops.FLUX_NAMESPACE: "flux-system"})
+    cj["metadata"].update(uid="u1", creationTimestamp="2026-12-05T22:00:00Z")
+    a = analyse_cronjob(cj, [], [], [], Options(now=datetime(2026, 12, 5, 23, 10, tzinfo=timezone.utc)))
+    assert a["gitops"]["tool"] == "flux" and a["gitops"]["source"] == "Kustomization flux-system/apps"
+    assert any("does not stay" in n and "Flux" in n for n in a["notes"])
+    schema = json.loads((Path(__file__).parents[2] / "cronctl" / "data" / "bundle.schema.json").read_text())
+    jsonschema.Draft202012Validator(_find_gitops(schema)).validate(a["gitops"])
+    # a CronJob nobody manages carries no gitops key (the bundle of before, unchanged)
+    plain = cronjob(entry("kubectl-create", "Update", T1))
+    plain["metadata"].update(uid="u2", creationTimestamp="2026-12-05T22:00:00Z")
+    assert "gitops" not in analyse_cronjob(plain, [], [], [], Options(now=datetime(2026, 12, 5, 23, 10,
+                                                                                      tzinfo=timezone.utc)))
+
+
+def _find_gitops(node: Any) -> Any:
+    if isinstance(node, dict):
+        if "gitops" in node.get("properties", {}):
+            return node["properties"]["gitops"]
+        for v in node.values():
+            r = _find_gitops(v)
+            if r is not None:
+                return r
+    elif isinstance(node, list):
+        for v in node:
+            r = _find_gitops(v)
+            if r is not None:
+                return r
+    return None
