@@ -83,6 +83,7 @@ def _main(argv: list[str] | None) -> int:
     except exits as e:
         code = int(e.exit_code)  # type: ignore[attr-defined]
     except usage_errors as e:
+        _sanitise_usage_error(e)
         e.show(file=sys.stderr)  # type: ignore[attr-defined]
         code = int(e.exit_code)  # type: ignore[attr-defined]
     except Exception as e:  # the one boundary for the unexpected: a bug, never a traceback by default
@@ -93,6 +94,23 @@ def _main(argv: list[str] | None) -> int:
     if argv is None:
         sys.exit(code)
     return code
+
+
+def _sanitise_usage_error(e: BaseException) -> None:
+    """click's usage error quotes what was typed (an extra argument, an unknown option: a file name
+    from a shell glob can hold ESC, CR, LF or RLO): its message goes through the sanitiser, on one
+    line, like every ``error:`` line."""
+    from cronctl.textsafe import visible
+
+    message = getattr(e, "message", None)
+    if isinstance(message, str):
+        e.message = visible(message)  # type: ignore[attr-defined]
+    hint = getattr(e, "param_hint", None)
+    if isinstance(hint, str):
+        e.param_hint = visible(hint)  # type: ignore[attr-defined]
+    option = getattr(e, "option_name", None)
+    if isinstance(option, str):
+        e.option_name = visible(option)  # type: ignore[attr-defined]
 
 
 def error_lines(e: CronctlError) -> list[str]:

@@ -10,6 +10,7 @@ import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err
 from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.textsafe import visible
 
 
 class RuleFormat(str, Enum):
@@ -106,7 +107,7 @@ def alerts(
     objs = _cronjobs(cronjob, filename, all_namespaces, kubeconfig, context, namespace)
     result = al.build(objs, now, opts)
     for s in result.skipped:
-        err.print(f"warning: {s.ref}: {s.reason}", markup=False)
+        err.print(visible(f"warning: {s.ref}: {s.reason}"), markup=False)  # one value, one line
     if not result.groups:
         raise BadInput("no alert rules written: " + ("; ".join(f"{s.ref}: {s.reason}" for s in result.skipped)
                                                       or "no CronJobs"))

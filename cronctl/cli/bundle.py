@@ -14,6 +14,7 @@ import typer
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
                                 out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
+from cronctl.textsafe import visible
 
 
 def bundle(
@@ -86,8 +87,9 @@ def bundle(
     label = "all" if all_ else str(cronjob)
     what = "every CronJob" if all_ else str(cronjob)
     target = out_path or f"cronctl-bundle-{ns or 'dump'}-{label}-{clock.strftime('%Y%m%dT%H%M%SZ')}"
-    err.print(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
-              f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ...", markup=False)
+    # every line below holds values of the dump, the cluster or the command line: each on its one line
+    err.print(visible(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
+                      f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ..."), markup=False)
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
                   logs=not no_logs)
@@ -101,17 +103,18 @@ def bundle(
     if output != Output.text:
         emit(summary, output)
         return
-    out.print(f"bundle written to {target}", markup=False)
+    out.print(visible(f"bundle written to {target}"), markup=False)
     if b.doc["partial"]:
-        out.print("PARTIAL: " + "; ".join(f"{m['what']}: {m['reason']}" for m in b.doc["missing"]), markup=False)
+        out.print(visible("PARTIAL: " + "; ".join(f"{m['what']}: {m['reason']}" for m in b.doc["missing"])),
+                  markup=False)
     if b.doc["logs_note"]:
-        out.print(f"logs: {b.doc['logs_note']}", markup=False)
+        out.print(visible(f"logs: {b.doc['logs_note']}"), markup=False)
     for s in summary["cronjobs"]:
         v = s["verdicts"]
         counts = ", ".join(f"{k} {n}" for k, n in v.items() if n) or "no scheduled time in the window"
-        out.print(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
-                  f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
-                  f"controller now: {s['decision'] or '-'}", markup=False)
+        out.print(visible(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
+                          f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
+                          f"controller now: {s['decision'] or '-'}"), markup=False)
 
 
 def _unexpected(s: dict[str, Any]) -> str:

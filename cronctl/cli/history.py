@@ -95,7 +95,7 @@ def history(
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
     for m in missing:
-        err.print(f"warning: could not read {m}; the history is judged without it", markup=False)
+        err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
     bad = failing(result, {f.value for f in fail_on or []})
     if output != Output.text:
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
@@ -103,7 +103,8 @@ def history(
         for h in result:
             _render(h)
     if bad:
-        err.print(f"{len(bad)} slot(s) fail --fail-on: " + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
+        err.print(visible(f"{len(bad)} slot(s) fail --fail-on: " + "; ".join(bad[:10])
+                          + (" ..." if len(bad) > 10 else "")),
                   markup=False)
         raise typer.Exit(int(ExitCode.FINDINGS))
 
@@ -130,10 +131,11 @@ def _render(h: dict[str, Any]) -> None:
         head += "  SUSPENDED"
     out.print(Text(visible(head), style="bold"))
     if h["error"]:
-        out.print(f"  cannot judge the slots: {h['error']}", markup=False)
+        out.print(visible(f"  cannot judge the slots: {h['error']}"), markup=False)
         return
     w = h["window"]
-    out.print(f"  slots since {w['since']} ({'limited by ' + w['limited_by']}), until {w['until']}", markup=False)
+    out.print(visible(f"  slots since {w['since']} ({'limited by ' + w['limited_by']}), until {w['until']}"),
+              markup=False)
     rows: list[tuple[str, list[str], list[str], str]] = []
     for r in h["slots"]:
         rows.append((r["slot"], [r["slot_local"][:16].replace("T", " "), r["slot"][11:16] + "Z", r["verdict"],
@@ -158,9 +160,9 @@ def _render(h: dict[str, Any]) -> None:
             text.stylize(_STYLE.get(word, ""), at, at + len(word))
         out.print(text)
     counts = ", ".join(f"{k} {n}" for k, n in h["counts"].items() if n)
-    out.print(f"  {counts or 'no slot in the window'}", markup=False)
+    out.print(visible(f"  {counts or 'no slot in the window'}"), markup=False)
     for n in h["notes"]:
-        out.print(f"  note: {n}", markup=False)
+        out.print(visible(f"  note: {n}"), markup=False)
     out.print("")
 
 

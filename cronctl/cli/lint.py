@@ -12,6 +12,7 @@ import typer
 
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
+from cronctl.textsafe import visible
 
 
 class LintOutput(str, Enum):
@@ -98,7 +99,7 @@ def lint(
             if name is not None:
                 cronjobs = [o for o in cronjobs if (o.get("metadata") or {}).get("name") == name]
                 if not cronjobs:
-                    err.print(f"{path}: no CronJob named {name} in this file", markup=False)
+                    err.print(visible(f"{path}: no CronJob named {name} in this file"), markup=False)
             sources.append((path, cronjobs))
         checked, findings = lint_sources(sources, now)  # all files together: duplicates across them
         if name is not None and checked == 0:  # never "0 CronJobs checked", exit 0: a false green in CI
@@ -119,7 +120,7 @@ def lint(
             objs = cluster.list_cronjobs(all_namespaces=all_namespaces)
             if not objs:
                 where = "any namespace" if all_namespaces else f"namespace {cluster.namespace}"
-                err.print(f"no CronJobs in {where}", markup=False)
+                err.print(visible(f"no CronJobs in {where}"), markup=False)
         checked, findings = lint_objects(objs, now)
 
     if output is LintOutput.sarif:

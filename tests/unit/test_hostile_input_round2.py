@@ -386,3 +386,136 @@ def test_zero_width_and_separator_characters_are_shown_as_escapes(ch: str) -> No
     assert ch not in md_text(value) and ch not in md_code(value)
     text = json.dumps({"name": value}, ensure_ascii=False)
     assert json.loads(json_visible(text)) == {"name": value} and ch not in json_visible(text)
+
+
+# -- one value, one line: every string field of a dump, every offline command ----------------------------
+
+#: what a hostile value carries: a forged line, CR, OSC 52 (clipboard), RLO, a line separator and a
+#: zero-width space; the marker must never start a line of output
+MARKER = "FORGED bundle written to /etc/cron.d"
+HOSTILE = f"x\n{MARKER}\r\n{MARKER}\r\x1b]52;c;SGk=\x07\u202e\u2028{MARKER}\u200b\u2029y"
+
+
+def _string_fields(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every string in the dump (the kinds, apiVersions and Job-name links excepted:
+    an object of another kind is not read at all)."""
+    out: list[tuple[Any, ...]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _string_fields(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _string_fields(v, path + (i,))
+    elif isinstance(node, str) and path[-1] not in ("kind", "apiVersion"):
+        out.append(path)
+    return out
+
+
+def _hostile_items() -> list[dict[str, Any]]:
+    items = objects()
+    items[0]["metadata"]["annotations"] = {"team/owner": "ops", model.ANN_PAUSE_REASON: "r"}
+    items[0]["metadata"]["labels"] = {"app": "orders"}
+    items[1]["status"]["conditions"].append({"type": "FailureTarget", "status": "False", "reason": "R",
+                                             "message": "m"})
+    items.append({**copy.deepcopy(EVENT), "metadata": {"name": "orders-sync.2", "namespace": "shop"},
+                  "involvedObject": {"kind": "Job", "name": "orders-sync-29412060", "namespace": "shop"},
+                  "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit",
+                  "type": "Warning"})
+    return items
+
+
+FIELDS = _string_fields(_hostile_items())
+#: and the keys: an annotation's or a label's name
+KEYS = [(0, "metadata", "annotations"), (0, "metadata", "labels")]
+
+
+def _plant(items: list[dict[str, Any]], path: tuple[Any, ...], key: bool) -> None:
+    node: Any = items
+    for p in path[:-1]:
+        node = node[p]
+    if key:
+        node[path[-1]] = {HOSTILE: "v", **node[path[-1]]}
+    else:
+        node[path[-1]] = HOSTILE
+
+
+#: the characters that act on a terminal or start a line of their own (\n ends a line; \t is kept)
+def _acting(text: str) -> list[str]:
+    from cronctl.textsafe import visible
+
+    return sorted({c for c in text if c not in "\n\t" and visible(c) != c})
+
+
+def assert_one_value_one_line(res: Any, hostile: str = HOSTILE) -> None:
+    for stream in (res.stdout, res.stderr):
+        assert not _acting(stream), (_acting(stream), stream[-2000:])
+        for line in stream.splitlines():
+            assert not line.lstrip().startswith(MARKER.split()[0]), (line, stream[-2000:])
+
+
+def _cases() -> list[Any]:
+    out = [pytest.param(p, False, id="/".join(map(str, p))) for p in FIELDS]
+    out += [pytest.param(p, True, id="key:" + "/".join(map(str, p))) for p in KEYS]
+    return out
+
+
+#: every offline command, and the variants that print more: history's --fail-on summary
+PRINTERS = {**COMMANDS, "history-fail-on": ["history", "--from-dump", "{f}", "--fail-on", "lost",
+                                             "--fail-on", "duplicate", "-o", "json"]}
+
+
+@pytest.mark.parametrize("command", PRINTERS)
+@pytest.mark.parametrize("path, key", _cases())
+def test_a_hostile_value_in_any_string_field_stays_on_its_line(run_cli: RunCli, tmp_path: Path, command: str,
+                                                              path: tuple[Any, ...], key: bool) -> None:
+    items = _hostile_items()
+    _plant(items, path, key)
+    f = write(tmp_path / "d.json", items)
+    argv = [a.replace("{f}", f).replace("{out}", str(tmp_path / "out")) for a in PRINTERS[command]]
+    if "-o" in argv:  # text: what a person reads on a terminal
+        i = argv.index("-o")
+        del argv[i:i + 2]
+    res = run_cli(*argv)
+    assert_no_internal_error(res)
+    assert_one_value_one_line(res)
+    if res.exit_code in (0, 8) and command != "alerts":  # and the machine output: the same data, escaped
+        res = run_cli(*argv, "-o", "json") if command != "bundle" else res
+        assert_one_value_one_line(res)
+
+
+#: a file name as a shell glob hands it over: Linux allows every byte but / and NUL
+HOSTILE_NAME = HOSTILE.replace("/", "\u2215")
+
+
+@pytest.mark.parametrize("command", PRINTERS)
+def test_a_hostile_file_name_stays_on_its_line(run_cli: RunCli, tmp_path: Path, command: str) -> None:
+    f = write(tmp_path / HOSTILE_NAME, _hostile_items())
+    argv = [a.replace("{f}", f).replace("{out}", str(tmp_path / "out")) for a in PRINTERS[command]]
+    if "-o" in argv:
+        i = argv.index("-o")
+        del argv[i:i + 2]
+    res = run_cli(*argv)
+    assert_no_internal_error(res)
+    assert_one_value_one_line(res)
+    missing = run_cli(*[a.replace(f, f + "-gone") for a in argv])  # the error naming it
+    assert missing.exit_code == ExitCode.BAD_INPUT
+    assert_one_value_one_line(missing)
+
+
+@pytest.mark.parametrize("argv", [
+    ["explain", "-f", "{f}", "{f}"],  # explain -f *.yaml: the second file is an extra argument
+    ["explain", "-f", "{f}", "{f}", "{f}"],
+    ["explain", "--count", "{f}", "@daily"],
+    ["lint", "-f", "{f}", "{f}", "{f}"],
+    ["history", "--from-dump", "{f}", "--fail-on", "{f}"],
+    ["bundle", "--from-dump", "{f}", "--out", "{f}-out", "{f}"],
+    ["alerts", "-f", "{f}", "{f}", "{f}"],
+    ["explain", "--{f}"],
+], ids=lambda a: " ".join(a))
+def test_a_hostile_file_name_in_a_usage_error_stays_on_its_line(run_cli: RunCli, tmp_path: Path,
+                                                                argv: list[str]) -> None:
+    f = write(tmp_path / HOSTILE_NAME, _hostile_items())
+    res = run_cli(*[a.replace("{f}", f) for a in argv])
+    assert_no_internal_error(res)
+    assert res.exit_code != 0
+    assert_one_value_one_line(res)
