@@ -4,7 +4,32 @@ on when it shows that cronctl's hold survives Flux.
 
 Facts seen with the real controller (kustomize-controller v1.9.6 on Kubernetes 1.37.2):
 
-FACTS_PLACEHOLDER
+* It applies with server-side apply, field manager ``kustomize-controller``, operation ``Apply``, and
+  always with force (``ForceOwnership``; ``spec.force`` is about recreating immutable objects,
+  not this): every field of the manifest, ``f:spec.f:suspend`` included when the manifest sets
+  it, is owned by that one entry, and an Apply by another manager (``kubectl apply --server-side
+  --force-conflicts --field-manager=other``) of ``suspend: true`` is undone at the next
+  reconciliation without any conflict error.
+* It adds two labels to each object it applies, ``kustomize.toolkit.fluxcd.io/name: <Kustomization>``
+  and ``kustomize.toolkit.fluxcd.io/namespace: <its namespace>`` (owned by the same Apply entry),
+  and no annotation.
+* Drift is found by a dry-run apply every ``spec.interval`` (with jitter); nothing watches the
+  applied objects. With ``interval: 5s`` a ``kubectl patch`` of suspend was undone 4.9-5.5 s later;
+  each reconciliation took 0.2-0.4 s, and fetched the artifact again (it is not cached).
+* ``kubectl patch`` writes as manager ``kubectl-patch`` (operation ``Update``), which takes
+  ``f:spec.f:suspend`` out of Flux's entry. Before applying, Flux rewrites every ``Update`` entry
+  whose manager name STARTS WITH ``kubectl`` (a prefix match: ``kubectl-patch``,
+  ``kubectl-annotate``, ``kubectl-edit``, ``kubectl-client-side-apply``, ...), and
+  ``before-first-apply``, into its own Apply entry; its apply then drops whatever of those fields
+  the manifest does not hold: an annotation added with ``kubectl annotate`` disappears. Fields an
+  ``Update`` of any other manager wrote (``--field-manager=cronctl``) and that the manifest does not
+  hold are kept; the ones it holds (``spec.suspend``) are forced back.
+* An object (not the Kustomization) annotated ``kustomize.toolkit.fluxcd.io/reconcile: disabled`` is
+  skipped altogether: no apply, no cleanup of managedFields; removing the annotation brings it
+  back at the next reconciliation.
+* Each apply that changed something is an Event (reason ``Progressing``, note
+  ``CronJob/<ns>/<name> configured``) on the Kustomization, reported by ``kustomize-controller``;
+  the Kustomization's ``status.inventory`` lists ``<ns>_<name>_batch_CronJob``.
 """
 
 from __future__ import annotations
@@ -18,7 +43,8 @@ import pytest
 from cluster_support import cronjob_body, read_cronjob, run_kubectl
 from flux_support import MANAGER, Flux, flux  # noqa: F401 (flux: the fixture)
 
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("flux")]
+# each test takes 10-25 s: part of the compatibility selection
+pytestmark = [pytest.mark.cluster, pytest.mark.compat, pytest.mark.xdist_group("flux")]
 
 INTERVAL = 5  # seconds: the Kustomizations' spec.interval
 #: Flux's periodic reconciliation comes every interval (plus a few % of jitter); a revert must come
@@ -93,3 +119,26 @@ def test_flux_leaves_an_object_annotated_reconcile_disabled_alone(
                   lambda: not suspended(k8s, namespace, "nightly-export"), timeout=REVERT_WITHIN)
     print(f"Flux reverted spec.suspend {time.monotonic() - t0:.1f}s after the annotation was removed")
     assert suspend_owners(read_cronjob(k8s, namespace, "nightly-export")) == [(MANAGER, "Apply")]
+
+
+def test_flux_strips_what_kubectl_wrote_but_only_reverts_the_suspend_another_manager_wrote(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any) -> None:
+    managed = flux.manage(namespace, [cronjob_body("nightly-export", suspend=False)], interval=f"{INTERVAL}s")
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "cronjob", "nightly-export", "example.com/by-kubectl=yes")
+    run_kubectl(kubeconfig, "-n", namespace, "annotate", "--field-manager=cronctl", "cronjob", "nightly-export",
+                "example.com/by-cronctl=yes")
+    r = run_kubectl(kubeconfig, "-n", namespace, "patch", "--field-manager=cronctl", "cronjob", "nightly-export",
+                    "--type=merge", "-p", json.dumps({"spec": {"suspend": True}}), "-o", "json",
+                    "--show-managed-fields")
+    managers = {(e["manager"], e["operation"]) for e in json.loads(r.stdout)["metadata"]["managedFields"]}
+    assert {("kubectl-annotate", "Update"), ("cronctl", "Update")} <= managers
+
+    managed.reconcile_now()   # a reconciliation that began after all three writes, run to the end
+    cj = read_cronjob(k8s, namespace, "nightly-export")
+    annotations = cj["metadata"].get("annotations") or {}
+    assert "example.com/by-kubectl" not in annotations, "Flux kept an annotation kubectl-annotate wrote"
+    assert annotations.get("example.com/by-cronctl") == "yes", "Flux removed an annotation manager cronctl wrote"
+    assert cj["spec"]["suspend"] is False
+    assert suspend_owners(cj) == [(MANAGER, "Apply")], cj["metadata"]["managedFields"]
+    managers = {(e["manager"], e["operation"]) for e in cj["metadata"]["managedFields"]}
+    assert ("cronctl", "Update") in managers and not any(m.startswith("kubectl") for m, _ in managers), managers
