@@ -519,3 +519,30 @@ def test_a_hostile_file_name_in_a_usage_error_stays_on_its_line(run_cli: RunCli,
     assert_no_internal_error(res)
     assert res.exit_code != 0
     assert_one_value_one_line(res)
+
+
+# -- -o json and bundle.json: the same data, every acting character as \uXXXX ----------------------------
+
+JSON_HOSTILE = "a\x85b\x9b31mc\u202ed\u2028e\u2029f\u200bg\ufeffh\u2060i\x1b]52;c;SGk=\x07j"
+
+
+@pytest.mark.parametrize("command", ["history", "bundle", "lint", "explain", "history-sarif"])
+def test_json_output_escapes_c1_bidi_separators_and_zero_width(run_cli: RunCli, tmp_path: Path,
+                                                               command: str) -> None:
+    items = objects()
+    items[3]["message"] = f"Created job orders-sync-29412060 {JSON_HOSTILE}"
+    items[0]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"] = [
+        "sh", "-c", f"echo {JSON_HOSTILE}"]
+    items[0]["metadata"]["annotations"] = {"team/owner": JSON_HOSTILE}
+    f = write(tmp_path / "d.json", items)
+    argv = (["lint", "-f", f, "-o", "sarif"] if command == "history-sarif" else
+            [a.replace("{f}", f).replace("{out}", str(tmp_path / "out")) for a in COMMANDS[command]])
+    res = run_cli(*argv)
+    assert_no_internal_error(res)
+    texts = [res.stdout] + ([(tmp_path / "out" / "bundle.json").read_text()] if command == "bundle" else [])
+    for text in texts:
+        assert text.strip(), res.stderr
+        assert not _acting(text), _acting(text)
+        json.loads(text)  # still JSON
+    for text in texts[-1:] if command == "bundle" else []:
+        assert "\\u202e" in text and "\\u0085" in text and "\\u200b" in text  # the data is there, escaped
