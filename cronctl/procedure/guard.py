@@ -51,6 +51,7 @@ class HoldGuard:
         self.reverts: list[dict[str, Any]] = []
         self.duplicates: list[str] = []
         self.fighting = True
+        self.was_held = True  # started right after the suspend
         self.errors = 0
         self.lock = threading.Lock()
         self._stop = threading.Event()
@@ -99,8 +100,10 @@ class HoldGuard:
             rec = model.read_record(cj)
             if rec is None or rec.run_id != self.run_id:
                 return  # the hold is no longer ours (restored, taken over): nothing left to guard
-            if not model.is_suspended(cj):
+            held = model.is_suspended(cj)
+            if self.was_held and not held:  # a revert is a change from held to not held
                 self._reverted(cj)
+            self.was_held = held
             if not self.fighting:
                 self._look_for_duplicates(cj)
 
@@ -122,6 +125,7 @@ class HoldGuard:
             again = self._suspend_again(cj)
             entry["suspended_again"] = again
             if again:
+                self.was_held = True
                 self.r.warn(f"hold reverted: {said}; cronctl suspended it again (revert {n}; at the next one it "
                             f"stops fighting)")
                 self.audit.event(cj, "CronctlHoldReverted", f"cronctl run {self.run_id}: {said}; suspended again "
