@@ -24,6 +24,8 @@ DIALECTS = ("kubernetes", "atlas")
 MAX_LISTED = 1000
 #: --count at most (each run is one Next() and one line; 10,000,000 took 765 MB at 60 s uncapped).
 MAX_COUNT = 10_000
+#: --missed-limit at most (Atlas walks and lists that many due runs: 100,000,000 took 93 s uncapped).
+MAX_MISSED_LIMIT = 10_000
 DEFAULT_NAME = "cronjob"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -107,6 +109,10 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
         raise BadInput(f"bad --count {count}: must be 0 or more")
     if count > MAX_COUNT:
         raise BadInput(f"bad --count {count}: at most {MAX_COUNT} runs are listed (MAX_COUNT)")
+    limit = controller.missed_limit if controller is not None else None
+    if limit is not None and limit > MAX_MISSED_LIMIT:
+        raise BadInput(f"bad --missed-limit {limit}: at most {MAX_MISSED_LIMIT} due runs are started per pass "
+                       "(MAX_MISSED_LIMIT)")
     atlas = dialect == "atlas"
     if atlas:
         from cronctl.schedule.atlas import parse_atlas

@@ -546,3 +546,19 @@ def test_json_output_escapes_c1_bidi_separators_and_zero_width(run_cli: RunCli, 
         json.loads(text)  # still JSON
     for text in texts[-1:] if command == "bundle" else []:
         assert "\\u202e" in text and "\\u0085" in text and "\\u200b" in text  # the data is there, escaped
+
+
+# -- --missed-limit has a documented cap ---------------------------------------------------------------
+
+@pytest.mark.parametrize("limit, code", [("10000", 0), ("10001", ExitCode.BAD_INPUT),
+                                         ("100000000", ExitCode.BAD_INPUT), ("0", 0), ("-5", 0)])
+def test_the_missed_limit_is_capped(run_cli: RunCli, limit: str, code: int) -> None:
+    import time
+
+    t0 = time.monotonic()
+    res = run_cli("explain", "* * * * *", "--dialect", "atlas", "--last-schedule", "2000-01-01T00:00:00Z",
+                  "--now", "2026-01-01T00:00:00Z", "--missed-limit", limit, "-o", "json")
+    assert res.exit_code == code, res.stderr
+    assert time.monotonic() - t0 < 30  # 100,000,000 took 93 s before the cap
+    if code:
+        assert_bad_input(res, f"bad --missed-limit {limit}: at most 10000", "MAX_MISSED_LIMIT")
