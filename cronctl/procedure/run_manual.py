@@ -266,6 +266,17 @@ class _Run:
         self.record["gitops_hold"] = hold
         return json.dumps(hold, separators=(",", ":"), sort_keys=True)
 
+    def _hold_change_words(self) -> str:
+        """What the hold changed beside suspend, for the suspend's step line and Event."""
+        hold = self.record.get("gitops_hold") or {}
+        if self.strategy.kind == "annotate":
+            prev = hold.get("previous")
+            return (f"; {gitops.FLUX_RECONCILE}={gitops.FLUX_DISABLED} set for the hold (before: "
+                    + (repr(prev) if prev is not None else "absent") + "; put back at the restore)")
+        if self.strategy.kind == "ignored":
+            return f"; --gitops ignore: {self.seen.words()}"
+        return ""
+
     def _start_guard(self) -> None:
         since = self.clock.now().replace(microsecond=0)
         self.guard = HoldGuard(self.c, self.name, self.run_id, self.clock, self.r, self.audit,
@@ -727,12 +738,12 @@ class _Run:
                              + (f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspend was "
                                 f"{str(self.original_suspend).lower()} before it)" if rec is not None else
                                 f"suspended the CronJob (it was suspend={str(self.original_suspend).lower()}) "
-                                f"for a manual run"))
+                                f"for a manual run") + self._hold_change_words())
             self.r.step(f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspended since "
                         f"{rec.started}, suspend={str(self.original_suspend).lower()} before it): run record "
                         f"{self.run_id} written on it" if rec is not None else
                         f"suspended {self.ns}/{self.name} (it was suspend={str(self.original_suspend).lower()}); "
-                        f"run record {self.run_id} written on it")
+                        f"run record {self.run_id} written on it" + self._hold_change_words())
             return
         raise Conflict(f"cronjob {self.ns}/{self.name} kept changing while suspending; nothing was changed")
 

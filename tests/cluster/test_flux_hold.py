@@ -1,0 +1,112 @@
+"""cronctl's hold under the real Flux kustomize-controller (tests/cluster/flux_support.py): the
+``annotate`` strategy of ``--gitops auto`` keeps ``spec.suspend`` through many of Flux's intervals,
+no scheduled Job runs beside the manual one, and the reconcile annotation is put back afterwards.
+Without it (``--gitops ignore``) Flux undoes the hold and the guard says so."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster_support import cronctl, cronjob_body, owned_jobs, read_cronjob, run_record, start_cronctl, wait_for
+from flux_support import Flux, flux  # noqa: F401 (flux: the fixture)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.compat, pytest.mark.xdist_group("flux")]
+UTC = timezone.utc
+INTERVAL = 5  # seconds: the Kustomization's spec.interval
+RECONCILE = "kustomize.toolkit.fluxcd.io/reconcile"
+SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+
+class SuspendWatch:
+    """Reads spec.suspend every 0.5 s in a thread; ``unsuspended`` holds the times it was false."""
+
+    def __init__(self, k8s: Any, ns: str, name: str) -> None:
+        self.k8s, self.ns, self.name = k8s, ns, name
+        self.unsuspended: list[datetime] = []
+        self.reads = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.5):
+            if read_cronjob(self.k8s, self.ns, self.name)["spec"].get("suspend") is not True:
+                self.unsuspended.append(datetime.now(UTC))
+            self.reads += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def test_run_manual_holds_through_flux_intervals_with_the_reconcile_annotation_and_puts_it_back(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    # made just after a minute boundary: the next slot comes while the manual Job runs (40 s)
+    wait_for("a fresh minute", lambda: datetime.now(UTC).second in range(2, 12) or None, 70, every=0.5)
+    body = cronjob_body("orders-sync", schedule="*/1 * * * *", suspend=False, duration=40)
+    managed = flux.manage(namespace, [body], interval=f"{INTERVAL}s")
+    p = start_cronctl(["run-manual", "orders-sync", "-n", namespace, "--yes", "--settle", "1s", "--catch-up",
+                       "none", "--timeout", "4m"], kubeconfig, run_dir=tmp_path)
+    wait_for("the suspend", lambda: read_cronjob(k8s, namespace, "orders-sync")["spec"].get("suspend") or None, 30)
+    held_from = time.monotonic()
+    watch = SuspendWatch(k8s, namespace, "orders-sync")
+    try:
+        out, err = p.communicate(timeout=240)
+    finally:
+        watch.stop()
+    held = time.monotonic() - held_from
+    assert p.returncode == 0, err
+    rec = run_record(tmp_path)
+    assert rec["plan"]["gitops"]["tool"] == "flux" and rec["plan"]["gitops"]["strategy"] == "annotate"
+    assert f"{RECONCILE}=disabled set for the hold" in err
+    # held through several of Flux's intervals, and not one read saw it un-suspended before the restore
+    assert held > 6 * INTERVAL, held
+    restored = datetime.fromisoformat(rec["restored_at"].replace("Z", "+00:00"))
+    assert [t for t in watch.unsuspended if t < restored] == [], watch.unsuspended
+    assert rec["hold_guard"]["reverts"] == []
+    # no scheduled Job beside the manual one (--catch-up none: nothing after the restore either)
+    cj = read_cronjob(k8s, namespace, "orders-sync")
+    beside = [j["metadata"]["name"] for j in owned_jobs(k8s, namespace, cj)
+              if SCHEDULED in (j["metadata"].get("annotations") or {})]
+    assert beside == [], beside
+    # the annotation is put back (it was absent), and Flux manages it again: a kubectl patch is undone
+    ann = cj["metadata"].get("annotations") or {}
+    assert RECONCILE not in ann and "cronctl.dev/gitops-hold" not in ann, ann
+    assert cj["spec"]["suspend"] is False
+    assert "annotation kustomize.toolkit.fluxcd.io/reconcile removed" in err
+    managed.reconcile_now()
+
+
+def test_pause_under_flux_holds_with_the_annotation_and_resume_puts_back_its_earlier_value(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any) -> None:
+    body = cronjob_body("nightly-export", suspend=False)
+    body["metadata"]["annotations"] = {RECONCILE: "enabled"}  # an earlier value, which resume must put back
+    managed = flux.manage(namespace, [body], interval=f"{INTERVAL}s")
+    r = cronctl(["pause", "nightly-export", "-n", namespace, "--reason", "incident 7", "--yes"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert read_cronjob(k8s, namespace, "nightly-export")["metadata"]["annotations"][RECONCILE] == "disabled"
+    time.sleep(3 * INTERVAL)
+    assert read_cronjob(k8s, namespace, "nightly-export")["spec"]["suspend"] is True, "Flux undid the pause"
+    res = cronctl(["resume", "nightly-export", "-n", namespace, "--yes"], kubeconfig)
+    assert res.returncode == 0, res.stderr
+    cj = read_cronjob(k8s, namespace, "nightly-export")
+    assert cj["spec"]["suspend"] is False and cj["metadata"]["annotations"][RECONCILE] == "enabled"
+    assert not any(k.startswith("cronctl.dev/pause") for k in cj["metadata"]["annotations"])
+    managed.reconcile_now()
+
+
+def test_a_plain_hold_under_flux_is_undone_and_the_guard_names_kustomize_controller(
+        flux: Flux, kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    flux.manage(namespace, [cronjob_body("orders-sync", suspend=False, duration=25)], interval=f"{INTERVAL}s")
+    r = cronctl(["run-manual", "orders-sync", "-n", namespace, "--yes", "--gitops", "ignore", "--settle", "1s",
+                 "--timeout", "3m"], kubeconfig, run_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    guard = run_record(tmp_path)["hold_guard"]
+    assert guard["reverts"] and guard["reverts"][0]["by"] == "kustomize-controller", guard
+    assert "hold reverted: spec.suspend was set back to false by kustomize-controller" in r.stderr
