@@ -28,7 +28,8 @@ def status_cmd(
     Without a CronJob: one line per CronJob of the namespace (-A: every namespace): schedule in
     words, zone, suspended and by whom (a run record, a pause, or unknown), a run in progress or a
     stale record, the last Job's outcome, lost and duplicate slots (as cronctl history judges
-    them), the next run. Exit 6 when there is no CronJob.
+    them), the next run, the GitOps tool that manages it. A hold or pause a GitOps controller
+    undid is called out (HOLD REVERTED, PAUSE UNDONE). Exit 6 when there is no CronJob.
     """
     from rich.table import Table
 
@@ -143,7 +144,7 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
         emit(doc, output)
         return
     head = (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
-                                                       "LOST", "DUP", "NEXT"]
+                                                       "LOST", "DUP", "NEXT", "GITOPS"]
     rows: list[list[str]] = [head]
     for r in doc["cronjobs"]:
         last: Any = r["last_job"]
@@ -153,7 +154,9 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
-            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], r["time_zone"]) or "-"])
+            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], r["time_zone"]) or "-",
+            # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
+            (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)

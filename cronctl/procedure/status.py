@@ -191,6 +191,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     pause = model.read_pause(cj)
     suspended = model.is_suspended(cj)
     by = None
+    seen = gitops.detect(cj)
     reverted = _hold_reverted(cj, rec)
     if reverted:
         by = f"NO: hold reverted by {(gitops.reverted_by(cj) or gitops.SuspendOwner('unknown', '?', None)).manager}"
@@ -228,7 +229,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
                       "created": model.meta(last).get("creationTimestamp")} if last else None),
         "lost": lost, "duplicate": dup, "window": h.get("window"), "history_error": h.get("error"),
         "next_run": rfc3339_z(runs[0]) if runs and not suspended else None,
-        "gitops": gitops.detect(cj).tool, "hold_reverted": reverted,
+        "gitops": seen.tool, "gitops_sets_suspend": seen.sets_suspend, "hold_reverted": reverted,
     }
 
 
