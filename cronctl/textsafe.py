@@ -59,10 +59,32 @@ _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _MD_SPECIAL = re.compile(r"[&<>\\`*_\[\]|~]")
 
 
+# GFM's autolink extension makes links of bare text: ``http://``, ``https://``, ``ftp://`` and ``www.``
+# (matched while inlines are parsed, so a backslash before the ``:`` or ``.`` stops it), and e-mail
+# addresses, ``mailto:`` and ``xmpp:`` (matched after, on the text with its escapes undone: only a
+# code span keeps them text).
+_MD_AUTOLINK = re.compile(r"(?i)(?:(https?|ftp)(:)(?=//)|(www)(\.))")
+_MD_AT = re.compile(r"[^\s`]*@[^\s`]*")
+
+
+def _md_escape(s: str) -> str:
+    s = _MD_SPECIAL.sub(lambda m: _MD_ENTITIES.get(m.group(), "\\" + m.group()), s)
+    return _MD_AUTOLINK.sub(lambda m: f"{m.group(1) or m.group(3)}\\{m.group(2) or m.group(4)}", s)
+
+
 def md_text(value: object) -> str:
-    """A value as literal Markdown inline text, on one line and safe inside a table cell."""
+    """A value as literal Markdown inline text, on one line and safe inside a table cell: no HTML,
+    emphasis, link or image, and no autolink either (a URL's ``:`` and ``www.``'s dot are escaped; a
+    word holding ``@``, an e-mail address to GFM, is a code span)."""
     s = visible(str(value))
-    return _MD_SPECIAL.sub(lambda m: _MD_ENTITIES.get(m.group(), "\\" + m.group()), s)
+    if "@" not in s:
+        return _md_escape(s)
+    out: list[str] = []
+    pos = 0
+    for m in _MD_AT.finditer(s):
+        out += [_md_escape(s[pos:m.start()]), md_code(m.group())]
+        pos = m.end()
+    return "".join(out) + _md_escape(s[pos:])
 
 
 def md_code(value: object, *, table: bool = True) -> str:

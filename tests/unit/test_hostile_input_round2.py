@@ -562,3 +562,46 @@ def test_the_missed_limit_is_capped(run_cli: RunCli, limit: str, code: int) -> N
     assert time.monotonic() - t0 < 30  # 100,000,000 took 93 s before the cap
     if code:
         assert_bad_input(res, f"bad --missed-limit {limit}: at most 10000", "MAX_MISSED_LIMIT")
+
+
+# -- REPORT.md: no link made of data, GFM's autolinks included --------------------------------------------
+
+LINKS = ["https://evil.example/login", "HTTP://evil.example", "ftp://evil.example/x", "www.evil.example",
+         "(www.evil.example/path)", "1http://evil.example", "ops@evil.example", "mailto:ops@evil.example",
+         "xmpp:ops@evil.example/res", "a.b+c@evil-x.example.org,", "*https://evil.example*",
+         "<https://evil.example>", "[x](https://evil.example)", "![i](https://evil.example/i.png)"]
+
+
+def _gfm(markdown: str) -> str:
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    return str(cmarkgfm.github_flavored_markdown_to_html(markdown))
+
+
+@pytest.mark.parametrize("value", LINKS)
+def test_markdown_text_makes_no_link_in_a_real_gfm_renderer(value: str) -> None:
+    from cronctl.textsafe import md_code, md_text
+
+    for md in (md_text(f"job said {value} then"), f"| a | {md_text(value)} |\n|---|---|\n| {md_text(value)} | x |",
+               md_code(value)):
+        html = _gfm(md)
+        assert "<a " not in html and "<img" not in html, (md, html)
+    # and the text is all there, as it was written
+    assert "evil" in _gfm(md_text(value)) and "\\:" not in _gfm(md_text(value))
+
+
+def test_the_report_of_a_hostile_dump_has_only_its_own_links(run_cli: RunCli, tmp_path: Path) -> None:
+    def report(items: list[dict[str, Any]], name: str) -> str:
+        res = run_cli("bundle", "--from-dump", write(tmp_path / f"{name}.json", items), "--out", str(tmp_path / name))
+        assert res.exit_code == 0, res.stderr
+        return _gfm((tmp_path / name / "REPORT.md").read_text())
+
+    clean = report(objects(), "clean")
+    items = objects()
+    text = " ".join(LINKS)
+    items[3]["message"] = f"Created job orders-sync-29412060 {text}"
+    items[0]["metadata"]["annotations"] = {"team/runbook": text, "team/owner": "ops@evil.example"}
+    items[1]["status"]["conditions"].append({"type": "FailureTarget", "status": "True", "reason": "www.evil.example",
+                                             "message": text})
+    hostile = report(items, "hostile")
+    assert "evil.example" in hostile
+    assert hostile.count("<a ") == clean.count("<a ") and hostile.count("<img") == clean.count("<img")

@@ -67,7 +67,9 @@ def test_json_visible_is_the_same_json_with_nothing_that_acts(d: dict[str, str])
     ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
     ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
     ("a | b", "a \\| b"),
-    ("![t](https://tracker.example/p.gif)", "!\\[t\\](https://tracker.example/p.gif)"),
+    ("![t](https://tracker.example/p.gif)", "!\\[t\\](https\\://tracker.example/p.gif)"),  # no autolink either
+    ("see www.example.org", "see www\\.example.org"),
+    ("mail ops@example.org now", "mail `ops@example.org` now"),  # GFM links an address unless in code
     ("**bold** _it_ `code` ~~s~~", "\\*\\*bold\\*\\* \\_it\\_ \\`code\\` \\~\\~s\\~\\~"),
     ("two\nlines \x1b[2J", "two\\\\nlines \\\\x1b\\[2J"),
     ("&amp;", "&amp;amp;"),
@@ -91,5 +93,11 @@ def test_a_code_span_fence_outlasts_the_backticks_inside(raw: str, md: str, tabl
 @given(ANY)
 def test_markdown_text_never_leaves_a_raw_html_or_table_character(s: str) -> None:
     m = md_text(s)
-    assert "<" not in m and ">" not in m and "\n" not in m
+    assert "\n" not in m
+    # a word holding "@" is a code span (md_code: literal, its | escaped); the rest is escaped text
+    from cronctl.textsafe import _MD_AT
+
+    for w in _MD_AT.findall(visible(s)):
+        m = m.replace(md_code(w), "", 1)
+    assert "<" not in m and ">" not in m
     assert all(m[i - 1] == "\\" for i, c in enumerate(m) if c in "|[]`")
