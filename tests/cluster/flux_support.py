@@ -11,8 +11,10 @@ does to a CronJob cronctl holds.
 
     The controller only reconciles Kustomizations labelled with this fixture's instance label
     (``--watch-label-selector``), so two pytest-xdist workers (two controllers) never reconcile the
-    same one; the Flux tests are one ``xdist_group`` anyway. It runs as the test kubeconfig's admin
-    user, without impersonation.
+    same one. (The Flux tests ask to be one ``xdist_group``, but pytest-xdist 3.8 under pytest 9.2
+    ignores that mark: ``item._nodeid`` no longer sets the node id, so each worker that gets a Flux
+    test starts its own controller; the label keeps them apart.) It runs as the test kubeconfig's
+    admin user, without impersonation.
 
 ``flux.manage(namespace, manifests, interval="5s", name=None)`` -> :class:`Managed`
     Puts ``manifests`` (dicts, as the API takes them) into a tar.gz artifact, creates a
