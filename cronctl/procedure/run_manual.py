@@ -283,12 +283,15 @@ class _Run:
                                on_revert=self.o.on_revert, every=self.o.guard_every,
                                own_jobs=lambda: {self.job_name, *self.record.get("jobs_made", [])},
                                since=since, on_change=self._guard_changed)
+        # the key exists before the thread runs: the guard only replaces its value, so the main thread's
+        # json.dumps of the record never sees the dict change size; the main thread's next save writes it
+        self.record["hold_guard"] = self.guard.as_dict()
         self.guard.start()
 
     def _guard_changed(self) -> None:
+        """From the guard's thread: the account in the record (saved by the main thread's next write)."""
         if self.guard is not None:
             self.record["hold_guard"] = self.guard.as_dict()
-            self._save()
 
     def _end_hold(self) -> str:
         """Stop the guard (before a restore, or at any end of the run); what happened to the hold."""
