@@ -41,6 +41,7 @@ import os
 import secrets
 import socket
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -230,8 +231,10 @@ class Flux:
         self.started_in = time.monotonic() - t0
 
     def _ready(self) -> bool:
+        # no proxy, whatever HTTP_PROXY says: the probe is for this machine's loopback
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as r:
+            with opener.open(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as r:
                 return int(r.status) == 200
         except (urllib.error.URLError, OSError):
             return False
@@ -243,10 +246,14 @@ class Flux:
             with contextlib.suppress(Exception):
                 self.custom.delete_namespaced_custom_object(KS_GROUP, KS_VERSION, m.namespace, KS_PLURAL, m.name)
         deadline = time.monotonic() + 20
-        for m in self.managed:
-            while time.monotonic() < deadline and m.kustomization(missing_ok=True) is not None:
-                time.sleep(0.3)
-        if self.proc is not None and self.proc.poll() is None:
+        with contextlib.suppress(Exception):
+            for m in self.managed:
+                while time.monotonic() < deadline and m.kustomization(missing_ok=True) is not None:
+                    time.sleep(0.3)
+        if self.proc is not None and self.proc.poll() is not None:
+            print(f"warning: kustomize-controller had exited with {self.proc.returncode} before the end\n"
+                  f"{self.log_tail()}", file=sys.stderr)
+        elif self.proc is not None:
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=20)
