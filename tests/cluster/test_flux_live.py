@@ -142,3 +142,13 @@ def test_flux_strips_what_kubectl_wrote_but_only_reverts_the_suspend_another_man
     assert suspend_owners(cj) == [(MANAGER, "Apply")], cj["metadata"]["managedFields"]
     managers = {(e["manager"], e["operation"]) for e in cj["metadata"]["managedFields"]}
     assert ("cronctl", "Update") in managers and not any(m.startswith("kubectl") for m, _ in managers), managers
+
+
+def test_a_new_revision_of_the_manifests_is_applied_before_update_returns(
+        flux: Flux, namespace: str, k8s: Any) -> None:
+    managed = flux.manage(namespace, [cronjob_body("nightly-export", suspend=False)], interval=f"{INTERVAL}s")
+    first = managed.revision
+    second = managed.update([cronjob_body("nightly-export", suspend=False, schedule="0 0 1 2 *")])
+    ks = managed.kustomization()
+    assert second != first and ks is not None and ks["status"]["lastAppliedRevision"] == second
+    assert read_cronjob(k8s, namespace, "nightly-export")["spec"]["schedule"] == "0 0 1 2 *"
