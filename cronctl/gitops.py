@@ -18,7 +18,7 @@ applies a manifest setting ``spec.suspend`` puts Git's value back within its syn
 and time), the tracking labels and annotations, and the last-applied annotation, and says which
 tool manages the CronJob, whether that tool sets ``spec.suspend`` and to what, and which
 Application, Kustomization or HelmRelease it is. :func:`choose` turns that and ``--gitops`` into
-the hold's strategy, decided before cronctl's first write. docs/GITOPS.md has the table.
+the hold's strategy, decided before cronctl's first write. runbooks/gitops.md has the table.
 """
 
 from __future__ import annotations
