@@ -663,6 +663,68 @@ def overlaps(records: Iterable[JobRecord]) -> list[tuple[str, str, datetime, dat
     return out
 
 
+#: the Job names a report lists for one overlap group (the count has them all): status, bundle.json
+MAX_OVERLAP_NAMES = 20
+
+
+@dataclass(frozen=True)
+class OverlapGroup:
+    """A span of time in which at least two Jobs ran at once (:func:`overlap_groups`)."""
+
+    start: datetime  # the second Job started beside the first
+    end: datetime  # fewer than two ran from here on
+    names: tuple[str, ...]  # every Job that ran beside another in the span, by start (then name)
+    manual: int  # how many of ``names`` are manual Jobs
+    peak: int  # the most that ran at once
+    peak_at: datetime  # when that was first reached
+    manual_beside_scheduled: bool  # a manual Job ran at the same time as a scheduled one
+    running: int  # how many of ``names`` are still running
+
+
+def overlap_groups(records: Iterable[JobRecord]) -> list[OverlapGroup]:
+    """The overlaps of :func:`overlaps` as groups, in order: one per maximal span in which two or
+    more running intervals share time, with every Job that ran in it.
+
+    A sweep line over the interval ends (an end before a start at the same instant: intervals are
+    half-open), O(n log n) in time and O(n) in output, whatever the number of pairs: 2,000 Jobs
+    that hang are one group of 2,000, not 1,999,000 pairs. Two Jobs that overlap are a group of
+    two over exactly their shared time.
+    """
+    recs = [r for r in records if r.end > r.start]
+    # (time, 0 = end / 1 = start, name, index): ends first at the same instant
+    points = sorted([(r.start, 1, r.name, i) for i, r in enumerate(recs)]
+                    + [(r.end, 0, r.name, i) for i, r in enumerate(recs)])
+    active: dict[int, None] = {}  # insertion-ordered: the running Jobs by start
+    out: list[OverlapGroup] = []
+    members: list[int] = []
+    start = peak_at = points[0][0] if points else datetime.min
+    peak = manual_now = 0
+    mixed = False
+    for t, kind, _name, i in points:
+        if kind == 0:
+            del active[i]
+            manual_now -= recs[i].origin == "manual"
+            if len(active) == 1 and members:
+                out.append(OverlapGroup(
+                    start=start, end=t, names=tuple(recs[k].name for k in members),
+                    manual=sum(recs[k].origin == "manual" for k in members), peak=peak, peak_at=peak_at,
+                    manual_beside_scheduled=mixed, running=sum(recs[k].running for k in members)))
+                members = []
+            continue
+        active[i] = None
+        manual_now += recs[i].origin == "manual"
+        if len(active) == 2:  # a new group: the one that ran alone, and this one
+            start, peak, mixed = t, 0, False
+            members = list(active)
+        elif len(active) > 2:
+            members.append(i)
+        if len(active) > peak:
+            peak, peak_at = len(active), t
+        if len(active) >= 2 and 0 < manual_now < len(active):
+            mixed = True
+    return out
+
+
 # -- typed fields: the one answer for hand-written files -------------------------------------
 # What the API server's typed decoding would say about the fields cronctl reads, decided here
 # once for every command that reads files (explain -f, lint -f, bundle/history --from-dump): a

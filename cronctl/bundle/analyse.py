@@ -6,7 +6,7 @@ dicts (times as RFC3339 UTC strings) that go into ``bundle.json`` as they are.
 
 :func:`analyse_cronjob` runs in steps over one :class:`_Analysis` (the context each step reads and
 adds to): the children (Jobs and their pods), the schedule (the engine's controller model), the
-events (matched by :mod:`cronctl.events`), the overlaps (:func:`cronctl.model.overlaps`), the
+events (matched by :mod:`cronctl.events`), the overlaps (:func:`cronctl.model.overlap_groups`), the
 suspended periods and the occurrences.
 
 Verdict per expected occurrence: the slot verdicts of :mod:`cronctl.history` (``cronctl history``;
@@ -77,6 +77,7 @@ class _Analysis:
     # the children step
     child_dicts: list[Obj] = field(default_factory=list)
     recs: list[model.JobRecord] = field(default_factory=list)
+    by_name: dict[str, model.JobRecord] = field(default_factory=dict)
     pods_by_job: dict[str, list[Obj]] = field(default_factory=dict)
     # the schedule step
     sched: Any = None
@@ -109,7 +110,7 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     verdict_counts = {v: 0 for v in VERDICTS}
     for o in occ_out:
         verdict_counts[o["verdict"]] += 1
-    if view.policy == "Forbid" and any(o["a_origin"] != o["b_origin"] for o in overlaps):
+    if view.policy == "Forbid" and any(o["manual_beside_scheduled"] for o in overlaps):
         a.notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
                        ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
     unexpected = unexpected_jobs(a.events, a.cronjob, a.child_dicts)
@@ -172,6 +173,7 @@ def _children(a: _Analysis, jobs: list[Obj], pods: list[Obj]) -> None:
     a.child_dicts = [j for j in jobs if model.owned_by(j, a.cronjob)]
     a.recs = sorted((model.job_record(j, a.view.name, a.now) for j in a.child_dicts),
                     key=lambda r: (r.created or a.now, r.name))
+    a.by_name = {r.name: r for r in a.recs}
     job_uids = {r.uid for r in a.recs}
     for p in pods:
         owner = controller_owner_uid(p, "Job")
@@ -250,15 +252,17 @@ def _event_counts(evs: list[Obj]) -> dict[str, int]:
 
 
 def _overlaps(a: _Analysis) -> list[Obj]:
-    """Every pair of the CronJob's Jobs that ran at the same time (one rule: :class:`cronctl.model.JobRecord`)."""
-    by_name = {r.name: r for r in a.recs}
+    """The spans in which two or more of the CronJob's Jobs ran at once, one group each, with the
+    first :data:`cronctl.model.MAX_OVERLAP_NAMES` names (:func:`cronctl.model.overlap_groups`: a sweep, so 2,000
+    hung Jobs are one group, not 1,999,000 pairs)."""
     out: list[Obj] = []
-    for x, y, s, e in model.overlaps(a.recs):
-        rx, ry = by_name[x], by_name[y]
+    for g in model.overlap_groups(a.recs):
         out.append({
-            "a": x, "b": y, "a_origin": rx.origin, "b_origin": ry.origin,
-            "start": _z(s), "end": _z(e), "seconds": int((e - s).total_seconds()),
-            "ongoing": rx.running and ry.running,
+            "start": _z(g.start), "end": _z(g.end), "seconds": int((g.end - g.start).total_seconds()),
+            "ongoing": g.running >= 2, "job_count": len(g.names), "jobs": [{"name": n, "origin": a.by_name[n].origin} for n in g.names[:model.MAX_OVERLAP_NAMES]],
+            "manual": g.manual, "scheduled": len(g.names) - g.manual,
+            "manual_beside_scheduled": g.manual_beside_scheduled,
+            "peak": g.peak, "peak_at": _z(g.peak_at),
         })
     return out
 

@@ -81,13 +81,13 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
 
     height = geo.top + geo.row * max(1, len(jobs)) + 60
     rows: list[Obj] = []
-    row_of: dict[str, int] = {}
+    intervals: list[tuple[datetime, datetime]] = []  # each drawn Job's bar
     for i, j in enumerate(jobs):
         s = _t(j["started"] or j["created"]) or now
         end = _t(j["completed"]) if not j["running"] and j["completed"] else now
         e = max(end or now, s)
         y = geo.top + i * geo.row + (geo.row - geo.bar) / 2
-        row_of[j["name"]] = i
+        intervals.append((s, e))
         x0, x1 = x(s), x(e)
         rows.append({
             "name": j["name"], "origin": j["origin"], "outcome": j["outcome"], "running": j["running"],
@@ -109,15 +109,20 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
                       "lost": o["verdict"] in LOST})
     overlaps: list[Obj] = []
     for ov in cj["overlaps"]:
-        if ov["a"] not in row_of or ov["b"] not in row_of:
-            continue
-        ra, rb = sorted((row_of[ov["a"]], row_of[ov["b"]]))
         os_, oe = _t(ov["start"]), _t(ov["end"])
         assert os_ is not None and oe is not None
+        # the drawn Jobs that ran in the span (each of them ran beside another: the group's)
+        inside = [i for i, (s, e) in enumerate(intervals) if s < oe and e > os_]
+        if not inside:
+            continue
+        ra, rb = min(inside), max(inside)
+        names = ", ".join(n["name"] for n in ov["jobs"]) + (f" and {ov['job_count'] - len(ov['jobs'])} more"
+                                         if ov["job_count"] > len(ov["jobs"]) else "")
         overlaps.append({
             "x": x(os_), "w": round(max(x(oe) - x(os_), 2.0), 1),
             "y": round(geo.top + ra * geo.row, 1), "h": round((rb - ra + 1) * geo.row, 1),
-            "title": f"overlap {ov['a']} / {ov['b']}: {human_duration(ov['seconds'])}",
+            "title": (f"overlap: {ov['job_count']} Jobs ran at the same time for {human_duration(ov['seconds'])} "
+                      f"(at most {ov['peak']} at once): {names}"),
         })
     suspended: list[Obj] = []
     for per in cj["suspended_periods"]:
@@ -141,18 +146,26 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
 
 _STEPS = [timedelta(seconds=s) for s in (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
                                           21600, 43200, 86400, 172800, 604800)]
+#: calendar steps beyond a week, in months: a quarter, half a year, then whole years up to 5,000
+_MONTH_STEPS = [1, 3, 6] + [12 * y for y in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)]
+#: the most gridlines an axis gets, whatever the span (a week's step over 8,000 years had drawn
+#: 417,000 of them: a 380 MB report.html)
+MAX_TICKS = 16
 
 
 def _axis(t0: datetime, t1: datetime, x: Any, zone: str | None = None) -> list[Obj]:
-    """About 6-12 labelled gridlines at a round step (UTC), each also labelled in ``zone``."""
+    """About 6-12 labelled gridlines (never more than :data:`MAX_TICKS`) at a round step (UTC),
+    each also labelled in ``zone``: a fixed step up to a week, then whole months or years."""
     span = t1 - t0
-    step = next((s for s in _STEPS if span / s <= 12), _STEPS[-1])
+    tz = _zone(zone)
+    if span / _STEPS[-1] > 12:
+        return _calendar_axis(t0, t1, x)
+    step = next(s for s in _STEPS if span / s <= 12)
     secs = int(step.total_seconds())
     first = datetime.fromtimestamp((int(t0.timestamp()) // secs + 1) * secs, t0.tzinfo)
     out: list[Obj] = []
     t = first
     fmt = "%H:%M:%S" if secs < 60 else ("%H:%M" if secs < 86400 else "%m-%d")
-    tz = _zone(zone)
 
     def label(at: datetime) -> str:
         text = at.strftime(fmt)
@@ -160,10 +173,35 @@ def _axis(t0: datetime, t1: datetime, x: Any, zone: str | None = None) -> list[O
             text = at.strftime("%m-%d ") + text
         return text
 
-    while t <= t1:
+    while t <= t1 and len(out) < MAX_TICKS:
         out.append({"x": x(t), "label": label(t), "local": label(t.astimezone(tz)) if tz else None})
         t += step
     return out
+
+
+def _calendar_axis(t0: datetime, t1: datetime, x: Any) -> list[Obj]:
+    """Gridlines on the first of a month (every 1, 3 or 6 months) or of a year (every 1, 2, 5, 10,
+    ... years), at most 12 of them; labelled ``YYYY-MM`` or ``YYYY`` (UTC)."""
+    months0 = t0.year * 12 + t0.month - 1
+    months1 = t1.year * 12 + t1.month - 1
+    step = next((m for m in _MONTH_STEPS if (months1 - months0) / m <= 12), _MONTH_STEPS[-1])
+    fmt = "%Y" if step % 12 == 0 else "%Y-%m"
+    out: list[Obj] = []
+    k = (months0 // step + 1) * step
+    while k <= months1 and len(out) < MAX_TICKS:
+        year, month = divmod(k, 12)
+        if 1 <= year <= 9999:
+            t = datetime(year, month + 1, 1, tzinfo=t0.tzinfo)
+            if t0 <= t <= t1:
+                # a month or a year is the same in every zone, give or take a day: one label
+                out.append({"x": x(t), "label": _year_label(t, fmt), "local": None})
+        k += step
+    return out
+
+
+def _year_label(t: datetime, fmt: str) -> str:
+    # strftime pads %Y to four digits on glibc only; a year is a year everywhere
+    return f"{t.year:04d}" if fmt == "%Y" else f"{t.year:04d}-{t.month:02d}"
 
 
 def _zone(zone: str | None) -> Any:

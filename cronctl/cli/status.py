@@ -90,10 +90,9 @@ def status_cmd(
     out.print(head)
     if s["jobs"]:
         # kubectl-style plain columns: greppable, never folded, whatever the terminal width
-        overl = {n for pair in s["overlaps"] for n in pair}
         rows: list[tuple[str, ...]] = [("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION")]
         for j in s["jobs"]:
-            rows.append(tuple(visible(c) for c in (j["name"] + (" (!)" if j["name"] in overl else ""), j["origin"],
+            rows.append(tuple(visible(c) for c in (j["name"] + (" (!)" if j["overlapping"] else ""), j["origin"],
                          j["scheduled_for"] or (f"occurrence {j['occurrence']}" if j["occurrence"] else "-"),
                          j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
                          j["duration"] or "-")))
@@ -103,8 +102,14 @@ def status_cmd(
             out.print("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), markup=False)
     else:
         out.print("child Jobs: none")
-    for a, b in s["overlaps"]:
-        out.print(f"(!) overlap: {a} and {b} ran at the same time", markup=False)
+    for g in s["overlaps"]:
+        if g["job_count"] == 2:
+            out.print(visible(f"(!) overlap: {g['jobs'][0]} and {g['jobs'][1]} ran at the same time"), markup=False)
+            continue
+        more = g["job_count"] - len(g["jobs"])
+        out.print(visible(f"(!) overlap: {g['job_count']} Jobs ran at the same time from {g['start']} to {g['end']} "
+                          f"(at most {g['peak']} at once): {', '.join(g['jobs'])}"
+                          + (f" and {more} more" if more else "")), markup=False)
     if s["recent_slots"]:
         out.print("")
         out.print("recent slots (all of them: cronctl history):", markup=False)

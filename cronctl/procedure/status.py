@@ -110,6 +110,8 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
                    if suspended and rec is None else None)
     rows = []
     records = [model.job_record(j, name, now) for j in children]
+    groups = model.overlap_groups(records)  # a sweep: 2,000 hung Jobs are one group, not 1,999,000 pairs
+    overlapping = {n for g in groups for n in g.names}
     for v in records:
         rows.append({
             "name": v.name, "origin": v.origin, "scheduled_for": _t(v.scheduled_for),
@@ -118,6 +120,7 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
             "duration": human_duration(v.duration) if v.duration is not None else None,
             "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
             "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
+            "overlapping": v.name in overlapping,
         })
     slots = _recent_slots(cluster, cj, jobs, now)
     pause = model.read_pause(cj)
@@ -134,7 +137,8 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
         "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
         "explanation": explain_record(cj, rec, manual, now, children),
         "jobs": rows,
-        "overlaps": [[a, b] for a, b, _s, _e in model.overlaps(records)],
+        "overlaps": [{"start": _t(g.start), "end": _t(g.end), "job_count": len(g.names),
+                      "jobs": list(g.names[:model.MAX_OVERLAP_NAMES]), "peak": g.peak} for g in groups],
         "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],
         "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
         "controller_next": pred_now.as_dict(),

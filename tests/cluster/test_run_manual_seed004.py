@@ -111,6 +111,6 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
         by_name = {j["name"]: j for j in s_json["jobs"]}
         assert by_name[f"{name}-manual"]["origin"] == "manual"
         assert all(by_name[j["metadata"]["name"]]["origin"] == "scheduled" for j in scheduled)
-        assert not any(f"{name}-manual" in pair for pair in s_json["overlaps"])
+        assert not any(f"{name}-manual" in g["jobs"] for g in s_json["overlaps"])
         print(f"\nMEASURE {name}: prediction={pred['text']!r} suspended_beyond_job="
               f"{rec.get('suspended_beyond_job_seconds')}s api_requests={rec['api_requests']}")

@@ -100,7 +100,8 @@ def test_the_seed_004_incident_gets_one_verdict_per_scheduled_time() -> None:
 
 def test_the_seed_004_overlaps_are_the_manual_job_against_three_scheduled_ones() -> None:
     a = _incident()
-    got = [(o["a"], o["b"], o["start"][11:19], o["end"][11:19], o["seconds"]) for o in a["overlaps"]]
+    got = [(*(n["name"] for n in o["jobs"]), o["start"][11:19], o["end"][11:19], o["seconds"]) for o in a["overlaps"]]
+    assert all(o["job_count"] == o["peak"] == 2 and o["manual_beside_scheduled"] for o in a["overlaps"])
     assert got == [
         ("mp-orders-sync-29936820", "mp-orders-sync-fix", "11:02:11", "11:03:10", 59),
         ("mp-orders-sync-fix", "mp-orders-sync-29936830", "11:10:01", "11:13:30", 209),
@@ -323,7 +324,7 @@ def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job()
     jobs = [job("cj-fix", slot=None, created=T(10, 0, 25), manual=True),  # started 10:00:26
             job("cj-29936881", slot=T(10, 1), created=T(10, 0, 59))]  # started 10:01:00
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T(10, 1, 0)))
-    assert [(o["a"], o["b"], o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
+    assert [(*(n["name"] for n in o["jobs"]), o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
     occ = {o["expected"][11:16]: o for o in a["occurrences"]}
     assert occ["10:01"]["verdict"] == "running" and occ["10:01"]["manual_overlap"] == ["cj-fix"]
 

@@ -125,7 +125,9 @@ def _status_pairs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _bundle_pairs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(o["a"], o["b"]) for o in analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))["overlaps"]]
+    groups = analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))["overlaps"]
+    assert all(o["job_count"] == 2 for o in groups)  # the cases below: pairs, one group each
+    return [(o["jobs"][0]["name"], o["jobs"][1]["name"]) for o in groups]
 
 
 def test_a_job_that_started_at_now_overlaps_the_other_running_job_in_status_and_bundle() -> None:

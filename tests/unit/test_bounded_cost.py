@@ -1,0 +1,166 @@
+"""Bounded cost on pile-ups (issue 26, "Cost"): what a few kilobytes to a megabyte of realistic input
+may cost. Each shape is generated here; bench/bench_pileup.py runs the same shapes at 1x/2x/4x.
+
+- 2,000 running Jobs of one every-minute Allow CronJob: overlaps are groups found by a sweep, not
+  1,999,000 pairs (1.09 GB of bundle.json);
+- Jobs over 7,000 years: the timeline's axis has a bounded number of gridlines (a week's step had
+  made report.html 380 MB).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import RunCli
+from cronctl import model
+from cronctl.bundle.analyse import Options, analyse_cronjob
+from cronctl.bundle.assemble import build_bundle
+from cronctl.bundle.dump import load_dump
+from cronctl.bundle.render import MAX_TICKS, _axis, render_html, render_markdown, timeline
+
+UTC = timezone.utc
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def z(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cronjob(name: str = "pileup", schedule: str = "* * * * *", created: datetime = T0 - timedelta(days=1)) -> Any:
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "creationTimestamp": z(created)},
+            "spec": {"schedule": schedule, "concurrencyPolicy": "Allow",
+                     "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
+            "status": {}}
+
+
+def job(cj: Any, name: str, start: datetime, end: datetime | None = None, manual: bool = False) -> Any:
+    status: dict[str, Any] = {"startTime": z(start)}
+    if end is not None:
+        status.update(completionTime=z(end), conditions=[{"type": "Complete", "status": "True",
+                                                          "lastTransitionTime": z(end)}])
+    ann = {"cronjob.kubernetes.io/instantiate": "manual"} if manual else {}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "creationTimestamp": z(start),
+                         "annotations": ann,
+                         "ownerReferences": [{"kind": "CronJob", "name": cj["metadata"]["name"],
+                                              "uid": cj["metadata"]["uid"], "controller": True}]},
+            "status": status}
+
+
+def pileup(n: int) -> tuple[Any, list[Any], datetime]:
+    """N Jobs of an every-minute Allow CronJob, one started each minute, none finished; and now."""
+    cj = cronjob()
+    jobs = [job(cj, f"pileup-{int((T0 + timedelta(minutes=i)).timestamp()) // 60}",
+                T0 + timedelta(minutes=i, seconds=2)) for i in range(n)]
+    return cj, jobs, T0 + timedelta(minutes=n)
+
+
+# -- overlaps: a sweep line, groups ------------------------------------------------------------------
+
+def test_hung_jobs_of_an_allow_cronjob_are_one_overlap_group_not_every_pair() -> None:
+    cj, jobs, now = pileup(300)  # 44,850 pairs before
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=now))
+    [g] = a["overlaps"]
+    assert (g["job_count"], g["peak"], g["ongoing"], g["manual_beside_scheduled"]) == (300, 300, True, False)
+    assert g["start"] == z(T0 + timedelta(minutes=1, seconds=2))  # the second one started beside the first
+    assert g["end"] == z(now + timedelta(seconds=1)) and g["peak_at"] == z(T0 + timedelta(minutes=299, seconds=2))
+    assert len(g["jobs"]) == model.MAX_OVERLAP_NAMES and g["jobs"][0]["name"] == jobs[0]["metadata"]["name"]
+
+
+def test_two_thousand_hung_jobs_make_a_bundle_of_a_few_megabytes(run_cli: RunCli, tmp_path: Path) -> None:
+    cj, jobs, _now = pileup(2000)  # before: 1,999,000 pairs, a 1.09 GB bundle.json
+    f = tmp_path / "dump.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cj, *jobs]}))
+    res = run_cli("bundle", "--from-dump", str(f), "--out", str(tmp_path / "b"), "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads((tmp_path / "b" / "bundle.json").read_text())
+    assert [g["job_count"] for g in doc["cronjobs"][0]["overlaps"]] == [2000]
+    total = sum(p.stat().st_size for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert total < 20_000_000, total
+    md = (tmp_path / "b" / "REPORT.md").read_text()
+    assert "| 2000: `pileup-" in md and "and 1980 more (0 manual in all)" in md
+
+
+def test_a_manual_job_beside_a_scheduled_one_is_flagged_in_its_group_only() -> None:
+    cj = cronjob()
+    jobs = [job(cj, "a", T0, T0 + timedelta(minutes=10)), job(cj, "m", T0 + timedelta(minutes=5), T0 + timedelta(minutes=6),
+                                                                  manual=True),
+            job(cj, "b", T0 + timedelta(minutes=20), T0 + timedelta(minutes=30)),
+            job(cj, "c", T0 + timedelta(minutes=25), T0 + timedelta(minutes=40))]
+    a = analyse_cronjob(cj, jobs, [], [], Options(now=T0 + timedelta(hours=1)))
+    got = [([n["name"] for n in g["jobs"]], g["manual"], g["manual_beside_scheduled"], g["seconds"]) for g in a["overlaps"]]
+    assert got == [(["a", "m"], 1, True, 60), (["b", "c"], 0, False, 300)]
+
+
+_minute = st.integers(min_value=0, max_value=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_minute, st.integers(min_value=0, max_value=20), st.booleans()), max_size=12))
+def test_the_groups_hold_exactly_the_pairs_that_overlap(ivs: list[tuple[int, int, bool]]) -> None:
+    recs = [model.JobRecord(name=f"j{i}", uid=f"j{i}", origin="manual" if m else "scheduled", scheduled_for=None,
+                            claims=None, created=None, started=None, completed=None, outcome="Complete",
+                            start=T0 + timedelta(minutes=s), end=T0 + timedelta(minutes=s + d), running=False)
+            for i, (s, d, m) in enumerate(ivs)]
+    pairs = model.overlaps(recs)
+    groups = model.overlap_groups(recs)
+    origin = {r.name: r.origin for r in recs}
+    for a, b, s, e in pairs:  # every pair lies in one group, in its span
+        [g] = [g for g in groups if a in g.names and b in g.names and g.start <= s and e <= g.end]
+    for g in groups:  # a group is the union of its pairs, and no more (a Job may end one and begin the next)
+        mine = [p for p in pairs if {p[0], p[1]} <= set(g.names) and g.start <= p[2] and p[3] <= g.end]
+        assert {n for p in mine for n in p[:2]} == set(g.names)
+        assert (g.start, g.end) == (min(p[2] for p in mine), max(p[3] for p in mine))
+        assert g.manual_beside_scheduled == any(origin[p[0]] != origin[p[1]] for p in mine)
+        assert 2 <= g.peak <= len(g.names)
+    assert all(x.end <= y.start for x, y in zip(groups, groups[1:]))  # disjoint, in order
+
+
+# -- the timeline's axis -----------------------------------------------------------------------------
+
+def bundle_of(items: list[Any], now: datetime, tmp_path: Path) -> Any:
+    """bundle.json's document for a dump of ``items`` at ``now`` (as `bundle --from-dump` makes it)."""
+    f = tmp_path / "dump.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    raw = load_dump(str(f), namespace=None, now=now, collected_at=now)
+    return build_bundle(raw, None, Options(now=now)).doc
+
+
+def far_span(years: int, n: int = 50) -> tuple[list[Any], datetime]:
+    """``n`` finished Jobs of a weekly CronJob spread over ``years`` years ending in 8999, and now."""
+    end = datetime(8999, 12, 1, tzinfo=UTC)
+    start = datetime(9000 - years, 1, 2, tzinfo=UTC)
+    cj = cronjob("far", "0 0 * * 0", start - timedelta(days=1))
+    step = (end - start) / n
+    jobs = [job(cj, f"far-{i:04d}", start + step * i, start + step * i + timedelta(minutes=5)) for i in range(n)]
+    return [cj, *jobs], end + timedelta(days=1)
+
+
+def test_the_axis_of_jobs_over_seven_thousand_years_has_a_bounded_number_of_gridlines(tmp_path: Path) -> None:
+    items, now = far_span(7030)  # MIN_YEAR 1970 .. MAX_YEAR 9000: before, one gridline per week (366,000)
+    tl = timeline(bundle_of(items, now, tmp_path)["cronjobs"][0])
+    assert 2 <= len(tl["axis"]) <= MAX_TICKS
+    assert [t["label"] for t in tl["axis"]][:2] == ["2000", "3000"]
+
+
+def test_the_reports_of_a_far_span_are_small_whatever_the_span(tmp_path: Path) -> None:
+    docs = [bundle_of(*far_span(years), tmp_path) for years in (10, 100, 1000, 7030)]
+    sizes = [len(render_html(d)) + len(render_markdown(d)) for d in docs]
+    assert max(sizes) < 1_000_000, sizes  # 500 judged scheduled times and 50 Jobs: about 630 KB
+    assert max(sizes) - min(sizes) < 20_000, sizes  # the span changes labels, not the size
+
+
+def test_every_span_from_a_minute_to_seven_thousand_years_gets_two_to_sixteen_gridlines() -> None:
+    start = datetime(1970, 1, 1, tzinfo=UTC)
+    limit = (datetime(9000, 1, 1, tzinfo=UTC) - start).total_seconds()
+    for seconds in [s for s in (60 * 1.7 ** k for k in range(60)) if s <= limit] + [limit]:
+        end = start + timedelta(seconds=seconds)
+        axis = _axis(start, end, lambda t: 0.0, "Europe/Berlin")
+        assert 2 <= len(axis) <= MAX_TICKS, (seconds, len(axis))
