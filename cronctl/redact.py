@@ -2,47 +2,69 @@
 
 One rule set, used by the bundle (bundle.json, REPORT.md, report.html, objects.yaml, logs), by
 run-manual and backfill (job.json, pods.json, saved logs, record.json, ``-o json``, the log tail),
-by the error line of :func:`cronctl.cli.main`, and for the API server's URL (:func:`safe_url`).
-It sits at the bottom of the layers so that every writer can use it.
+by ``lint`` (table, JSON, SARIF), ``history`` and ``status`` (text and ``-o json``), by the error
+line of :func:`cronctl.cli.main`, and for the API server's URL (:func:`safe_url`). It sits at the
+bottom of the layers so that every writer can use it.
 
-What is masked (the shapes follow the gitleaks / detect-secrets detectors where one fits):
+Two passes (issue 26). **Pass one** (:meth:`Redactor.learn`, and the first half of every
+:meth:`Redactor.text`) walks the input and collects secret values by where they stand:
 
-* **by name**: a literal ``env[].value`` whose name looks secret (:func:`looks_secret`: a word
-  PASSWORD, PASSWD, PASS, PWD, SECRET, TOKEN, KEY, CREDENTIAL(S), AUTH, PRIVATE, PEM, DSN, PIN,
-  SALT, OTP, COOKIE, SESSION, SIGNATURE, CERT, PGPASS, ... anywhere in the name, also glued
-  (``PGPASSWORD``, ``apiKey``), unless the name ends in a word that says it is not the secret
-  itself: ``_FILE``, ``_PATH``, ``_URL``, ``_LENGTH``, ``_POLICY``, ``_COUNT``, ``_ID``, ...);
-* **in text** (every other env value, command/args, annotations, event messages, log lines,
-  error messages, the run record): ``name=value`` / ``name: value`` / ``"name": "va lue"`` with a
-  secret-looking name (``DB_PASSWORD=``, ``GITHUB_TOKEN=``, ``aws_secret_access_key =``, in URLs'
-  query strings, in ``sh -c`` strings); CLI flags ``--password X``, ``--password=X``, mysql's
-  ``-pX``; ``scheme://user:pass@host`` (passwords with ``/``, ``#``, ``@``, ``:``) and user-only
-  tokens ``https://TOKEN@host``; ``Bearer``/``Basic``/``token`` credentials; JWTs; PEM private key
-  blocks; provider tokens: AWS ``AKIA``/``ASIA`` key ids, GitHub ``ghp_``/``gho_``/``ghs_``/
-  ``ghu_``/``ghr_``/``github_pat_``, GitLab ``glpat-``, Slack ``xox?-`` and webhook URLs, Stripe
-  ``sk_live_``, Google ``AIza``, npm ``npm_``, SendGrid, OpenAI-style ``sk-``;
-* **by echo**: a value already masked once (an env value under a secret name, a value a rule
-  above found) is masked wherever it appears again in the same output (args, logs, events),
-  when it is at least :data:`MIN_ECHO_LEN` characters long.
+* **by structure**: the literal ``env[].value`` (and a ``valueFrom`` literal) of a variable whose
+  name is secret (:func:`looks_secret`, decided word by word: ``DB_PASSWORD``, ``STRIPE_SECRET_KEY``,
+  ``SLACK_WEBHOOK_URL``, ``DOCKER_CONFIG_JSON``, ``DBPASS``, ``LDAP_BIND_PW`` are; ``KMS_KEY_ARN``,
+  ``API_KEY_HEADER``, ``SECRET_MANAGER_REGION``, ``COOKIE_DOMAIN``, ``TOKEN_BUCKET_CAPACITY``,
+  ``SESSION_AFFINITY`` are not); probe and lifecycle ``httpHeaders`` values under a secret header
+  name (``Authorization``, ``X-Api-Key``, ``Cookie``); probe and hook ``exec`` commands as command
+  lines; annotations whose key names a secret (``example.com/db-password``); container termination
+  messages, status and condition messages and Event messages as text;
+* **in command lines** (``command``/``args`` lists, ``sh -c`` scripts, and any line of text that
+  names a known program, such as a kubelet Event quoting a hook): the argument of a flag that
+  takes a secret, from one table per tool (:data:`_TOOLS`: curl ``-u user:X``, redis-cli ``-a``,
+  mysql-family ``-pX``, sqlcmd/bcp ``-P``, ldap* ``-w``, smbclient ``-U u%X``, sshpass ``-p``,
+  docker/podman/buildah/nerdctl/helm ``login -p``, az/oc ``login -p``, twine ``-p``, keytool
+  ``-storepass``, openssl ``-pass pass:X``, skopeo ``--creds``, kubectl ``create secret
+  --from-literal``, ...), any flag whose name is secret (``--password X``, ``--token=X``), and the
+  positional secrets of known subcommands (``vault login TOKEN``, ``aws configure set
+  aws_secret_access_key V``, ``htpasswd -b file user PW``, ``rabbitmqctl add_user u PW``, ``mc
+  alias set n url ak SK``, ``sqlplus user/PW@db``, ``echo PW | docker login --password-stdin``);
+* **by shape in text**: ``name=value`` / ``name: value`` / ``"name": "value"`` with a secret name
+  (env, JSON, YAML, query strings, connection strings, braces included: ``Password={a;b}``),
+  ``scheme://user:pass@host``, ``https://TOKEN@host``, Oracle ``user/pw@//host``, ``.pgpass``
+  lines, ``requirepass``; ``Bearer``/``Basic``/``token`` credentials; JWTs; PEM private key blocks
+  and their base64; base64 docker config JSON; provider tokens (:data:`_RULES`: AWS, GitHub,
+  GitLab, Slack, Stripe, Google, npm, PyPI, Docker Hub, Hugging Face, OpenAI, Anthropic, Vault,
+  DigitalOcean, Shopify, Grafana, New Relic, Linear, Databricks, Postman, age, Atlassian, Pulumi,
+  Doppler, SendGrid, Mailgun, Telegram, Square, Azure AD, Twilio, Discord and Teams webhooks).
+
+**Pass two** masks every occurrence of every collected value everywhere, in one scan per string,
+with one matcher (a trie-shaped regular expression of every value of at least
+:data:`MIN_ECHO_LEN` characters) built once for the whole output: linear, and independent of
+order (a value found late in the input is masked where it appeared earlier too, when the caller
+lets :meth:`Redactor.learn` see the whole input first, as the bundle does). A value shorter than
+that is masked only where a rule finds it.
 
 One :class:`Redactor` is used for a whole output so that the same secret value always becomes the
-same placeholder (``<redacted:1>``, numbered in order of first appearance): a reader can still see
+same placeholder (``<redacted:1>``, numbered in order of first masking): a reader can still see
 that two pods used the same token without seeing it. ``valueFrom`` references (secretKeyRef ...)
-are names, not secrets, and are kept; so are ``$VAR``/``${VAR}`` references, booleans and empty
-values. Secret objects themselves are never read by cronctl.
+are names, not secrets, and are kept; so are ``$VAR``/``${VAR}`` references, ``env:``/``file:``
+indirections, booleans and empty values. Secret objects themselves are never read by cronctl.
 
-Known limits: a secret in free prose with no name, flag, scheme or known prefix ("the password is
-hunter2") is not found; a value under a name cronctl does not recognise is kept unless it was
-seen under a secret name; an echoed value shorter than :data:`MIN_ECHO_LEN` is masked only where
-a rule finds it; ``-pX`` is recognised only after a mysql/mariadb program name.
+``Redactor(strict=True)`` (``cronctl bundle --redact strict``) also masks every env value and
+every flag value whose name is not on a short allow-list of harmless words (:data:`_STRICT_ALLOW`)
+unless the value is a number, a boolean, a duration or a path.
+
+Known limits: a secret in free prose with no name, flag, scheme, known program or known prefix
+("the password is hunter2") is not found; a value under a name cronctl does not recognise is
+kept unless its shape is known or it was seen elsewhere under a secret name.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
-from collections.abc import Callable
-from functools import lru_cache, partial
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -50,40 +72,60 @@ Obj = dict[str, Any]
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
-#: An echoed secret value (known from a name or a rule) is masked wherever it appears again when
-#: it is at least this long; shorter ones would hit ordinary words and numbers.
+#: A collected secret value is masked wherever it appears again when it is at least this long;
+#: shorter ones would hit ordinary words and numbers.
 MIN_ECHO_LEN = 6
 
 # -- names ------------------------------------------------------------------------------------
 
 #: a word of a name that makes its value secret wherever it is glued in (DBPASSWORD, APITOKEN)
 _STRONG = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "CREDENTIAL", "APIKEY", "PRIVATEKEY",
-           "ACCESSKEY", "SECRETKEY", "AUTHKEY")
+           "ACCESSKEY", "SECRETKEY", "AUTHKEY", "WEBHOOK")
 #: words that make a value secret only as a whole word (too short to match inside other words)
 _SECRET_WORDS = frozenset({
-    "PASS", "PWD", "KEY", "AUTH", "PRIVATE", "PEM", "DSN", "PIN", "SALT", "OTP", "COOKIE", "SESSION",
-    "SIGNATURE", "CERT", "CREDS", "PGPASS", "PASSCODE", "SIG", "HMAC", "JWT", "BEARER", "AUTHORIZATION",
+    "PASS", "PWD", "PW", "KEY", "AUTH", "PRIVATE", "PEM", "DSN", "PIN", "SALT", "OTP", "CREDS", "PGPASS",
+    "PASSCODE", "SIG", "HMAC", "JWT", "BEARER", "AUTHORIZATION", "PAT", "SIGNATURE", "APIKEY",
 })
+#: words that make a value secret only as the last word (``AUTH_COOKIE``, ``SESSION``; not
+#: ``COOKIE_DOMAIN``, ``SESSION_AFFINITY``)
+_LAST_ONLY = frozenset({"COOKIE", "SESSION", "SIGNATURE", "PIN"})
 #: glued words that contain a strong word but are not secrets (TOKENIZER, SECRETARY)
 _BENIGN_GLUED = re.compile(r"^(?:TOKENI[SZ]|SECRETAR|PASSWORDLESS)")
+#: a word glued onto PASS that makes it a password (DBPASS, SMTPPASS, STOREPASS), unless one of these
+_NOT_A_PASS = frozenset({"BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS"})
 #: a name ending in one of these words names something about the secret, not the secret itself
 _NOT_THE_SECRET = frozenset({
-    "FILE", "FILES", "PATH", "DIR", "URL", "URI", "ENDPOINT", "HOST", "PORT", "LENGTH", "LEN", "MIN",
+    "FILE", "FILES", "PATH", "DIR", "URI", "ENDPOINT", "HOST", "PORT", "LENGTH", "LEN", "MIN",
     "MAX", "POLICY", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES", "EXPIRATION", "NAME", "ID", "IDS", "TYPE",
     "COUNT", "ENABLED", "DISABLED", "REQUIRED", "FORMAT", "VERSION", "SIZE", "ALGORITHM", "ALG",
     "LIFETIME", "ROTATION", "MODE", "REF", "KIND", "STDIN", "FIELD", "PARAM", "PREFIX", "SOURCE",
     "ISSUER", "AUDIENCE", "SCOPE", "SCOPES", "LIMIT", "RETRIES", "INTERVAL", "DURATION", "SECONDS",
     "DAYS", "STRENGTH", "COMPLEXITY", "COLUMN", "LABEL", "PROVIDER", "STORE", "MOUNT", "VOLUME",
     "NAMESPACE", "KEYS", "REFRESHED", "EXPIRED", "USED", "AGE", "HINT", "PROMPT", "RESET", "LOCATION",
+    # issue 26: an ARN or alias names a key, a header name is not its value, a region, a domain, a
+    # rate or a capacity is configuration
+    "ARN", "ALIAS", "HEADER", "REGION", "ZONE", "DOMAIN", "CAPACITY", "RATE", "REFILL", "BURST",
+    "AFFINITY", "SECURE", "SAMESITE", "HTTPONLY", "BUCKET", "REALM", "USER", "USERNAME", "LOGIN",
+    "ACCOUNT", "EMAIL", "ROLE", "GROUP", "ENGINE", "BACKEND", "METHOD", "STRATEGY", "CACHE", "QUEUE",
+    "TOPIC", "TABLE", "SIZES", "LEVEL", "STATUS", "VAULT",
 })
+#: a name ending in URL holds a secret only when it names a webhook (the token is in its path)
+_URL_WORDS = frozenset({"URL", "URLS"})
+#: (secret word, next word) pairs that name a thing, not a secret: TOKEN_BUCKET, SECRET_MANAGER
+_NAMES_A_THING = frozenset({("TOKEN", "BUCKET"), ("SECRET", "MANAGER"), ("SECRETS", "MANAGER"),
+                            ("KEY", "VAULT"), ("PASSWORD", "HASH"), ("KEY", "MANAGER"), ("AUTH", "MODE"),
+                            ("AUTH", "PROVIDER"), ("SECRET", "STORE"), ("SECRETS", "STORE")})
 #: a first word that negates the rest (``--no-password``)
 _NEGATION = frozenset({"NO", "SKIP", "DISABLE", "WITHOUT", "IGNORE"})
 #: words before KEY that make it a data key, not a credential (primary_key, public_key)
 _DATA_KEY = frozenset({
     "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CACHE", "IDEMPOTENCY", "ROUTING", "SHARD", "LOOKUP",
     "DEDUP", "PUBLIC", "PUB", "OBJECT", "MAP", "GROUP", "ORDER", "UNIQUE", "RANGE", "LABEL", "HASH",
-    "ROW", "MESSAGE", "DEDUPLICATION", "S3", "REGISTRY",
+    "ROW", "MESSAGE", "DEDUPLICATION", "S3", "REGISTRY", "TLS", "SSH", "HOST", "KMS",
 })
+#: whole names that hold a secret without a secret word (a docker config holds registry auths)
+_SECRET_NAMES = re.compile(r"^(?:DOCKER_?CONFIG_?JSON|DOCKERCONFIGJSON|DOCKERCFG|\.?DOCKERCFG|REGISTRY_?AUTHS?"
+                           r"|NETRC|PGPASSFILE_?CONTENT|HTPASSWD)$")
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -93,20 +135,64 @@ def _words(name: str) -> list[str]:
     return [w.upper() for w in _WORDS.findall(name)]
 
 
-@lru_cache(maxsize=4096)
+def _is_pass_glued(w: str) -> bool:
+    return len(w) > 4 and w.endswith("PASS") and w not in _NOT_A_PASS
+
+
+@lru_cache(maxsize=8192)
 def looks_secret(name: str) -> bool:
-    """True when a value called ``name`` (env var, flag, JSON key, query parameter) is a secret."""
+    """True when a value called ``name`` (env var, flag, JSON key, header, annotation, query
+    parameter) is a secret, decided word by word (token boundaries: ``KMS_KEY_ARN`` names a key,
+    ``API_KEY_HEADER`` names a header, ``TOKEN_BUCKET_CAPACITY`` is a rate limit)."""
     words = _words(name)
-    if not words or words[0] in _NEGATION or words[-1] in _NOT_THE_SECRET:
+    if not words or words[0] in _NEGATION:
         return False
-    hits = [i for i, w in enumerate(words)
-            if w in _SECRET_WORDS or (any(s in w for s in _STRONG) and not _BENIGN_GLUED.match(w))]
+    if _SECRET_NAMES.match("_".join(words)):
+        return True
+    if words[-1] in _URL_WORDS:
+        return any("WEBHOOK" in w for w in words)
+    if words[-1] in _NOT_THE_SECRET:
+        return False
+    hits = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if nxt is not None and (w, nxt) in _NAMES_A_THING:
+            continue
+        if w in _LAST_ONLY:
+            if nxt is None:
+                hits.append(i)
+            continue
+        if (w in _SECRET_WORDS or _is_pass_glued(w)
+                or (any(s in w for s in _STRONG) and not _BENIGN_GLUED.match(w))):
+            hits.append(i)
     if not hits:
         return False
     if all(words[i] == "KEY" for i in hits):
         # a bare ``key`` (``key: app``) or a data key (primary_key, public_key) is not a credential
         return any(i > 0 and words[i - 1] not in _DATA_KEY for i in hits)
     return True
+
+
+#: header names whose value is a credential, whatever looks_secret says
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+
+#: strict mode keeps a value whose name ends in one of these words (or is one of them)
+_STRICT_ALLOW = frozenset({
+    "LEVEL", "TZ", "PORT", "HOST", "HOSTNAME", "REGION", "ZONE", "NAMESPACE", "MODE", "ENV", "ENVIRONMENT",
+    "DEBUG", "VERBOSE", "VERBOSITY", "TIMEOUT", "INTERVAL", "SIZE", "COUNT", "LIMIT", "MAX", "MIN", "RETRIES",
+    "WORKERS", "THREADS", "REPLICAS", "FORMAT", "LANG", "LOCALE", "PATH", "DIR", "FILE", "HOME", "NAME",
+    "VERSION", "TAG", "IMAGE", "SCHEDULE", "DAYS", "SECONDS", "MINUTES", "HOURS", "DURATION", "TTL",
+    "ENABLED", "DISABLED", "OUTPUT", "PROFILE", "CONCURRENCY", "PARALLELISM", "BATCH", "PAGE", "ZONEINFO",
+    "O", "N", "V", "F", "C", "LOG", "COLOR", "QUIET", "DRY", "RUN", "TIMEZONE", "JOBS", "CONTEXT",
+})
+_STRICT_KEEP_VALUE = re.compile(
+    r"(?i)^(?:-?\d+(?:\.\d+)?|true|false|yes|no|on|off|\d+(?:\.\d+)?(?:ns|us|ms|s|m|h|d|w|ki|mi|gi|k|m|g)"
+    r"|/[A-Za-z0-9_.\-/]*|\./[A-Za-z0-9_.\-/]*|[a-z]{1,12})$")
+
+
+def _strict_allowed(name: str) -> bool:
+    words = _words(name)
+    return bool(words) and (words[-1] in _STRICT_ALLOW) and not looks_secret(name)
 
 
 # -- values that are not secrets even under a secret name ---------------------------------------
@@ -117,8 +203,10 @@ _NOT_A_VALUE = re.compile(
     # a status word in a message ("auth: failed", "token: expired", "secret: not found")
     r"failed|failure|expired|invalid|missing|required|denied|refused|rejected|unauthori[sz]ed|forbidden|ok|"
     r"error|unknown|empty|set|unset|present|absent|provided|found|not|rotated|valid|accepted|changed|"
-    r"updated|n/a|"
+    r"updated|n/a|stdin|-|env|file|"
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|"
+    # an indirection (openssl -pass env:X / file:/p, keytool -storepass:env), an absolute path
+    r"(?:env|file|fd):\S*|/[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+|"
     r"<[a-z_\- ]+>)$")
 
 
@@ -126,11 +214,12 @@ def _is_value(v: str) -> bool:
     return not _NOT_A_VALUE.match(v) and not _PLACEHOLDER.search(v)
 
 
-# -- rules ---------------------------------------------------------------------------------------
-# Each rule masks its named group ``s``; ``check`` (if any) decides on the whole match.
+# -- rules on text -------------------------------------------------------------------------------
+# Each rule names its secret group ``s`` (or one of s_d, s_q, s_e, s_b); ``check`` (if any)
+# decides on the whole match.
 
 _KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "session", "cookie", "sig",
-             "cert", "pem", "dsn", "pin", "salt", "otp", "hmac", "jwt", "bearer")
+             "pem", "dsn", "pin", "salt", "otp", "hmac", "jwt", "bearer", "_pw", "webhook")
 _KEYWORD = "(?:" + "|".join(_KEYWORDS) + ")"
 # bounded: names are short, and an unbounded run would make a long log line quadratic
 _NAME = rf"[A-Za-z0-9_.\-]{{0,64}}{_KEYWORD}[A-Za-z0-9_.\-]{{0,64}}"
@@ -140,10 +229,12 @@ _HOST_START = r"(?=[A-Za-z0-9\[])"
 _USER_PASSWORD = (r"[^\s/?#@:'\"<>]{0,128}:(?!\d{1,5}(?:[/?#'\"<>\s]|$))"
                   r"(?:[^\s'\"<>?]{0,256}|[^\s'\"<>]{0,256}?)")
 
+_GROUPS = ("s_d", "s_q", "s_e", "s_b", "s")
+
 
 def _value_group(m: re.Match[str]) -> str:
-    """The group holding the secret: ``s``, or the quoted forms of a name=value rule."""
-    return next((g for g in ("s_d", "s_q", "s_e") if g in m.re.groupindex and m.group(g) is not None), "s")
+    """The group holding the secret: ``s``, or the quoted/braced forms of a name=value rule."""
+    return next((g for g in _GROUPS if g in m.re.groupindex and m.group(g) is not None), "s")
 
 
 def _kv_check(m: re.Match[str]) -> bool:
@@ -152,25 +243,36 @@ def _kv_check(m: re.Match[str]) -> bool:
     return looks_secret(m.group("k"))
 
 
-_MYSQL_WORD = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-dump|-admin)?)"
-                         r"\b[^;|&\n]*$")
-
-
-def _after_mysql(m: re.Match[str]) -> bool:
-    # the same command: a mysql-family program before it on the line, no ; | & between
-    return bool(_MYSQL_WORD.search(m.string, max(0, m.start() - 512), m.start()))
-
-
 def _basic_check(m: re.Match[str]) -> bool:
     v = m.group("s")
     # base64 of user:pass, not "basic information"
     return bool(re.search(r"[0-9=+/]", v)) or (v.lower() != v and v.upper() != v)
 
 
+def _b64_prefixes(texts: Iterable[str]) -> str:
+    """The base64 characters fixed by each text at the start of an encoding (whole 3-byte groups)."""
+    out = []
+    for t in texts:
+        b = base64.b64encode(t.encode()).decode()
+        out.append(re.escape(b[: (len(t) // 3) * 4]))
+    return "(?:" + "|".join(out) + ")"
+
+
+#: base64 of a PEM private key, of a docker config JSON (``{"auths":``), of an OpenSSH key body
+_B64_SECRET = ("(?:" + _b64_prefixes("-----BEGIN " + x + "PRIVATE KEY" for x in
+                                     ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED "))
+               + "|" + _b64_prefixes(['{"auths":', '{ "auths":', '{\n  "auths":', '{\n\t"auths":',
+                                      '{\n    "auths":']) + "|b3BlbnNzaC1rZXktdjE)")
+
 _Check = Callable[[re.Match[str]], bool]
 #: (pattern, check on the whole match or None, hints: lower-case literals one of which the text
 #: must contain for the rule to be tried at all; a cheap str.find keeps long logs fast)
 _Rule = tuple[re.Pattern[str], "_Check | None", tuple[str, ...]]
+
+
+def _tok(pattern: str, *hints: str) -> _Rule:
+    return (re.compile(pattern), None, hints)
+
 
 _RULES: tuple[_Rule, ...] = (
     # PEM private key blocks (also cut ones): the body between the armour lines
@@ -182,45 +284,349 @@ _RULES: tuple[_Rule, ...] = (
     # scheme://TOKEN@host: a user-only token (long, with a digit; not git@ or first.last@)
     (re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://(?P<s>(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{16,})@" + _HOST_START),
      None, ("://",)),
-    # Slack incoming webhooks: the path after /services/ is the credential
-    (re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_\-]+(?:/[A-Za-z0-9_\-]+)*)"),
-     None, ("hooks.slack.com",)),
+    # webhooks: the path is the credential (Slack, Discord, Teams/Office 365)
+    _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_\-]+(?:/[A-Za-z0-9_\-]+)*)",
+         "hooks.slack.com"),
+    _tok(r"discord(?:app)?\.com/api/webhooks/(?P<s>[0-9]+/[A-Za-z0-9_\-]+)", "discord"),
+    _tok(r"\.webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@_\-]+(?:/[A-Za-z0-9@_\-]+)*)", "webhook.office"),
+    # Oracle EZConnect / sqlplus user/password@//host or @host:port/service
+    _tok(r"(?<![\w/.])[A-Za-z][\w$#]{0,29}/(?P<s>[^\s/@'\"]{1,128})@(?://[\w.\-]+|[\w.\-]+:\d+/)", "@"),
     # provider tokens with a known prefix (gitleaks rules)
-    (re.compile(r"\b(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b"), None,
-     ("akia", "asia", "abia", "acca", "a3t")),
-    (re.compile(r"\b(?P<s>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), None,
-     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    (re.compile(r"\b(?P<s>glpat-[A-Za-z0-9_\-]{20,})"), None, ("glpat-",)),
-    (re.compile(r"\b(?P<s>xox[abposr]-[A-Za-z0-9\-]{10,})"), None, ("xox",)),
-    (re.compile(r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,})\b"), None, ("sk_", "rk_")),
-    (re.compile(r"\b(?P<s>AIza[0-9A-Za-z_\-]{35})"), None, ("aiza",)),
-    (re.compile(r"\b(?P<s>npm_[A-Za-z0-9]{36})\b"), None, ("npm_",)),
-    (re.compile(r"\b(?P<s>SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})"), None, ("sg.",)),
-    (re.compile(r"\b(?P<s>sk-(?:proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{32,})"), None, ("sk-",)),
+    _tok(r"\b(?P<s>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b", "akia", "asia", "abia", "acca", "a3t"),
+    _tok(r"\b(?P<s>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+         "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    _tok(r"\b(?P<s>gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})",
+         "gl", "gr1348941"),
+    _tok(r"\b(?P<s>xox[abposre]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})", "xox", "xapp-"),
+    _tok(r"\b(?P<s>(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{20,})", "sk_", "rk_", "whsec_"),
+    _tok(r"\b(?P<s>AIza[0-9A-Za-z_\-]{35}|GOCSPX-[A-Za-z0-9_\-]{20,}|ya29\.[A-Za-z0-9_\-]{20,})", "aiza", "gocspx-",
+         "ya29."),
+    _tok(r"(?<![\w/])(?P<s>1//0[A-Za-z0-9_\-]{30,})", "1//0"),
+    _tok(r"\b(?P<s>npm_[A-Za-z0-9]{36})\b", "npm_"),
+    _tok(r"\b(?P<s>pypi-AgE[A-Za-z0-9_\-]{40,})", "pypi-"),
+    _tok(r"\b(?P<s>dckr_pat_[A-Za-z0-9_\-]{20,})", "dckr_pat_"),
+    _tok(r"\b(?P<s>hf_[A-Za-z0-9]{30,})\b", "hf_"),
+    _tok(r"\b(?P<s>SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})", "sg."),
+    _tok(r"\b(?P<s>sk-(?:proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{32,})", "sk-"),
+    _tok(r"\b(?P<s>hv[sbr]\.[A-Za-z0-9_\-]{24,})", "hvs.", "hvb.", "hvr."),
+    _tok(r"\b(?P<s>do[opr]_v1_[a-f0-9]{64})\b", "_v1_"),
+    _tok(r"\b(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b", "shp"),
+    _tok(r"\b(?P<s>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})", "glsa_", "glc_"),
+    _tok(r"\b(?P<s>NRAK-[A-Z0-9]{27})\b", "nrak-"),
+    _tok(r"\b(?P<s>lin_api_[A-Za-z0-9]{40})\b", "lin_api_"),
+    _tok(r"\b(?P<s>dapi[a-f0-9]{32}(?:-\d)?)\b", "dapi"),
+    _tok(r"\b(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b", "pmak-"),
+    _tok(r"\b(?P<s>AGE-SECRET-KEY-1[0-9A-Z]{58})\b", "age-secret-key-"),
+    _tok(r"\b(?P<s>ATATT3[A-Za-z0-9_\-=]{20,})", "atatt3"),
+    _tok(r"\b(?P<s>pul-[a-f0-9]{40})\b", "pul-"),
+    _tok(r"\b(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,})", "dp."),
+    _tok(r"\b(?P<s>key-[0-9a-f]{32})\b", "key-"),
+    _tok(r"\b(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})\b", ":aa"),
+    _tok(r"\b(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,})", "sq0"),
+    _tok(r"(?<![A-Za-z0-9_~.\-])(?P<s>[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?![A-Za-z0-9_~.\-])", "q~"),
+    _tok(r"\b(?P<s>SK[0-9a-f]{32})\b", "sk"),
+    _tok(r"\b(?P<s>(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{40,})", "fwogzxivyxdz", "iqojb3jpz2lu"),
+    (re.compile(r"(?<![A-Za-z0-9+/])(?P<s>" + _B64_SECRET + r"[A-Za-z0-9+/=]{8,})"), None, ("ls0tls1crudjt",
+     "ey", "ewo", "b3blbnnzac1rzxktdje")),
     # JWT (three base64url parts, the first two starting with eyJ = '{"')
-    (re.compile(r"\b(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)"), None, ("eyj",)),
+    _tok(r"\b(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)", "eyj"),
     # Bearer xxx (also "Authorization: Bearer"); Basic only when it looks like base64
     (re.compile(r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{8,}=*)"), None, ("bearer",)),
     (re.compile(r"\b[Bb]asic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), _basic_check, ("basic",)),
     # "token ghp_..." / "token: 0f3a...": the word token before a long value with a digit
     (re.compile(r"(?i)\btoken\s+(?P<s>(?=[A-Za-z_\-.]*[0-9])[A-Za-z0-9_\-.]{16,})"), None, ("token",)),
+    # redis.conf / sentinel: requirepass X, masterauth X
+    (re.compile(r"(?im)^[ \t]*(?:requirepass|masterauth|masterpass)[ \t]+(?P<s>\S+)"), None,
+     ("requirepass", "masterauth", "masterpass")),
+    # a .pgpass line: host:port:database:user:password
+    (re.compile(r"(?m)^[ \t]*[\w.\-*]+:(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-*@]+:(?P<s>\S+)[ \t]*$"), None, (":",)),
 )
 
-# Rules that never cross a line end and need a secret keyword (or mysql) on the line: applied
-# only to the lines that hold one.
+# Rules that never cross a line end and need a secret keyword on the line: applied only to the
+# lines that hold one.
 _LINE_RULES: tuple[tuple[re.Pattern[str], _Check | None], ...] = (
-    # name=value, name: value, "name": "value with spaces", name := value (JSON, YAML, env, query)
-    (re.compile(rf"(?<![A-Za-z0-9_.\-])(?P<oq>\\?[\"'])?(?P<k>{_NAME})(?(oq)\\?[\"'])[ \t]*(?::=|=|:)[ \t]*"
+    # name=value, name: value, "name": "value with spaces", name := value, Password={a;b}
+    # (not after "word:": an ARN's or URN's part, arn:...:secret:name)
+    (re.compile(rf"(?<![A-Za-z0-9_.\-])(?<![A-Za-z0-9]:)(?P<oq>\\?[\"'])?(?P<k>{_NAME})(?(oq)\\?[\"'])[ \t]*(?::=|=|:)[ \t]*"
                 r"(?:(?i:bearer|basic|token)[ \t]+)?"
                 r"(?:\\\"(?P<s_e>(?:[^\"\\\n]|\\[^\"])*)\\\"|\"(?P<s_d>(?:[^\"\\\n]|\\.)*)\"|'(?P<s_q>[^'\n]*)'"
+                r"|\{(?P<s_b>[^{}\n]*)\}(?=[;\s\"']|$)"
                 r"|(?P<s><redacted:\d+>|\$[{(][A-Za-z_][A-Za-z0-9_]*[})]|[^\s\"',;&<>(){}\[\]]+))", re.I), _kv_check),
     # --password X, -password X (the value as the next word)
     (re.compile(rf"(?<![A-Za-z0-9_\-])--?(?P<k>{_NAME})[ \t]+(?!-)(?:\"(?P<s_d>[^\"\n]*)\"|'(?P<s_q>[^'\n]*)'"
                 r"|(?P<s>[^\s\"']+))", re.I), _kv_check),
-    # mysql -pX (the password glued to -p, after a mysql-family program earlier on the line)
-    (re.compile(r"(?<=[ \t])-p(?P<s>[^\s'\";|&]+)"), _after_mysql),
 )
-_LINE_KEYWORDS = _KEYWORDS + ("mysql", "mariadb")
+_LINE_KEYWORDS = _KEYWORDS
+
+# -- command lines: one table per tool ---------------------------------------------------------
+# What part of a flag's value is the secret:
+_V = "v"          # the whole value
+_UP = "user:pw"   # after the first ':' (curl -u user:pw, skopeo --creds, etcdctl --user)
+_UPCT = "user%pw"  # after the first '%' (smbclient -U user%pw)
+_UCOMMA = "user,pw"  # after the first ',' (lftp -u user,pw)
+_PASSARG = "pass:pw"  # openssl -pass pass:pw (env:, file:, fd:, stdin are indirections)
+_CERTPW = "cert:pw"  # curl --cert file:pw
+_LIT = "key=value"  # kubectl create secret --from-literal=key=value
+# How it stands: s = the next word, e = --flag=value, g = glued -fvalue
+_Flag = tuple[str, str]
+
+_MYSQL_FLAGS: dict[str, _Flag] = {"-p": (_V, "g"), "--password": (_V, "se")}
+_LDAP_FLAGS: dict[str, _Flag] = {"-w": (_V, "sg")}
+_SMB_FLAGS: dict[str, _Flag] = {"-U": (_UPCT, "sg"), "--user": (_UPCT, "se"), "--password": (_V, "se")}
+_LOGIN_FLAGS: dict[str, _Flag] = {"-p": (_V, "sg"), "--password": (_V, "se")}
+_MONGO_FLAGS: dict[str, _Flag] = {"-p": (_V, "s"), "--password": (_V, "se")}
+_SNMP_FLAGS: dict[str, _Flag] = {"-A": (_V, "sg"), "-X": (_V, "sg")}
+_SQLCMD_FLAGS: dict[str, _Flag] = {"-P": (_V, "sg")}
+_KEYTOOL_FLAGS: dict[str, _Flag] = {f: (_V, "s") for f in (
+    "-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass", "-new")}
+_OPENSSL_FLAGS: dict[str, _Flag] = {"-pass": (_PASSARG, "s"), "-passin": (_PASSARG, "s"),
+                                    "-passout": (_PASSARG, "s"), "-k": (_V, "s"), "-K": (_V, "s")}
+
+#: tool -> {"": flags anywhere after it, SUBCOMMAND: flags once that word was seen}
+_TOOLS: dict[str, dict[str, dict[str, _Flag]]] = {
+    "curl": {"": {"-u": (_UP, "sg"), "--user": (_UP, "se"), "-U": (_UP, "sg"), "--proxy-user": (_UP, "se"),
+                  "--oauth2-bearer": (_V, "se"), "-E": (_CERTPW, "sg"), "--cert": (_CERTPW, "se"),
+                  "--pass": (_V, "se"), "--proxy-pass": (_V, "se")}},
+    "redis-cli": {"": {"-a": (_V, "sg"), "--pass": (_V, "se")}},
+    **{t: {"": _MYSQL_FLAGS} for t in ("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow",
+                                         "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+                                         "mysqlbinlog", "mysqlslap")},
+    **{t: {"": _SQLCMD_FLAGS} for t in ("sqlcmd", "bcp", "osql", "isql")},
+    **{t: {"": _LDAP_FLAGS} for t in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami",
+                                        "ldapcompare", "ldapmodrdn", "ldapexop", "ldapurl")},
+    "ldappasswd": {"": {**_LDAP_FLAGS, "-s": (_V, "sg"), "-a": (_V, "sg")}},
+    **{t: {"": _SMB_FLAGS} for t in ("smbclient", "rpcclient", "smbcacls", "smbget", "smbmap", "net")},
+    "sshpass": {"": {"-p": (_V, "sg")}},
+    **{t: {"login": _LOGIN_FLAGS} for t in ("docker", "podman", "buildah", "nerdctl", "oras", "crane", "regctl",
+                                              "helm", "az", "oc", "argocd", "cf")},
+    "skopeo": {"": {"--creds": (_UP, "se"), "--src-creds": (_UP, "se"), "--dest-creds": (_UP, "se")},
+               "login": _LOGIN_FLAGS},
+    "twine": {"": {"-p": (_V, "s"), "--password": (_V, "se")}},
+    "keytool": {"": _KEYTOOL_FLAGS},
+    "openssl": {"": _OPENSSL_FLAGS},
+    "kubectl": {"secret": {"--from-literal": (_LIT, "se")}},
+    **{t: {"": _MONGO_FLAGS} for t in ("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                                         "mongoimport", "mongostat", "mongotop", "mongofiles")},
+    **{t: {"": {"-p": (_V, "s"), "--password": (_V, "se")}} for t in ("cqlsh", "cypher-shell", "rabbitmqadmin",
+                                                                      "ncftp", "ncftpput", "ncftpget", "clickhouse-client")},
+    "ipmitool": {"": {"-P": (_V, "sg")}},
+    "zip": {"": {"-P": (_V, "s"), "--password": (_V, "se")}},
+    "unzip": {"": {"-P": (_V, "s")}},
+    **{t: {"": {"-p": (_V, "g")}} for t in ("7z", "7za", "7zr", "rar", "unrar")},
+    "ssh-keygen": {"": {"-N": (_V, "s"), "-P": (_V, "s")}},
+    "lftp": {"": {"-u": (_UCOMMA, "s"), "--user": (_UCOMMA, "s")}},
+    **{t: {"": _SNMP_FLAGS} for t in ("snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpgetnext", "snmptrap",
+                                        "snmptable", "snmpbulkget")},
+    "doctl": {"": {"-t": (_V, "sg")}},
+    "etcdctl": {"": {"--user": (_UP, "se")}},
+    "wget": {"": {}},
+    "vault": {"": {}},
+    "aws": {"": {}},
+    "htpasswd": {"": {}},
+    "rabbitmqctl": {"": {}},
+    "mc": {"": {}},
+    "sqlplus": {"": {}},
+    "psql": {"": {}},
+    "pg_dump": {"": {}},
+    "gcloud": {"": {}},
+    "git": {"": {}},
+}
+#: programs that run the next word as a program (a tool after them is a new command)
+_SEPARATORS = frozenset({";", "|", "||", "&&", "&", "\n", "(", ")", "{", "}", "then", "do", "else", "!"})
+_STDIN_LOGIN = frozenset({"--password-stdin", "--with-token", "--token-stdin", "--stdin"})
+_TOOL_WORD = re.compile(r"(?<![\w\-.])(?:" + "|".join(sorted((re.escape(t) for t in _TOOLS), key=len, reverse=True))
+                        + r"|echo|printf)(?![\w\-])")
+_STRIP = "([{`'\"$"
+
+
+def _program(word: str) -> str:
+    """``/usr/bin/mysql`` -> ``mysql``; ``([/bin/sh`` -> ``sh``; ``mysql.exe`` -> ``mysql``."""
+    w = word.strip(_STRIP).rstrip(")]}`'\";,")
+    w = w.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower()
+    return w[:-4] if w.endswith(".exe") else w
+
+
+def _part(kind: str, value: str) -> tuple[int, int] | None:
+    """The (start, end) of the secret inside a flag's ``value``, by the flag's kind."""
+    if kind == _V:
+        return (0, len(value)) if _is_value(value) else None
+    if kind in (_UP, _UPCT, _UCOMMA, _LIT):
+        sep = {_UP: ":", _UPCT: "%", _UCOMMA: ",", _LIT: "="}[kind]
+        i = value.find(sep)
+        if i < 0 or not _is_value(value[i + 1:]):
+            return None
+        return i + 1, len(value)
+    if kind == _PASSARG:
+        if value.startswith("pass:") and _is_value(value[5:]):
+            return 5, len(value)
+        return None
+    if kind == _CERTPW:
+        i = value.rfind(":")
+        if i <= 1 or value[i + 1:].startswith(("/", "\\")) or not _is_value(value[i + 1:]):
+            return None
+        return i + 1, len(value)
+    return None
+
+
+#: a span inside one word of a command line: (word index, start, end)
+_WordSpan = tuple[int, int, int]
+
+
+def command_secrets(words: list[str], strict: bool = False) -> list[_WordSpan]:
+    """The secrets of a command line given as words (``command + args``, or a tokenised line of
+    text): each as (index of the word, start, end inside it). Separators (``;``, ``|``, ``&&``)
+    are words of their own; a word naming a known program starts its command."""
+    found: list[_WordSpan] = []
+    tool: str | None = None
+    positionals: list[int] = []
+    flags_seen: list[str] = []
+    expect: tuple[str, bool] | None = None  # (kind, generic) of the flag whose value is the next word
+    segments: list[tuple[str | None, list[int], list[str]]] = []
+
+    def close() -> None:
+        segments.append((tool, positionals, flags_seen))
+
+    for i, w in enumerate(words):
+        if w in _SEPARATORS:
+            close()
+            tool, positionals, flags_seen, expect = None, [], [], None
+            continue
+        if expect is not None:
+            kind, generic = expect
+            expect = None
+            if not (generic and w.startswith("-")):
+                part = _part(kind, w)
+                if part is not None:
+                    found.append((i, *part))
+                continue
+        prog = _program(w)
+        if (tool is None and not w.startswith("-")) or ((prog in _TOOLS or prog in ("echo", "printf"))
+                            and not (tool in ("kubectl", "oc") and "create" in [words[p] for p in positionals])):
+            if prog and not w.startswith("-"):
+                if tool is not None:
+                    close()
+                tool, positionals, flags_seen = prog, [], []
+                continue
+        table = _TOOLS.get(tool or "", {})
+        flags: dict[str, _Flag] = dict(table.get("", {}))
+        for p in positionals:
+            flags.update(table.get(words[p], {}))
+        if w.startswith("-") and len(w) > 1:
+            flags_seen.append(w)
+            name, eq, value = w.partition("=")
+            spec = flags.get(name)
+            if spec is not None:
+                kind, forms = spec
+                if eq and "e" in forms:
+                    part = _part(kind, value)
+                    if part is not None:
+                        found.append((i, len(name) + 1 + part[0], len(name) + 1 + part[1]))
+                elif not eq and "s" in forms:
+                    expect = (kind, False)
+                continue
+            glued = next((f for f, (_k, forms) in flags.items() if "g" in forms and len(f) == 2
+                          and w.startswith(f) and len(w) > 2), None)
+            if glued is not None:
+                part = _part(flags[glued][0], w[2:])
+                if part is not None:
+                    found.append((i, 2 + part[0], 2 + part[1]))
+                continue
+            bare = name.lstrip("-")
+            if ":" in bare:
+                continue  # keytool -storepass:env VAR, -storepass:file PATH: an indirection
+            if bare and looks_secret(bare):
+                if eq:
+                    if _is_value(value):
+                        found.append((i, len(name) + 1, len(w)))
+                else:
+                    expect = (_V, True)
+            elif strict and not _strict_allowed(bare):
+                if eq:
+                    if _is_value(value) and not _STRICT_KEEP_VALUE.match(value):
+                        found.append((i, len(name) + 1, len(w)))
+                elif i + 1 < len(words) and not words[i + 1].startswith("-") and words[i + 1] not in _SEPARATORS \
+                        and _is_value(words[i + 1]) and not _STRICT_KEEP_VALUE.match(words[i + 1]):
+                    found.append((i + 1, 0, len(words[i + 1])))
+            continue
+        positionals.append(i)
+        found.extend(_positional(tool, words, positionals, flags_seen))
+    close()
+    # echo PW | docker login --password-stdin: the echoed words
+    for k in range(len(segments) - 1):
+        tool_k, pos_k, _f = segments[k]
+        if tool_k in ("echo", "printf") and any(f in _STDIN_LOGIN for f in segments[k + 1][2]):
+            for p in pos_k:
+                if _is_value(words[p].strip("'\"")):
+                    found.append((p, 0, len(words[p])))
+    return found
+
+
+def _positional(tool: str | None, words: list[str], pos: list[int], flags_seen: list[str]) -> list[_WordSpan]:
+    """The secret among the positional words seen so far, judged when the last one arrives."""
+    i = pos[-1]
+    w = words[i]
+    args = [words[p] for p in pos]
+    n = len(args)
+    whole = [(i, 0, len(w))] if _is_value(w) else []
+    if tool == "vault" and n == 2 and args[0] == "login" and "=" not in w and w != "-":
+        return whole
+    if tool == "aws" and n == 4 and args[:2] == ["configure", "set"] and looks_secret(args[2]):
+        return whole
+    if tool == "htpasswd" and any(f.startswith("-") and not f.startswith("--") and "b" in f for f in flags_seen):
+        nflag = any(f.startswith("-") and not f.startswith("--") and "n" in f for f in flags_seen)
+        if n == (2 if nflag else 3):
+            return whole
+    if tool == "rabbitmqctl" and n == 3 and args[0] in ("add_user", "change_password", "authenticate_user"):
+        return whole
+    if tool == "mc" and ((n == 6 and args[:2] == ["alias", "set"]) or (n == 7 and args[:3] == ["config", "host", "add"])):
+        return whole
+    if tool == "sqlplus" and n == 1:
+        m = re.match(r"^[A-Za-z][\w$#]*/([^@\s]+)(?:@|$)", w)
+        if m and _is_value(m.group(1)):
+            return [(i, m.start(1), m.end(1))]
+    return []
+
+
+#: a word of shell text: quoted parts glued to unquoted ones are one word; ; | & ( ) separate
+_SHELL_WORD = re.compile(r"""(?:[^\s'";|&()]+|'[^']*'|"(?:[^"\\]|\\.)*")+|\|\||&&|[;|&()]""")
+
+
+def _shell_words(line: str) -> list[tuple[str, int, int]]:
+    """(unquoted word, start, end) of every word of ``line``; a separator is a word of its own."""
+    out = []
+    for m in _SHELL_WORD.finditer(line):
+        raw = m.group(0)
+        word = re.sub(r"""'([^']*)'|"((?:[^"\\]|\\.)*)\"""", lambda q: q.group(1) if q.group(1) is not None
+                      else re.sub(r"\\(.)", r"\1", q.group(2)), raw) if ("'" in raw or '"' in raw) else raw
+        out.append((word, m.start(), m.end()))
+    return out
+
+
+def _text_command_spans(s: str, strict: bool = False) -> list[tuple[int, int]]:
+    """Spans of ``s`` holding the secrets of the command lines on its lines (those naming a tool)."""
+    spans: list[tuple[int, int]] = []
+    seen_lines: set[int] = set()
+    for m in _TOOL_WORD.finditer(s):
+        start = s.rfind("\n", 0, m.start()) + 1
+        if start in seen_lines:
+            continue
+        seen_lines.add(start)
+        end = s.find("\n", m.start())
+        end = len(s) if end == -1 else end
+        if end - start > 20000:
+            continue  # a line this long is data, not a command line
+        line = s[start:end]
+        toks = _shell_words(line)
+        for wi, a, b in command_secrets([t[0] for t in toks], strict):
+            word, ws, we = toks[wi]
+            value = word[a:b]
+            raw = line[ws:we]
+            at = raw.find(value, min(a, len(raw))) if value else -1
+            if at < 0:
+                at = raw.find(value)
+            if value and at >= 0:
+                spans.append((start + ws + at, start + ws + at + len(value)))
+    return spans
 
 
 def _keyword_lines(s: str, low: str) -> list[tuple[int, int]]:
@@ -237,23 +643,47 @@ def _keyword_lines(s: str, low: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-_MYSQL = re.compile(r"(?:^|/)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb"
-                    r"(?:-dump|-admin)?)$")
-_FLAG = re.compile(r"^--?([A-Za-z][A-Za-z0-9_\-]*)$")
+def _trie_pattern(values: Iterable[str]) -> str:
+    """One regular expression matching any of ``values``, shaped as a trie so that Python's
+    engine tries one branch per character instead of every value at every position; at a
+    position, the longest value wins."""
+    trie: dict[str, Any] = {}
+    for v in values:
+        node = trie
+        for ch in v:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def emit(node: dict[str, Any]) -> str:
+        end = "" in node
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch != ""]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if end:
+            return "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
 
 
 class Redactor:
-    """Maps each distinct secret value to one stable placeholder for the life of the object.
+    """Collects secret values (pass one) and masks them everywhere (pass two); maps each distinct
+    secret value to one stable placeholder for the life of the object.
 
     ``count`` is the number of values masked (occurrences, not distinct values), for the report.
-    Every value masked once is also masked where it is echoed later (:data:`MIN_ECHO_LEN`);
-    :meth:`learn` teaches the values of objects before any output is masked.
+    :meth:`learn` collects the values of objects (or any JSON-shaped data) before any output is
+    masked, so that a value found late masks its earlier occurrences too. ``strict`` also masks
+    every env and flag value not on the allow-list.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
         self._placeholders: dict[str, str] = {}
         self._known: set[str] = set()
-        self._echo: re.Pattern[str] | None = None
+        self._built: set[str] = set()
+        self._pending: list[str] = []
+        self._matcher: re.Pattern[str] | None = None
         self.count = 0
 
     def placeholder(self, value: str) -> str:
@@ -274,99 +704,141 @@ class Redactor:
     def _remember(self, value: str) -> None:
         if len(value) >= MIN_ECHO_LEN and value not in self._known and _is_value(value):
             self._known.add(value)
-            self._echo = None
+            self._pending.append(value)
 
-    # -- learning -------------------------------------------------------------------------
+    # -- pass one ---------------------------------------------------------------------------
 
     def learn(self, obj: Any) -> None:
-        """Remember the literal secret env values of a CronJob/Job/Pod dict (or a list of them),
-        so that their echoes anywhere in the same output are masked too."""
+        """Collect every secret value of ``obj``: a CronJob/Job/Pod/Event dict, a list of them, a
+        string, or any JSON-shaped data (a run record), so that its occurrences anywhere in the
+        same output are masked, earlier ones included."""
         if isinstance(obj, list):
             for o in obj:
                 self.learn(o)
-            return
-        if not isinstance(obj, dict):
-            return
-        for spec in _pod_specs(obj):
-            for c in _containers(spec):
-                for env in c.get("env") or []:
-                    if (isinstance(env, dict) and isinstance(env.get("value"), str)
-                            and looks_secret(str(env.get("name", "")))):
-                        self._remember(env["value"])
+        elif isinstance(obj, str):
+            self._find(obj)
+        elif isinstance(obj, dict):
+            if _is_kube_object(obj):
+                self._object(obj, write=False)
+            else:
+                for v in obj.values():
+                    self.learn(v)
 
-    # -- text ---------------------------------------------------------------------------------
-
-    def text(self, s: str) -> str:
-        """``s`` with every secret shape of the rule set, and every known secret value, masked."""
+    def _find(self, s: str) -> list[tuple[int, int]]:
+        """Pass one on a string: the spans of the secrets the rules find, each value remembered."""
         if not s:
-            return s
+            return []
         low = s.lower()
         exact = len(low) == len(s)  # lower() can change the length of some non-ASCII text
+        spans: list[tuple[int, int]] = []
         for pat, check, hints in _RULES:
-            if not exact or any(h in low for h in hints):
-                s = pat.sub(partial(self._sub, check=check), s)
-                low = s.lower()
-        exact = len(low) == len(s)
-        spans = _keyword_lines(s, low) if exact else [(0, len(s))]
-        if spans:
-            parts: list[str] = []
-            pos = 0
-            for start, end in spans:
-                line = s[start:end]
-                for pat, check in _LINE_RULES:
-                    line = pat.sub(partial(self._sub, check=check), line)
-                parts += [s[pos:start], line]
-                pos = end
-            s = "".join(parts) + s[pos:]
-        return self._echoes(s)
+            if exact and not any(h in low for h in hints):
+                continue
+            for m in pat.finditer(s):
+                g = _value_group(m)
+                v = m.group(g)
+                if v and _is_value(v) and (check is None or check(m)):
+                    spans.append(m.span(g))
+        lines = _keyword_lines(s, low) if exact else [(0, len(s))]
+        for start, end in lines:
+            line = s[start:end]
+            for pat, check in _LINE_RULES:
+                for m in pat.finditer(line):
+                    g = _value_group(m)
+                    v = m.group(g)
+                    if v and _is_value(v) and (check is None or check(m)):
+                        a, b = m.span(g)
+                        spans.append((start + a, start + b))
+        spans += _text_command_spans(s, self.strict)
+        accepted = _non_overlapping(spans)
+        for a, b in accepted:
+            self._remember(s[a:b])
+        return accepted
 
-    def _sub(self, m: re.Match[str], check: Callable[[re.Match[str]], bool] | None) -> str:
-        name = _value_group(m)
-        value = m.group(name)
-        if not value or not _is_value(value) or (check is not None and not check(m)):
-            return m.group(0)
-        start, end = m.span(name)
-        base = m.start(0)
-        whole = m.group(0)
-        return whole[: start - base] + self.placeholder(value) + whole[end - base:]
+    # -- pass two ---------------------------------------------------------------------------
 
-    def _echoes(self, s: str) -> str:
-        if not self._known:
+    def _echo_hits(self, s: str) -> list[tuple[int, int]]:
+        if self._pending and len(self._pending) > max(32, len(self._built) // 2):
+            self._built |= set(self._pending)
+            self._pending = []
+            self._matcher = re.compile(r"<redacted:\d+>|(" + _trie_pattern(self._built) + ")")
+        hits: list[tuple[int, int]] = []
+        if self._matcher is not None:
+            for m in self._matcher.finditer(s):
+                if m.group(1) is not None and _bounded(s, m.start(1), m.end(1)):
+                    hits.append(m.span(1))
+        for v in self._pending:
+            i = s.find(v)
+            while i != -1:
+                if _bounded(s, i, i + len(v)):
+                    hits.append((i, i + len(v)))
+                i = s.find(v, i + len(v))
+        return hits
+
+    def text(self, s: str) -> str:
+        """``s`` with every secret the rules find in it, and every collected value, masked."""
+        if not s:
             return s
-        if self._echo is None:
-            alts = "|".join(re.escape(v) for v in sorted(self._known, key=len, reverse=True))
-            self._echo = re.compile(rf"(<redacted:\d+>)|(?:{alts})")
-        return self._echo.sub(lambda m: m.group(0) if m.group(1) else self.placeholder(m.group(0)), s)
+        spans = self._find(s)
+        hits = self._echo_hits(s) if (self._known) else []
+        if not spans and not hits:
+            return s
+        return self._apply(s, _non_overlapping(spans + hits))
+
+    def _apply(self, s: str, spans: list[tuple[int, int]]) -> str:
+        parts: list[str] = []
+        pos = 0
+        for a, b in sorted(spans):
+            parts += [s[pos:a], self.placeholder(s[a:b])]
+            pos = b
+        return "".join(parts) + s[pos:]
 
     def argv(self, args: list[Any]) -> list[Any]:
-        """A command line (command + args) with secrets masked: every word as text, the word
-        after a secret-named flag (``--password X``) and mysql's ``-pX``."""
-        mysql = any(isinstance(a, str) and _MYSQL.search(a) for a in args)
+        """A command line (command + args) with secrets masked: the flag table of its program, a
+        secret-named flag's value (``--password X``), positional secrets of known subcommands,
+        and every word as text (an ``sh -c`` script is a command line of its own)."""
+        return self._argv(args, write=True)
+
+    def _argv(self, args: list[Any], write: bool) -> list[Any]:
+        words = [a if isinstance(a, str) else "\0" for a in args]
+        by_word: dict[int, list[tuple[int, int]]] = {}
+        for wi, a, b in command_secrets(words, self.strict):
+            by_word.setdefault(wi, []).append((a, b))
         out: list[Any] = []
-        mask_next = False
-        for a in args:
+        for i, a in enumerate(args):
             if not isinstance(a, str):
                 out.append(a)
-                mask_next = False
                 continue
-            if mask_next and not a.startswith("-") and _is_value(a) and not _PLACEHOLDER.search(a):
-                out.append(self.placeholder(a))
-            elif mysql and a.startswith("-p") and len(a) > 2 and _is_value(a[2:]) and not _PLACEHOLDER.search(a):
-                out.append("-p" + self.placeholder(a[2:]))
+            spans = by_word.get(i, [])
+            if not write:
+                for x, y in spans:
+                    self._remember(a[x:y])
+                self._find(a)
+                out.append(a)
+                continue
+            if spans and not _PLACEHOLDER.search(a):
+                found = self._find(a)
+                spans = _non_overlapping(spans + found + (self._echo_hits(a) if self._known else []))
+                out.append(self._apply(a, spans))
             else:
                 out.append(self.text(a))
-            f = _FLAG.match(a)
-            mask_next = bool(f and looks_secret(f.group(1)))
         return out
 
     def data(self, value: Any) -> Any:
-        """A copy of JSON-shaped ``value`` with every string masked as text (run records)."""
+        """A copy of JSON-shaped ``value`` with every string masked as text (run records, history,
+        status), its own values collected first."""
+        self.learn(value)
+        return self._data(value)
+
+    def _data(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.data(v) for k, v in value.items()}
+            if _is_kube_object(value):
+                return self.kube_object(value)
+            return {k: self._data(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.data(v) for v in value]
+            return [self._data(v) for v in value]
         return value
 
     # -- objects ------------------------------------------------------------------------------
@@ -383,67 +855,198 @@ class Redactor:
         return obj
 
     def _mask_object_in_place(self, obj: Obj) -> None:
+        self._object(obj, write=False)  # its own values first: order does not matter inside it
+        self._object(obj, write=True)
+
+    def _str(self, s: str, write: bool) -> str:
+        if write:
+            return self.text(s)
+        self._find(s)
+        return s
+
+    def _secret(self, v: str, write: bool) -> str:
+        """A value that is wholly secret by where it stands."""
+        if _PLACEHOLDER.fullmatch(v) or v == "":
+            return v  # already masked (an object reached twice, e.g. a YAML alias), or nothing
+        if write:
+            return self.placeholder(v)
+        self._remember(v)
+        return v
+
+    def _object(self, obj: Obj, write: bool) -> None:
         for ann in _annotation_maps(obj):
             for k, v in list(ann.items()):
                 if not isinstance(v, str):
                     continue
-                # annotations are free text (tools keep URLs, commands, logs there)
-                ann[k] = self._last_applied(v) if k == LAST_APPLIED else self.text(v)
+                if k == LAST_APPLIED:
+                    new = self._last_applied(v, write)
+                elif _secret_annotation(k):
+                    new = self._secret(v, write)
+                else:
+                    new = self._str(v, write)  # annotations are free text (tools keep URLs, commands, logs)
+                if write:
+                    ann[k] = new
         kind = obj.get("kind")
         if kind == "Event" or ("involvedObject" in obj and "reason" in obj):
             for key in ("message", "note"):
                 if isinstance(obj.get(key), str):
-                    obj[key] = self.text(obj[key])
+                    new = self._str(obj[key], write)
+                    if write:
+                        obj[key] = new
             return
         for pod_spec in _pod_specs(obj):
-            self._pod_spec(pod_spec)
+            for c in _containers(pod_spec):
+                self._container(c, write)
         status = obj.get("status")
         if isinstance(status, dict):
-            # a container's termination message is free text the application wrote (often its last log line)
-            for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
-                for cs in status.get(key) or []:
-                    for st in ((cs or {}).get("state") or {}, (cs or {}).get("lastState") or {}):
-                        for detail in st.values() if isinstance(st, dict) else []:
-                            if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-                                detail["message"] = self.text(detail["message"])
-            if isinstance(status.get("message"), str):
-                status["message"] = self.text(status["message"])
-            # a condition's message can quote the application (a PodFailurePolicy rule, a pod's reason)
-            conditions = status.get("conditions")
-            for cond in conditions if isinstance(conditions, list) else []:
-                if isinstance(cond, dict) and isinstance(cond.get("message"), str):
-                    cond["message"] = self.text(cond["message"])
+            self._status(status, write)
 
-    def _last_applied(self, text: str) -> str:
+    def _status(self, status: Obj, write: bool) -> None:
+        # a container's termination message is free text the application wrote (often its last log
+        # line); a condition's message can quote the application (a PodFailurePolicy rule)
+        holders: list[Obj] = [status]
+        for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+            statuses = status.get(key)
+            for cs in statuses if isinstance(statuses, list) else []:
+                if not isinstance(cs, dict):
+                    continue
+                for st in (cs.get("state"), cs.get("lastState")):
+                    if isinstance(st, dict):
+                        holders.extend(d for d in st.values() if isinstance(d, dict))
+        conditions = status.get("conditions")
+        holders.extend(c for c in (conditions if isinstance(conditions, list) else []) if isinstance(c, dict))
+        for h in holders:
+            for key in ("message", "terminationMessage"):
+                if isinstance(h.get(key), str):
+                    new = self._str(h[key], write)
+                    if write:
+                        h[key] = new
+
+    def _container(self, c: Obj, write: bool) -> None:
+        env = c.get("env")
+        for e in env if isinstance(env, list) else []:
+            if not isinstance(e, dict):
+                continue
+            name = str(e.get("name", ""))
+            holders = [e]
+            vf = e.get("valueFrom")
+            if isinstance(vf, dict) and isinstance(vf.get("value"), str):
+                holders.append(vf)  # a literal under valueFrom (not an API field, but seen in the wild)
+            for h in holders:
+                v = h.get("value")
+                if not isinstance(v, str):
+                    continue
+                if looks_secret(name) or (self.strict and not _strict_allowed(name) and _is_value(v)
+                                          and not _STRICT_KEEP_VALUE.match(v)):
+                    new = self._secret(v, write)
+                else:
+                    new = self._str(v, write)
+                if write:
+                    h["value"] = new
+        cmd = c.get("command") if isinstance(c.get("command"), list) else None
+        args = c.get("args") if isinstance(c.get("args"), list) else None
+        if cmd is not None or args is not None:
+            # one command line: a flag at the end of command takes its value from args
+            masked = self._argv((cmd or []) + (args or []), write)
+            if write and cmd is not None:
+                c["command"] = masked[: len(cmd)]
+            if write and args is not None:
+                c["args"] = masked[len(cmd or []):]
+        for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+            self._handler(c.get(key), write)
+        lifecycle = c.get("lifecycle")
+        if isinstance(lifecycle, dict):
+            for key in ("postStart", "preStop"):
+                self._handler(lifecycle.get(key), write)
+
+    def _handler(self, h: Any, write: bool) -> None:
+        """A probe or lifecycle hook: its exec command line and its HTTP headers."""
+        if not isinstance(h, dict):
+            return
+        ex = h.get("exec")
+        if isinstance(ex, dict) and isinstance(ex.get("command"), list):
+            masked = self._argv(ex["command"], write)
+            if write:
+                ex["command"] = masked
+        hg = h.get("httpGet")
+        headers = hg.get("httpHeaders") if isinstance(hg, dict) else None
+        for hd in headers if isinstance(headers, list) else []:
+            if not isinstance(hd, dict) or not isinstance(hd.get("value"), str):
+                continue
+            name = str(hd.get("name", ""))
+            if name.lower() in _SECRET_HEADERS or looks_secret(name):
+                new = self._secret(hd["value"], write)
+            else:
+                new = self._str(hd["value"], write)
+            if write:
+                hd["value"] = new
+        if isinstance(hg, dict):
+            for key in ("path", "host"):
+                if isinstance(hg.get(key), str):
+                    new = self._str(hg[key], write)
+                    if write:
+                        hg[key] = new
+
+    def _last_applied(self, text: str, write: bool) -> str:
         try:
             data = json.loads(text)
         except ValueError:
-            return self.text(text)
-        if isinstance(data, dict):
-            self._mask_object_in_place(data)
+            return self._str(text, write)
+        if not isinstance(data, dict):
+            return self._str(text, write)
+        self._object(data, write)
+        if not write:
+            return text
         return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
-    def _pod_spec(self, spec: Obj) -> None:
-        for c in _containers(spec):
-            for env in c.get("env") or []:
-                if not isinstance(env, dict) or not isinstance(env.get("value"), str):
-                    continue
-                if _PLACEHOLDER.fullmatch(env["value"]):
-                    continue  # already masked (an object reached twice, e.g. a YAML alias)
-                if looks_secret(str(env.get("name", ""))) and env["value"] != "":
-                    env["value"] = self.placeholder(env["value"])
-                else:
-                    env["value"] = self.text(env["value"])
-            cmd = c.get("command") if isinstance(c.get("command"), list) else None
-            args = c.get("args") if isinstance(c.get("args"), list) else None
-            if cmd is None and args is None:
-                continue
-            # one command line: a flag at the end of command takes its value from args
-            masked = self.argv((cmd or []) + (args or []))
-            if cmd is not None:
-                c["command"] = masked[: len(cmd)]
-            if args is not None:
-                c["args"] = masked[len(cmd or []):]
+
+def _non_overlapping(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in order of priority (earlier wins), without those that overlap an accepted one."""
+    if len(spans) <= 1:
+        return [s for s in spans if s[1] > s[0]]
+    accepted: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # sorted
+    import bisect
+
+    for a, b in spans:
+        if b <= a:
+            continue
+        k = bisect.bisect_left(taken, (a, b))
+        if (k > 0 and taken[k - 1][1] > a) or (k < len(taken) and taken[k][0] < b):
+            continue
+        taken.insert(k, (a, b))
+        accepted.append((a, b))
+    return accepted
+
+
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def _bounded(s: str, a: int, b: int) -> bool:
+    """An echo of a short value must stand as a word of its own (``hunter2`` not in ``hunter22``);
+    a long one is specific enough to be masked inside a word too."""
+    if b - a >= 12:
+        return True
+    if a > 0 and _ALNUM.match(s[a - 1]) and _ALNUM.match(s[a]):
+        return False
+    if b < len(s) and _ALNUM.match(s[b]) and _ALNUM.match(s[b - 1]):
+        return False
+    return True
+
+
+#: annotation prefixes whose keys name secrets but whose values are references (Vault agent paths)
+_REFERENCE_ANNOTATIONS = ("vault.hashicorp.com/", "secrets-store.csi", "external-secrets.io/")
+
+
+def _secret_annotation(key: str) -> bool:
+    """An annotation whose key names a secret (``example.com/db-password``) holds one."""
+    if key.startswith(_REFERENCE_ANNOTATIONS):
+        return False
+    return looks_secret(key.rsplit("/", 1)[-1])
+
+
+def _is_kube_object(d: Obj) -> bool:
+    return isinstance(d.get("metadata"), dict) and (isinstance(d.get("kind"), str) or "spec" in d)
 
 
 _URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)(?:" + _USER_PASSWORD + r"|[^\s/?#@]*)@" + _HOST_START)
