@@ -421,7 +421,7 @@ _TOOLS: dict[str, dict[str, dict[str, _Flag]]] = {
     "etcdctl": {"": {"--user": (_UP, "se")}},
     "wget": {"": {}},
     "vault": {"": {}},
-    "aws": {"": {}},
+    "aws": {"put-parameter": {"--value": (_V, "se")}},
     "htpasswd": {"": {}},
     "rabbitmqctl": {"": {}},
     "mc": {"": {}},
@@ -551,10 +551,12 @@ def command_secrets(words: list[str], strict: bool = False) -> list[_WordSpan]:
         positionals.append(i)
         found.extend(_positional(tool, words, positionals, flags_seen))
     close()
-    # echo PW | docker login --password-stdin: the echoed words
+    # echo PW | docker login --password-stdin (| vault login -): the echoed words
     for k in range(len(segments) - 1):
         tool_k, pos_k, _f = segments[k]
-        if tool_k in ("echo", "printf") and any(f in _STDIN_LOGIN for f in segments[k + 1][2]):
+        tool_n, pos_n, flags_n = segments[k + 1]
+        if tool_k in ("echo", "printf") and (any(f in _STDIN_LOGIN for f in flags_n) or (
+                tool_n == "vault" and [words[p] for p in pos_n][:2] == ["login", "-"])):
             for p in pos_k:
                 if _is_value(words[p].strip("'\"")):
                     found.append((p, 0, len(words[p])))

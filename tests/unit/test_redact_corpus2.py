@@ -433,6 +433,68 @@ LOOK_ALIKES += [
 ]
 
 
+# -- held out: written after the rules above, measured once before any change to the rules ---------
+HOLDOUT_SECRETS: list[Case] = []
+for cid, template in [
+    ("mysql-user-password-eq", "mysql --user=root --password={V} orders"),
+    ("pg-restore-quoted", "PGPASSWORD='{V}' pg_restore -h db -d orders /backup/orders.dump"),
+    ("redis-cli-u-url", "redis-cli -u redis://default:{V}@cache:6379 ping"),
+    ("curl-user-quoted", 'curl -sS --user "bot:{V}" https://api.example/v2/ping'),
+    ("curl-vault-token-header", 'curl -H "X-Vault-Token: {V}" https://vault:8200/v1/secret/data/x'),
+    ("curl-private-token-header", 'curl --header "PRIVATE-TOKEN: {V}" https://gitlab.example/api/v4/projects'),
+    ("curl-cookie-header", 'curl -H "Cookie: session={V}" https://app.example/admin'),
+    ("wget-authorization-token", 'wget --header="Authorization: token {V}" https://api.example/x'),
+    ("az-account-key", "az storage blob upload --account-name acme --account-key {V} -f x.gz -c backups"),
+    ("az-sas-token", 'az storage blob list --sas-token "{V}" -c backups --account-name acme'),
+    ("aws-ssm-value", "aws ssm put-parameter --name /prod/db --value {V} --type SecureString"),
+    ("kubectl-docker-password", "kubectl create secret docker-registry reg --docker-username=ci --docker-password={V}"),
+    ("helm-set-password", "helm upgrade orders ./chart --set db.password={V}"),
+    ("terraform-var", 'terraform apply -auto-approve -var "db_password={V}"'),
+    ("ansible-become-pass", "ansible-playbook site.yml -e ansible_become_pass={V}"),
+    ("psql-url", 'psql "postgres://app:{V}@db/orders" -c "select 1"'),
+    ("mongodump-uri", 'mongodump --uri "mongodb://backup:{V}@mongo:27017/?authSource=admin"'),
+    ("sqlcmd-P-quoted", 'sqlcmd -S sql -U sa -P "{V}" -i /jobs/nightly.sql'),
+    ("echo-vault-login-stdin", 'echo "{V}" | vault login -'),
+    ("printf-password-stdin", "printf '%s' {V} | docker login --password-stdin -u ci ghcr.io"),
+    ("docker-run-e", "docker run --rm -e DB_PASSWORD={V} orders:1.2"),
+    ("spring-arg", "java -jar app.jar --spring.datasource.password={V}"),
+    ("export-aws-secret", "export AWS_SECRET_ACCESS_KEY={V}"),
+    ("mysql-pwd-env", "set -x; MYSQL_PWD={V} mysql -h db -e 'show tables'"),
+    ("yaml-quoted-password", '  password: "{V}"'),
+    ("yaml-auth-token", "  auth_token: {V}"),
+    ("authorization-token", "Authorization: Token {V}"),
+]:
+    value = _v()
+    HOLDOUT_SECRETS.append((f"holdout-{cid}", "text", template.format(V=value), value))
+for name in ("PG_PASS", "SMTP_PASSWORD", "GH_TOKEN", "SENTRY_AUTH_TOKEN", "ARGOCD_AUTH_TOKEN", "CF_API_TOKEN",
+             "DIGITALOCEAN_ACCESS_TOKEN", "ENCRYPTION_PASSPHRASE", "APP_KEY", "NEXTAUTH_SECRET"):
+    value = _v(32)
+    HOLDOUT_SECRETS.append((f"holdout-env-{name}", "env", (name, value), value))
+
+HOLDOUT_LOOK_ALIKES: list[tuple[str, str, Any]] = [(f"holdout-{i}", "text", line) for i, line in [
+    ("curl-u-ref", 'curl -u "${API_USER}" https://api.example'),
+    ("redis-scan", "redis-cli -n 3 --scan --pattern 'orders:*'"),
+    ("mysql-defaults-file", "mysql --defaults-extra-file=/etc/mysql/app.cnf -e 'select 1'"),
+    ("ssh-i", "ssh -i /etc/ssh/id_ed25519 deploy@host uptime"),
+    ("gpg-passphrase-file", "gpg --batch --passphrase-file /run/secrets/gpg -d x.gpg"),
+    ("helm-auth-disabled", "helm install orders ./chart --set auth.enabled=false"),
+    ("ssm-get-parameter", "aws ssm get-parameter --name /prod/db-password --with-decryption"),
+    ("kubectl-get-secret", "kubectl get secret db-password -o yaml"),
+    ("vault-kv-get", "vault kv get secret/orders/db"),
+    ("az-keyvault-show", "az keyvault secret show --name db-password --vault-name kv-prod"),
+    ("echo-tee", "echo done | tee /tmp/status"),
+    ("docker-login-username", "docker login --username ci registry.example"),
+    ("openssl-rand", "openssl rand -base64 32"),
+    ("keytool-printcert", "keytool -printcert -file /etc/ssl/c.pem"),
+    ("secret-not-found", 'Error: secret "db-password" not found'),
+    ("authorization-missing", "Authorization header missing in request to /v1/orders"),
+]] + [(f"holdout-env-{n}", "env", (n, v)) for n, v in [
+    ("PASSWORD_MIN_LENGTH", "14"), ("TOKEN_AUDIENCE", "api"), ("SECRET_VERSION", "3"), ("AUTH_ENABLED", "false")]]
+
+SECRETS += HOLDOUT_SECRETS
+LOOK_ALIKES += HOLDOUT_LOOK_ALIKES
+
+
 # -- the measure -----------------------------------------------------------------------------------
 
 def _env_pod(name: str, value: str) -> Obj:
@@ -497,6 +559,11 @@ def test_summary_recall_and_precision_of_the_fresh_corpus() -> None:
     print(f"\nREDACTION corpus 2 ({os.environ.get('CRONCTL_REDACT_FILE') or 'cronctl.redact'}): "
           f"{len(SECRETS)} secrets, {len(LOOK_ALIKES)} look-alikes: recall {recall:.3f} ({masked}/{len(SECRETS)}), "
           f"precision {precision:.3f} ({len(changed)} look-alike(s) changed)")
+    hold_leaked = [i for i in leaked if i.startswith("holdout-")]
+    hold_changed = [i for i in changed if i.startswith("holdout-")]
+    hm = len(HOLDOUT_SECRETS) - len(hold_leaked)
+    print(f"  of which held out: {len(HOLDOUT_SECRETS)} secrets, {len(HOLDOUT_LOOK_ALIKES)} look-alikes: recall "
+          f"{hm / len(HOLDOUT_SECRETS):.3f}, precision {hm / max(1, hm + len(hold_changed)):.3f}")
     print("  leaked:", ", ".join(leaked) or "-")
     print("  changed:", ", ".join(changed) or "-")
     if os.environ.get("CRONCTL_REDACT_FILE"):
