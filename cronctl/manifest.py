@@ -9,6 +9,9 @@ line naming the limit (:class:`BadInput`, exit 5), never a traceback, a runaway 
 - :data:`MAX_DEPTH`: nesting of mappings and lists (Kubernetes objects nest about 20 deep).
 - :data:`MAX_ALIAS_NODES`: mappings and lists that YAML aliases add beyond those written out
   (a 1.5 KB "billion laughs" document expands to billions); a recursive alias is refused.
+- :data:`MAX_ALIAS_BYTES`: the characters of strings that YAML aliases add beyond those written
+  out (a 256 KiB string aliased 4,000 times is 1 GiB in every report that prints it), counted
+  through aliased mappings and lists too.
 - :data:`MAX_INT_DIGITS`: the digits of one integer (Kubernetes integers are int64, 19 digits).
   Python's int-string limit is set to it explicitly around the parsers, whatever the process's
   default (``PYTHONINTMAXSTRDIGITS``), and an integer written in another base (``0x...``) is held
@@ -37,6 +40,7 @@ Obj = dict[str, Any]
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
+MAX_ALIAS_BYTES = 16 * 1024 * 1024
 #: the smallest int-string limit Python allows (``sys.set_int_max_str_digits``)
 MAX_INT_DIGITS = 640
 _INT_LIMIT = 10 ** MAX_INT_DIGITS
@@ -145,16 +149,23 @@ def _loader() -> Any:
 _LOADER: Any = None
 
 
-def check_limits(doc: Any, source: str) -> None:
+def check_limits(doc: Any, source: str, *, aliases: bool = True) -> None:
     """Refuse a document nested deeper than :data:`MAX_DEPTH`, one whose aliases add more than
-    :data:`MAX_ALIAS_NODES` mappings and lists, and one that contains itself (a recursive alias).
+    :data:`MAX_ALIAS_NODES` mappings and lists or :data:`MAX_ALIAS_BYTES` characters of strings,
+    and one that contains itself (a recursive alias).
 
     Iterative, and each distinct container is visited once, so the check itself stays linear in
-    what was written, however much the aliases would expand to.
+    what was written, however much the aliases would expand to. An alias of a string is the same
+    ``str`` object in two places (PyYAML constructs an anchored node once), so the strings aliases
+    add are those counted more often in the expanded tree than by object; strings of one character
+    are left out (CPython shares those whatever the input). ``aliases=False`` (JSON: no aliases, and
+    ``json`` shares the objects of repeated keys) counts no strings.
     """
     if not isinstance(doc, (dict, list)):
         return
     size: dict[int, int] = {}  # id -> containers in the expanded subtree (itself included)
+    chars: dict[int, int] = {}  # id -> characters of strings in the expanded subtree
+    strings: dict[int, int] = {}  # id of each distinct string -> its length
     height: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[Any, int, bool]] = [(doc, 1, False)]
@@ -165,6 +176,13 @@ def check_limits(doc: Any, source: str) -> None:
             on_path.discard(key)
             kids = [v for v in (node.values() if isinstance(node, dict) else node) if isinstance(v, (dict, list))]
             size[key] = 1 + sum(size[id(k)] for k in kids)
+            if aliases:
+                own = 0
+                for v in (*node.keys(), *node.values()) if isinstance(node, dict) else node:
+                    if type(v) is str and len(v) > 1:
+                        own += len(v)
+                        strings.setdefault(id(v), len(v))
+                chars[key] = own + sum(chars[id(k)] for k in kids)
             height[key] = 1 + max((height[id(k)] for k in kids), default=0)
             continue
         if key in size:
@@ -190,6 +208,9 @@ def check_limits(doc: Any, source: str) -> None:
     if added > MAX_ALIAS_NODES:
         raise BadInput(f"{source}: YAML aliases expand to more than {MAX_ALIAS_NODES} extra mappings and "
                        "lists (MAX_ALIAS_NODES; an alias bomb?)")
+    if aliases and chars[id(doc)] - sum(strings.values()) > MAX_ALIAS_BYTES:
+        raise BadInput(f"{source}: YAML aliases expand to more than {MAX_ALIAS_BYTES // (1024 * 1024)} MiB of "
+                       "extra strings (MAX_ALIAS_BYTES; an alias bomb?)")
 
 
 def parse_json(text: str, *, source: str = "<input>") -> Any:
@@ -201,7 +222,7 @@ def parse_json(text: str, *, source: str = "<input>") -> Any:
         raise BadInput(f"{source}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
     except RecursionError:
         raise BadInput(f"{source}: nested deeper than the limit of {MAX_DEPTH} levels (MAX_DEPTH)") from None
-    check_limits(data, source)
+    check_limits(data, source, aliases=False)
     return data
 
 

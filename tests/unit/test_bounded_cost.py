@@ -4,7 +4,10 @@ may cost. Each shape is generated here; bench/bench_pileup.py runs the same shap
 - 2,000 running Jobs of one every-minute Allow CronJob: overlaps are groups found by a sweep, not
   1,999,000 pairs (1.09 GB of bundle.json);
 - Jobs over 7,000 years: the timeline's axis has a bounded number of gridlines (a week's step had
-  made report.html 380 MB).
+  made report.html 380 MB);
+- a string aliased 4,000 times: the YAML loader counts the characters aliases add (MAX_ALIAS_BYTES);
+- 1,000 identical CronJobs: lint's duplicate-work rule (CJ032) compares schedules, not every pair;
+- every numeric flag has a cap.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +27,8 @@ from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.assemble import build_bundle
 from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import MAX_TICKS, _axis, render_html, render_markdown, timeline
+from cronctl.errors import BadInput, ExitCode
+from cronctl.manifest import MAX_ALIAS_BYTES, parse_documents, parse_json
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -164,3 +170,43 @@ def test_every_span_from_a_minute_to_seven_thousand_years_gets_two_to_sixteen_gr
         end = start + timedelta(seconds=seconds)
         axis = _axis(start, end, lambda t: 0.0, "Europe/Berlin")
         assert 2 <= len(axis) <= MAX_TICKS, (seconds, len(axis))
+
+
+# -- YAML aliases of strings count by the characters they add ------------------------------------------
+
+def aliased_string(n: int, size: int = 256 * 1024, *, through_mapping: bool = False) -> str:
+    """A CronJob whose annotations hold one ``size``-character string and ``n`` aliases of it (or of a
+    mapping holding it)."""
+    big = "x" * size
+    if through_mapping:
+        head = f"  labels: {{}}\n  x-base: &m {{s: \"{big}\"}}\n  x-copies:\n"
+        refs = "".join("  - *m\n" for _ in range(n))
+        meta = head + refs
+    else:
+        meta = "  annotations:\n" + f"    a0: &s \"{big}\"\n" + "".join(f"    a{i}: *s\n" for i in range(1, n + 1))
+    return ("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: aliased\n  namespace: ns\n" + meta
+            + "spec:\n  schedule: '*/5 * * * *'\n  jobTemplate: {spec: {template: {spec: {containers: "
+              "[{name: c, image: i}]}}}}\n")
+
+
+def test_a_string_aliased_4000_times_is_refused_naming_the_limit(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "aliased.yaml"
+    f.write_text(aliased_string(4000))  # 256 KB written, 1 GiB expanded: before, 1.05 GB of bundle
+    res = run_cli("bundle", "--from-dump", str(f), "--out", str(tmp_path / "b"))
+    assert res.exit_code == ExitCode.BAD_INPUT, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
+    assert "MAX_ALIAS_BYTES" in line and "aliases" in line, res.stderr
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("through_mapping", [False, True])
+def test_strings_aliases_add_are_counted_also_through_an_aliased_mapping(through_mapping: bool) -> None:
+    with pytest.raises(BadInput, match="MAX_ALIAS_BYTES"):
+        parse_documents(aliased_string(MAX_ALIAS_BYTES // (256 * 1024) + 1, through_mapping=through_mapping))
+    parse_documents(aliased_string(MAX_ALIAS_BYTES // (256 * 1024) - 1, through_mapping=through_mapping))
+
+
+def test_repeated_json_keys_are_not_aliases() -> None:
+    key = "example.com/" + "k" * 200
+    items = [{"metadata": {"name": f"n{i}", "annotations": {key: "v"}}} for i in range(90_000)]
+    parse_json(json.dumps({"kind": "List", "items": items}))  # json shares repeated keys: 19 MB of them
