@@ -32,6 +32,7 @@ class Request:
     from_dump: str | Sequence[str] | None = None  # one file, or several read as one dump
     namespace: str | None = None  # for dumps; a live cluster has its own
     logs: bool = True
+    redact: str = "default"  # or "strict": every env and flag value not on the allow-list is masked too
 
 
 def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
@@ -54,7 +55,10 @@ def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
         raw = collect(cluster, req.names, now=req.now or req.collected_at, collected_at=req.collected_at,
                       since_seconds=req.since_seconds, max_log_bytes=req.max_log_bytes, logs=req.logs)
     raw.options = {**raw.options, "window_seconds": int(req.window.total_seconds())}
-    bundle = build_bundle(raw, req.names, Options(now=raw.now, window=req.window))
+    if req.redact != "default":
+        raw.options["redact"] = req.redact
+    bundle = build_bundle(raw, req.names, Options(now=raw.now, window=req.window),
+                          strict_redaction=req.redact == "strict")
     add_reports(bundle.files, bundle.doc)
     write_bundle(bundle.files, req.out, mtime=req.collected_at)
     return bundle

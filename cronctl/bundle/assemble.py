@@ -46,15 +46,19 @@ class Bundle:
         }
 
 
-def build_bundle(raw: RawData, names: list[str] | None, opts: Options) -> Bundle:
+def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict_redaction: bool = False) -> Bundle:
     """Build the bundle for the CronJobs ``names`` (None: every CronJob in ``raw``).
 
     Raises NotFound when a named CronJob is not in ``raw``. ``raw``'s objects are masked in place
     (a bundle of 2,000 Jobs would otherwise hold every object twice): do not reuse ``raw``.
+    ``strict_redaction`` (``--redact strict``) also masks every env and flag value not on the
+    redactor's allow-list.
     """
-    red = Redactor()
-    # first every secret env value, so that its echoes in args, events and logs are masked too
-    red.learn(raw.cronjobs + raw.jobs + raw.pods)
+    red = Redactor(strict=strict_redaction)
+    # pass one over everything the bundle holds, so that a secret found anywhere (an env value, a
+    # flag's argument, an Event, a log line) is masked everywhere, earlier places included
+    red.learn(raw.cronjobs + raw.jobs + raw.pods + raw.events)
+    red.learn([lg.text for lg in raw.logs if lg.text is not None])
     by_ts = lambda o: (str((o.get("metadata") or {}).get("creationTimestamp") or ""),  # noqa: E731
                        str((o.get("metadata") or {}).get("name") or ""))
     cronjobs = [red.mask_in_place(o) for o in sorted(raw.cronjobs, key=lambda o: str(o["metadata"]["name"]))]

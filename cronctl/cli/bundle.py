@@ -7,6 +7,7 @@ summary (text for people, ``-o json|yaml`` for scripts) on stdout; progress on s
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
@@ -15,6 +16,11 @@ from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output,
                                 out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
+
+
+class Redact(str, Enum):
+    default = "default"
+    strict = "strict"
 
 
 def bundle(
@@ -43,6 +49,10 @@ def bundle(
     now: Annotated[Optional[str], typer.Option(
         "--now", help="The instant to analyse at (RFC3339; default: the clock, or the latest time in a dump).",
         show_default=False)] = None,
+    redact: Annotated[Redact, typer.Option(
+        "--redact", help="default: mask secrets found by name, flag, place and shape; strict: also every env "
+        "and flag value not on a short allow-list (levels, ports, hosts, regions, sizes, paths, numbers)."
+    )] = Redact.default,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -92,7 +102,7 @@ def bundle(
                       f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ..."), markup=False)
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
-                  logs=not no_logs)
+                  logs=not no_logs, redact=redact.value)
     try:
         b = make_bundle(req, cluster)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: write_bundle has removed its partial files

@@ -94,9 +94,18 @@ def history(
         now_t = now_t or clock
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
+    # a run record's reason, an operator's note and event text are written by anyone with patch:
+    # masked like every other printer (cronctl.redact), the objects' own secrets collected first
+    from cronctl.redact import Redactor
+
+    red = Redactor()
+    if from_dump is not None:
+        red.learn(raw.cronjobs + raw.jobs + raw.events)
+    result = red.data(result)
+    missing = [red.text(m) for m in missing]
     for m in missing:
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
-    bad = failing(result, {f.value for f in fail_on or []})
+    bad = [red.text(b) for b in failing(result, {f.value for f in fail_on or []})]
     if output != Output.text:
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
     else:

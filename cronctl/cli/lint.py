@@ -123,6 +123,8 @@ def lint(
                 err.print(visible(f"no CronJobs in {where}"), markup=False)
         checked, findings = lint_objects(objs, now)
 
+    # a finding quotes the CronJob (an sh -c script, an env value): masked like every other printer
+    findings = _masked(findings, [o for _p, objs in sources for o in objs] if filename else objs)
     if output is LintOutput.sarif:
         from cronctl.lint.sarif import to_sarif
 
@@ -136,6 +138,17 @@ def lint(
 
     if fails(findings, fail_on.value):
         raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _masked(findings: list[Any], objs: list[Any]) -> list[Any]:
+    """``findings`` with the secrets of ``objs`` (collected first, cronctl.redact) masked in their messages."""
+    from dataclasses import replace
+
+    from cronctl.redact import Redactor
+
+    red = Redactor()
+    red.learn(objs)
+    return [replace(f, message=red.text(f.message)) for f in findings]
 
 
 def _print_table(findings: list[Any], checked: int) -> None:
