@@ -750,6 +750,15 @@ _MAX_SLOT_MINUTES = int((datetime(MAX_YEAR + 1, 1, 1, tzinfo=UTC) - datetime(197
                         // 60) - 1
 
 
+def instant(text: str, *, what: str) -> datetime:
+    """An RFC3339 instant given on the command line (``--now``), in UTC; BadInput naming ``what``
+    when it is not one or its year is outside MIN_YEAR..MAX_YEAR, as a file's times are refused."""
+    t = parse_rfc3339(text, what=what)
+    if not MIN_YEAR <= t.year <= MAX_YEAR:
+        raise BadInput(f"bad {what} {text!r}: year {t.year} is outside {MIN_YEAR}..{MAX_YEAR} (MIN_YEAR, MAX_YEAR)")
+    return t
+
+
 def capped_seconds(seconds: int) -> timedelta:
     """``timedelta(seconds=seconds)``, saturated at ±:data:`MAX_DEADLINE_SECONDS`."""
     return timedelta(seconds=max(-MAX_DEADLINE_SECONDS, min(seconds, MAX_DEADLINE_SECONDS)))

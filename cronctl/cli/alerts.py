@@ -73,9 +73,9 @@ def alerts(
     from cronctl import alerts as al
     from cronctl.cli import durations as flags
     from cronctl.errors import BadInput, BadUsage
-    from cronctl.timeutil import parse_rfc3339
+    from cronctl.model import instant
 
-    now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    now = instant(now_text, what="--now") if now_text else datetime.now(timezone.utc)
     severities = dict(al.SEVERITY_DEFAULTS)
     for item in severity or []:
         kind, sep, level = item.partition("=")

@@ -68,7 +68,8 @@ def bundle(
 
     from cronctl.bundle import Request, make_bundle
     from cronctl.cli import durations as flags
-    from cronctl.timeutil import UTC, parse_rfc3339
+    from cronctl.model import instant
+    from cronctl.timeutil import UTC
 
     from_dump = file_list(from_dump) or None
     if cronjob is not None and all_:
@@ -79,7 +80,7 @@ def bundle(
         all_ = True  # a dump: every CronJob in it
     # The clock is read once, here; everything below takes it as a parameter.
     clock = datetime.now(UTC).replace(microsecond=0)
-    now_t = parse_rfc3339(now, what="--now") if now is not None else None
+    now_t = instant(now, what="--now") if now is not None else None
     since_s = int(flags.LOG_SINCE.seconds(since)) if since is not None else None
     window_td = flags.WINDOW.delta(window)
     names = None if all_ else [str(cronjob)]

@@ -58,7 +58,8 @@ def history(
     from cronctl.cli.common import emit
     from cronctl.errors import ExitCode
     from cronctl.history import Options, fail_on as failing
-    from cronctl.timeutil import UTC, parse_rfc3339
+    from cronctl.model import instant
+    from cronctl.timeutil import UTC
 
     from_dump = file_list(from_dump) or None
     if all_namespaces and namespace:
@@ -66,7 +67,7 @@ def history(
     if all_namespaces and cronjob and from_dump is None:
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
     clock = datetime.now(UTC).replace(microsecond=0)
-    now_t = parse_rfc3339(now, what="--now") if now is not None else None
+    now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
     if from_dump is not None:

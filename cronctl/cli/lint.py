@@ -72,12 +72,12 @@ def lint(
     from cronctl import __version__
     from cronctl.errors import BadInput, ExitCode
     from cronctl.lint.engine import fails, lint_objects, lint_sources, summarize
-    from cronctl.timeutil import parse_rfc3339
+    from cronctl.model import instant
 
     if list_rules:
         _print_rules(output)
         return
-    now = parse_rfc3339(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    now = instant(now_text, what="--now") if now_text else datetime.now(timezone.utc)
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
     if filename:

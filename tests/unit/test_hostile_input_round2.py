@@ -605,3 +605,17 @@ def test_the_report_of_a_hostile_dump_has_only_its_own_links(run_cli: RunCli, tm
     hostile = report(items, "hostile")
     assert "evil.example" in hostile
     assert hostile.count("<a ") == clean.count("<a ") and hostile.count("<img") == clean.count("<img")
+
+
+# -- --now of the offline readers: the same years as a file's times ---------------------------------------
+
+@pytest.mark.parametrize("command", ["history", "bundle", "lint", "alerts"])
+@pytest.mark.parametrize("now, year", [("9999-12-31T23:59:59Z", 9999), ("0001-01-01T00:00:00Z", 1),
+                                       ("1969-12-31T23:59:59Z", 1969)])
+def test_now_out_of_range_is_exit_5_naming_the_flag(run_cli: RunCli, tmp_path: Path, command: str, now: str,
+                                                    year: int) -> None:
+    f = write(tmp_path / "d.json", objects())
+    argv = [a.replace("{f}", f).replace("{out}", str(tmp_path / "out")) for a in COMMANDS[command]]
+    res = run_cli(*argv, "--now", now)
+    assert_bad_input(res, f"bad --now '{now}': year {year} is outside 1970..9000")
+    assert not (tmp_path / "out").exists()
