@@ -26,6 +26,9 @@ MAX_LISTED = 1000
 MAX_COUNT = 10_000
 #: --missed-limit at most (Atlas walks and lists that many due runs: 100,000,000 took 93 s uncapped).
 MAX_MISSED_LIMIT = 10_000
+#: ``--starting-deadline``: spec.startingDeadlineSeconds is an int64 in the API (above
+#: cronctl.model.MAX_DEADLINE_SECONDS it acts as that, 10,000 years)
+MAX_STARTING_DEADLINE = 2 ** 63 - 1
 DEFAULT_NAME = "cronjob"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -43,6 +46,15 @@ class ControllerInputs:
     missed_limit: int | None = None  # Atlas only (missedScheduleLimit)
     concurrency_policy: str | None = None  # spec.concurrencyPolicy (None: Allow)
     active: tuple[str, ...] = ()  # the Job names in status.active
+
+    def __post_init__(self) -> None:
+        # the numeric flags' caps, refused whatever else is given (README "Limits")
+        if self.missed_limit is not None and self.missed_limit > MAX_MISSED_LIMIT:
+            raise BadInput(f"bad --missed-limit {self.missed_limit}: at most {MAX_MISSED_LIMIT} due runs are started "
+                           "per pass (MAX_MISSED_LIMIT)")
+        if self.starting_deadline is not None and self.starting_deadline > MAX_STARTING_DEADLINE:
+            raise BadInput(f"bad --starting-deadline {self.starting_deadline}: at most {MAX_STARTING_DEADLINE} "
+                           "(int64, the API's type; MAX_STARTING_DEADLINE)")
 
 
 def _zone(name: str) -> tzinfo:

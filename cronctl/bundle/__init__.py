@@ -40,9 +40,11 @@ def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
     ``req.out``; return it (``bundle.doc`` is bundle.json)."""
     from cronctl.bundle.analyse import Options
     from cronctl.bundle.assemble import build_bundle
+    from cronctl.bundle.collect import check_max_log_bytes
     from cronctl.bundle.render import add_reports
     from cronctl.bundle.write import write_bundle
 
+    check_max_log_bytes(req.max_log_bytes)  # with a dump too, before anything is read
     raw: Any
     if req.from_dump is not None:
         from cronctl.bundle.dump import load_dump

@@ -20,7 +20,7 @@ from typing import Callable, TypeVar
 from cronctl import model
 from cronctl.bundle.raw import LogRecord, Missing, Obj, RawData
 from cronctl.cluster import Cluster
-from cronctl.errors import ApiError, NotFound, PermissionMissing
+from cronctl.errors import ApiError, BadInput, NotFound, PermissionMissing
 
 T = TypeVar("T")
 
@@ -29,14 +29,28 @@ def _forbidden(e: Exception) -> bool:
     return isinstance(e, PermissionMissing) or (isinstance(e, ApiError) and e.status == 403)
 
 
+#: the most ``--max-log-bytes`` may keep of one log: the kubelet rotates a container's log at
+#: 10 MiB by default (containerLogMaxSize), and every log kept is held in memory until written
+MAX_LOG_BYTES = 64 * 1024 * 1024
+
+
+def check_max_log_bytes(max_log_bytes: int) -> None:
+    """BadInput (exit 5) for a ``--max-log-bytes`` outside 1..:data:`MAX_LOG_BYTES`."""
+    if not 1 <= max_log_bytes <= MAX_LOG_BYTES:
+        raise BadInput(f"bad --max-log-bytes {max_log_bytes}: 1 to {MAX_LOG_BYTES} bytes of each log "
+                       f"({MAX_LOG_BYTES // (1024 * 1024)} MiB, MAX_LOG_BYTES)")
+
+
 def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collected_at: datetime,
             since_seconds: int | None = None, max_log_bytes: int = 1 << 20,
             logs: bool = True) -> RawData:
     """Read everything a bundle needs for the CronJobs ``names`` (None: every CronJob of the namespace).
 
     Raises NotFound for a named CronJob that does not exist and PermissionMissing when the
-    CronJobs themselves cannot be read; every other failed read is recorded as missing.
+    CronJobs themselves cannot be read; every other failed read is recorded as missing. A
+    ``max_log_bytes`` beyond :data:`MAX_LOG_BYTES` is BadInput before any read.
     """
+    check_max_log_bytes(max_log_bytes)
     missing: list[Missing] = []
 
     def attempt(what: str, fn: Callable[[], T], default: T) -> T:

@@ -43,6 +43,16 @@ class BackfillOptions:
     parallel: int = 1              # Jobs at a time (more than 1 only with concurrencyPolicy Allow)
     run: RunOptions | None = None  # yes, interactive, dry_run, settle, timeout, run_dir, catch_up, ...
 
+    def __post_init__(self) -> None:
+        # refused before any request: more at a time than one backfill may run at all means nothing
+        if self.parallel > MAX_PARALLEL:
+            raise BadInput(f"bad {option('parallel')} {self.parallel}: at most {MAX_PARALLEL} Jobs at a time, the "
+                           "slots one backfill may run (MAX_PARALLEL)")
+
+
+#: ``--parallel``: at most the slots one backfill may run (MAX_SLOTS)
+MAX_PARALLEL = MAX_SLOTS
+
 
 def read_done(path: str) -> set[datetime]:
     """Slots the application's own ledger marks done: CSV with a ``scheduled_for`` column, or JSON
@@ -272,4 +282,4 @@ def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: 
     return backfill(cluster, BackfillOptions(cronjob=opts.cronjob, slots=lost, run=run), clock, reporter)
 
 
-__all__ = ["BackfillOptions", "backfill", "choose_slots", "read_done", "restore_all", "MAX_SLOTS"]
+__all__ = ["BackfillOptions", "backfill", "choose_slots", "read_done", "restore_all", "MAX_PARALLEL", "MAX_SLOTS"]

@@ -296,3 +296,36 @@ def test_a_thousand_identical_cronjobs_take_the_duplicate_work_rule_well_under_a
     cpu = time.process_time() - t0  # before: 499,500 comparisons, about 8 s
     assert len(got) == 1000 and all("and 994 more" in h.message and h.severity == "warning" for _i, h in got)
     assert cpu < 1.0, cpu
+
+
+# -- every numeric flag has a cap --------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, limit", [
+    (["explain", "@daily", "--count", "10001"], "MAX_COUNT"),
+    (["explain", "* * * * *", "--dialect", "atlas", "--missed-limit", "10001"], "MAX_MISSED_LIMIT"),
+    (["explain", "* * * * *", "--now", "2026-12-02T00:00:00Z", "--last-schedule", "2026-12-01T00:00:00Z",
+      "--starting-deadline", str(2 ** 63)], "MAX_STARTING_DEADLINE"),
+    (["backfill", "orders", "--missed", "--parallel", "501", "--dry-run"], "MAX_PARALLEL"),
+    (["bundle", "--from-dump", "{dump}", "--out", "{out}", "--max-log-bytes", str(64 * 2 ** 20 + 1)], "MAX_LOG_BYTES"),
+    (["history", "--from-dump", "{dump}", "--since", "3651d"], "MAX_DURATION"),
+])
+def test_a_numeric_flag_beyond_its_cap_is_one_line_exit_5(run_cli: RunCli, tmp_path: Path, argv: list[str],
+                                                          limit: str) -> None:
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cronjob()]}))
+    res = run_cli(*[a.replace("{dump}", str(dump)).replace("{out}", str(tmp_path / "b")) for a in argv],
+                  env={"KUBECONFIG": str(tmp_path / "no-such-kubeconfig")})
+    assert res.exit_code == ExitCode.BAD_INPUT, (res.exit_code, res.stderr)
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
+    assert line.startswith("error: bad --") and limit in line, res.stderr
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_the_caps_are_documented_in_the_readme() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    start = readme.index("## Limits: files and hostile input")
+    limits = readme[start:readme.index("\n## ", start + 1)]
+    for name in ("MAX_COUNT", "MAX_MISSED_LIMIT", "MAX_STARTING_DEADLINE", "MAX_PARALLEL", "MAX_LOG_BYTES",
+                 "MAX_DURATION", "MAX_ALIAS_BYTES"):
+        assert f"`{name}`" in limits, name
