@@ -259,10 +259,10 @@ def _b64_prefixes(texts: Iterable[str]) -> str:
 
 
 #: base64 of a PEM private key, of a docker config JSON (``{"auths":``), of an OpenSSH key body
-_B64_SECRET = ("(?:" + _b64_prefixes("-----BEGIN " + x + "PRIVATE KEY" for x in
-                                     ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED "))
-               + "|" + _b64_prefixes(['{"auths":', '{ "auths":', '{\n  "auths":', '{\n\t"auths":',
-                                      '{\n    "auths":']) + "|b3BlbnNzaC1rZXktdjE)")
+_B64_TEXTS = (["-----BEGIN " + x + "PRIVATE KEY" for x in ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ")]
+              + ['{"auths":', '{ "auths":', '{\n  "auths":', '{\n\t"auths":', '{\n    "auths":', "openssh-key-v1"])
+_B64_SECRET = _b64_prefixes(_B64_TEXTS)
+_B64_HINTS = tuple(sorted({base64.b64encode(t.encode()).decode()[:8].lower() for t in _B64_TEXTS}))
 
 _Check = Callable[[re.Match[str]], bool]
 #: (pattern, check on the whole match or None, hints: lower-case literals one of which the text
@@ -326,8 +326,7 @@ _RULES: tuple[_Rule, ...] = (
     _tok(r"(?<![A-Za-z0-9_~.\-])(?P<s>[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?![A-Za-z0-9_~.\-])", "q~"),
     _tok(r"\b(?P<s>SK[0-9a-f]{32})\b", "sk"),
     _tok(r"\b(?P<s>(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{40,})", "fwogzxivyxdz", "iqojb3jpz2lu"),
-    (re.compile(r"(?<![A-Za-z0-9+/])(?P<s>" + _B64_SECRET + r"[A-Za-z0-9+/=]{8,})"), None, ("ls0tls1crudjt",
-     "ey", "ewo", "b3blbnnzac1rzxktdje")),
+    (re.compile(r"(?<![A-Za-z0-9+/])(?P<s>" + _B64_SECRET + r"[A-Za-z0-9+/=]{8,})"), None, _B64_HINTS),
     # JWT (three base64url parts, the first two starting with eyJ = '{"')
     _tok(r"\b(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)", "eyj"),
     # Bearer xxx (also "Authorization: Bearer"); Basic only when it looks like base64
@@ -357,6 +356,23 @@ _LINE_RULES: tuple[tuple[re.Pattern[str], _Check | None], ...] = (
                 r"|(?P<s>[^\s\"']+))", re.I), _kv_check),
 )
 _LINE_KEYWORDS = _KEYWORDS
+_LINE_KEYWORD = re.compile("|".join(re.escape(k) for k in _LINE_KEYWORDS))
+
+
+def _hint_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    """One pattern finding every rule hint in a lower-cased text at once (a lookahead at each
+    position, longest first), and for each hint the rules it lets run, including the rules of
+    every hint inside it ("sk" inside "sk_")."""
+    hints = sorted({h for _p, _c, hs in _RULES for h in hs}, key=len, reverse=True)
+    rules: dict[str, set[int]] = {}
+    for i, (_p, _c, hs) in enumerate(_RULES):
+        for h in hs:
+            rules.setdefault(h, set()).add(i)
+    closure = {h: frozenset(i for g in hints if g in h for i in rules[g]) for h in hints}
+    return re.compile("(?=(" + "|".join(re.escape(h) for h in hints) + "))"), closure
+
+
+_HINT, _HINT_RULES = _hint_index()
 
 # -- command lines: one table per tool ---------------------------------------------------------
 # What part of a flag's value is the secret:
@@ -633,6 +649,8 @@ def _text_command_spans(s: str, strict: bool = False) -> list[tuple[int, int]]:
 
 def _keyword_lines(s: str, low: str) -> list[tuple[int, int]]:
     """The (start, end) of every line of ``s`` that holds a secret keyword, in order."""
+    if not _LINE_KEYWORD.search(low):
+        return []
     spans: set[tuple[int, int]] = set()
     for kw in _LINE_KEYWORDS:
         i = low.find(kw)
@@ -686,6 +704,7 @@ class Redactor:
         self._built: set[str] = set()
         self._pending: list[str] = []
         self._matcher: re.Pattern[str] | None = None
+        self._cache: dict[str, list[tuple[int, int]]] = {}
         self.count = 0
 
     def placeholder(self, value: str) -> str:
@@ -727,14 +746,31 @@ class Redactor:
                     self.learn(v)
 
     def _find(self, s: str) -> list[tuple[int, int]]:
-        """Pass one on a string: the spans of the secrets the rules find, each value remembered."""
+        """Pass one on a string: the spans of the secrets the rules find, each value remembered.
+        Short strings repeat across objects (the same args in 2,000 Jobs): their spans are kept."""
         if not s:
             return []
+        cached = self._cache.get(s) if len(s) <= 4096 else None
+        if cached is None:
+            cached = self._spans(s)
+            if len(s) <= 4096:
+                if len(self._cache) > 100_000:
+                    self._cache.clear()
+                self._cache[s] = cached
+        for a, b in cached:
+            self._remember(s[a:b])
+        return list(cached)
+
+    def _spans(self, s: str) -> list[tuple[int, int]]:
         low = s.lower()
         exact = len(low) == len(s)  # lower() can change the length of some non-ASCII text
         spans: list[tuple[int, int]] = []
-        for pat, check, hints in _RULES:
-            if exact and not any(h in low for h in hints):
+        run: set[int] = set()
+        if exact and len(s) <= 2048:  # one scan for every hint; a long text: one str.find per hint
+            for h in {m.group(1) for m in _HINT.finditer(low)}:
+                run |= _HINT_RULES[h]
+        for i, (pat, check, hints) in enumerate(_RULES):
+            if exact and (i not in run if len(s) <= 2048 else not any(h in low for h in hints)):
                 continue
             for m in pat.finditer(s):
                 g = _value_group(m)
@@ -752,10 +788,7 @@ class Redactor:
                         a, b = m.span(g)
                         spans.append((start + a, start + b))
         spans += _text_command_spans(s, self.strict)
-        accepted = _non_overlapping(spans)
-        for a, b in accepted:
-            self._remember(s[a:b])
-        return accepted
+        return _non_overlapping(spans)
 
     # -- pass two ---------------------------------------------------------------------------
 
