@@ -870,7 +870,8 @@ class Redactor:
             return self.text(value)
         if isinstance(value, dict):
             if _is_kube_object(value):
-                return self.kube_object(value)
+                # by structure first (a secret env value is masked whole), then every string as text
+                value = self.kube_object(value)
             return {k: self._data(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self._data(v) for v in value]
