@@ -105,7 +105,8 @@ def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp
     # no raw HTML survives for a CommonMark viewer, no control character, no markup link
     assert "<script>" not in md and "<img" not in md and "&lt;script&gt;" in md
     assert "\x1b" not in md and "\x07" not in md and "\u202e" not in md and "\x9b" not in md
-    assert "\\[link=https://evil.example\\]" in md
+    # the markup link stays text (brackets escaped), and its URL is no autolink either (':' escaped)
+    assert "\\[link=https\\://evil.example\\]" in md
     # each row of the events table still has its 6 cells: '|' in a reason or message is escaped
     head = "| last seen | type | reason | object | count | message |"
     rows = md.split(head, 1)[1].strip().splitlines()[1:]
