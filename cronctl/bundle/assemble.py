@@ -26,7 +26,7 @@ from cronctl.errors import NotFound
 from cronctl.textsafe import json_visible
 from cronctl.timeutil import rfc3339_z
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: overlaps as groups (one per span where Jobs ran at once), gitops
 
 
 @dataclass
