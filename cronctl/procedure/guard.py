@@ -40,13 +40,12 @@ class HoldGuard:
     before the restore. ``reverts`` and ``duplicates`` are the account, also in :meth:`as_dict`."""
 
     def __init__(self, cluster: Cluster, name: str, run_id: str, clock: Clock, reporter: Reporter, audit: Audit,
-                 *, on_revert: str = "suspend-again", every: float = GUARD_EVERY,
-                 own_jobs: Callable[[], set[str]] = set, since: datetime | None = None,
+                 *, on_revert: str = "suspend-again", every: float = GUARD_EVERY, since: datetime | None = None,
                  on_change: Callable[[], None] | None = None) -> None:
         self.c, self.name, self.run_id = cluster, name, run_id
         self.clock, self.r, self.audit = clock, reporter, audit
         self.on_revert, self.every = on_revert, every
-        self.own_jobs, self.since = own_jobs, since
+        self.since = since
         self.on_change = on_change
         self.reverts: list[dict[str, Any]] = []
         self.duplicates: list[str] = []
@@ -168,11 +167,12 @@ class HoldGuard:
         except CronctlError:
             self.errors += 1
             return
-        own = self.own_jobs()
         for j in jobs:
             name = model.name_of(j)
-            if name in own or name in self.duplicates or not model.owned_by(j, cj):
+            if name in self.duplicates or not model.owned_by(j, cj):
                 continue
+            if model.annotations(j).get(model.ANN_RUN_ID) == self.run_id:
+                continue  # this run's own Job (the manual one, a retry, a backfilled slot)
             made = model.created(j)
             if self.since is not None and (made is None or made < self.since):
                 continue

@@ -19,6 +19,7 @@ finishes. Nothing is ever deleted.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
@@ -28,15 +29,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-import json
-
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import (BadInput, Conflict, CronctlError, ExitCode, Interrupted, PermissionMissing,
                             Refused, Timeout, option)
-from cronctl.procedure.guard import GUARD_EVERY, HoldGuard
 from cronctl.procedure.base import (Audit, Clock, MaskingReporter, Progress, Reporter, RunDir, next_commands,
                                     run_words, rv)
+from cronctl.procedure.guard import GUARD_EVERY, HoldGuard
 from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
                                        schedule_words)
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
@@ -281,7 +280,6 @@ class _Run:
         since = self.clock.now().replace(microsecond=0)
         self.guard = HoldGuard(self.c, self.name, self.run_id, self.clock, self.r, self.audit,
                                on_revert=self.o.on_revert, every=self.o.guard_every,
-                               own_jobs=lambda: {self.job_name, *self.record.get("jobs_made", [])},
                                since=since, on_change=self._guard_changed)
         # the key exists before the thread runs: the guard only replaces its value, so the main thread's
         # json.dumps of the record never sees the dict change size; the main thread's next save writes it
