@@ -52,6 +52,7 @@ class HoldGuard:
         self.fighting = True
         self.was_held = True  # started right after the suspend
         self.errors = 0
+        self.requests = 0  # the API requests the guard made (the run counts its own without them)
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cronctl-hold-guard", daemon=True)
@@ -75,7 +76,8 @@ class HoldGuard:
     def as_dict(self) -> dict[str, Any]:
         with self.lock:
             return {"reverts": list(self.reverts), "gave_up": not self.fighting,
-                    "duplicate_risk": list(self.duplicates), "read_errors": self.errors}
+                    "duplicate_risk": list(self.duplicates), "read_errors": self.errors,
+                    "api_requests": self.requests}
 
     def words(self) -> str:
         """What happened to the hold, for the run's last line ('' when nothing did)."""
@@ -92,6 +94,7 @@ class HoldGuard:
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             try:
+                self.requests += 1
                 cj = self.c.get_cronjob(self.name)
             except CronctlError:
                 self.errors += 1
@@ -127,6 +130,7 @@ class HoldGuard:
                 self.was_held = True
                 self.r.warn(f"hold reverted: {said}; cronctl suspended it again (revert {n}; at the next one it "
                             f"stops fighting)")
+                self.requests += 1
                 self.audit.event(cj, "CronctlHoldReverted", f"cronctl run {self.run_id}: {said}; suspended again "
                                  f"(revert {n})")
                 self._changed()
@@ -137,6 +141,7 @@ class HoldGuard:
                f"revert {n}" if n > FIGHTS else "the suspend again failed")
         self.r.warn(f"hold lost: {said}; cronctl stops fighting ({why}): the CronJob is NOT suspended and its "
                     f"controller may start a scheduled Job beside the manual one; such Jobs are named, never deleted")
+        self.requests += 1
         self.audit.event(cj, "CronctlHoldLost", f"cronctl run {self.run_id}: {said}; cronctl stopped suspending it "
                          f"again ({why}); a scheduled Job may run beside the manual one")
         self._changed()
@@ -144,10 +149,12 @@ class HoldGuard:
     def _suspend_again(self, cj: Obj) -> bool:
         for _ in range(3):
             try:
+                self.requests += 1
                 self.c.patch_cronjob(self.name, {"spec": {"suspend": True}}, resource_version=rv(cj))
                 return True
             except Conflict:
                 try:
+                    self.requests += 1
                     cj = self.c.get_cronjob(self.name)
                 except CronctlError:
                     return False
@@ -163,6 +170,7 @@ class HoldGuard:
 
     def _look_for_duplicates(self, cj: Obj) -> None:
         try:
+            self.requests += 1
             jobs, _ = self.c.list_jobs()
         except CronctlError:
             self.errors += 1
@@ -180,6 +188,7 @@ class HoldGuard:
                 self.duplicates.append(name)
             self.r.warn(f"DUPLICATE RISK: the controller created Job {name} while the hold was lost; it runs beside "
                         f"the manual Job (cronctl does not delete it)")
+            self.requests += 1
             self.audit.event(cj, "CronctlDuplicateRisk", f"cronctl run {self.run_id}: Job {name} was created while "
                              f"the hold was reverted, beside the manual Job")
             self._changed()

@@ -194,7 +194,9 @@ class _Run:
         self._save()
 
     def _save(self) -> None:
-        self.record["api_requests"] = self.c.request_count - self.requests_at_start
+        # the run's own requests; the hold guard's reads are counted apart (record hold_guard.api_requests)
+        self.record["api_requests"] = (self.c.request_count - self.requests_at_start
+                                       - (self.guard.requests if self.guard is not None else 0))
         if self.wait_stats:
             self.record["watch"] = dict(self.wait_stats)
         if self.dir is not None:
