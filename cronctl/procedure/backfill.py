@@ -17,7 +17,6 @@ import csv
 import io
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
@@ -57,10 +56,12 @@ MAX_PARALLEL = MAX_SLOTS
 def read_done(path: str) -> set[datetime]:
     """Slots the application's own ledger marks done: CSV with a ``scheduled_for`` column, or JSON
     lines with a ``scheduled_for`` key (RFC3339). BadInput naming the file and line otherwise."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise BadInput(f"cannot read {option('done_from')} {path}: {e.strerror or e}") from e
+    from cronctl.manifest import read_text
+
+    try:  # the one loader's reading: a regular file only (a FIFO would block), size-capped, UTF-8
+        text = read_text(path)
+    except BadInput as e:
+        raise BadInput(f"cannot read {option('done_from')} {path}: {e.message.removeprefix(path + ': ')}") from e
     out: set[datetime] = set()
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if lines and lines[0].lstrip().startswith("{"):

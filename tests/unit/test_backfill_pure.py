@@ -103,3 +103,13 @@ def test_the_slots_lost_while_held_are_those_since_the_suspend_up_to_now_without
     # a Job named for the slot by someone else (no annotation) stands for it too
     by_name = {"metadata": {"name": f"cj-{int(T(10, 20).timestamp()) // 60}", "namespace": "ns"}, "status": {}}
     assert lost_while_held(cj(), [by_name], T(10, 15), T(10, 35)) == [T(10, 30)]
+
+
+def test_done_from_reads_regular_files_only_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """--done-from goes through the one loader's reading: a FIFO would block forever."""
+    import os
+
+    fifo = tmp_path / "ledger.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput, match="is a FIFO"):
+        read_done(str(fifo))
