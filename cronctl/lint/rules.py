@@ -415,7 +415,8 @@ def check_successful_history_short(cj: Obj, now: datetime) -> list[Hit]:
         return []
     sched = parsed_schedule(cj)
     interval = schedule_interval(sched, now) if sched is not None else None
-    if interval is None or interval * limit >= timedelta(days=1):
+    # in seconds, as a float: a limit of millions times a 4-year interval overflows timedelta
+    if interval is None or interval.total_seconds() * limit >= 86400:
         return []
     shown = f"{limit}" if limits.successful_set else f"not set (= {limit})"
     return [Hit(f"spec.successfulJobsHistoryLimit {shown} keeps about {human_duration(interval * limit)} of runs "

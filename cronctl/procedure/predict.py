@@ -178,6 +178,10 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
                       never_times=tuple(d.never_made_up))
 
 
+#: the most slots :func:`history_limit_removal` walks to name the Job that deletes the manual one
+REMOVAL_RUNS_MAX = 1000
+
+
 def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[str, Any]]:
     """When the CronJob's history limits (or the Job's TTL) will delete the manual Job: the
     controller owns it and counts it with the scheduled Jobs, so the fixed name that stops a second
@@ -188,7 +192,9 @@ def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[
     limits = model.cronjob_view(cronjob).history
     ok, failed = limits.successful, limits.failed
     ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
-    runs = next_runs(cronjob, now, max(ok, failed, 1))
+    # the slot of the Job that deletes it, walked for limits up to REMOVAL_RUNS_MAX (int32 limits of
+    # millions would walk millions of slots: beyond it the plan names no slot)
+    runs = next_runs(cronjob, now, min(max(ok, failed, 1), REMOVAL_RUNS_MAX))
     info: dict[str, Any] = {"successful_jobs_history_limit": ok, "failed_jobs_history_limit": failed,
                             "ttl_seconds_after_finished": ttl if isinstance(ttl, int) else None}
 

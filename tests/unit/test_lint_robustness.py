@@ -55,3 +55,21 @@ def test_lint_survives_any_value_in_any_field(edits: list[tuple[tuple[str, ...],
                 node[path[-1]] = value
     for f in lint_object(obj, NOW):
         assert f.severity in ("error", "warning", "info") and f.message
+
+
+def test_a_history_limit_of_millions_on_a_leap_day_schedule_is_no_overflow() -> None:
+    """Found by tests/property/test_dump_fuzz.py: 5,041,448 x a 4-year interval overflowed timedelta
+    in the history-limit rule (exit 70); the run-manual plan would have walked 5 million slots."""
+    from datetime import datetime, timezone
+
+    from cronctl.lint.rules import check_successful_history_short
+    from cronctl.procedure.predict import REMOVAL_RUNS_MAX, history_limit_removal
+
+    now = datetime(2026, 12, 2, 11, 35, tzinfo=timezone.utc)
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "leap", "namespace": "shop"},
+          "spec": {"schedule": "0 0 29 2 *", "timeZone": "Europe/Berlin", "successfulJobsHistoryLimit": 5041448,
+                   "jobTemplate": {"spec": {}}}}
+    assert check_successful_history_short(cj, now) == []
+    text, info = history_limit_removal(cj, now)
+    assert "deleted once 5041448 newer Job(s)" in text and info["earliest_if_succeeded"] is None
+    assert REMOVAL_RUNS_MAX < 5041448
