@@ -128,23 +128,17 @@ class HoldGuard:
             entry["suspended_again"] = again
             if again:
                 self.was_held = True
-                self.r.warn(f"hold reverted: {said}; cronctl suspended it again (revert {n}; at the next one it "
-                            f"stops fighting)")
-                self.requests += 1
-                self.audit.event(cj, "CronctlHoldReverted", f"cronctl run {self.run_id}: {said}; suspended again "
-                                 f"(revert {n})")
-                self._changed()
+                self._tell(cj, f"hold reverted: {said}; cronctl suspended it again (revert {n}; at the next one it "
+                               f"stops fighting)", "CronctlHoldReverted", f"{said}; suspended again (revert {n})")
                 return
         with self.lock:
             self.fighting = False
         why = ("--on-revert stop" if self.on_revert == "stop" else
                f"revert {n}" if n > FIGHTS else "the suspend again failed")
-        self.r.warn(f"hold lost: {said}; cronctl stops fighting ({why}): the CronJob is NOT suspended and its "
-                    f"controller may start a scheduled Job beside the manual one; such Jobs are named, never deleted")
-        self.requests += 1
-        self.audit.event(cj, "CronctlHoldLost", f"cronctl run {self.run_id}: {said}; cronctl stopped suspending it "
-                         f"again ({why}); a scheduled Job may run beside the manual one")
-        self._changed()
+        self._tell(cj, f"hold lost: {said}; cronctl stops fighting ({why}): the CronJob is NOT suspended and its "
+                       f"controller may start a scheduled Job beside the manual one; such Jobs are named, never deleted",
+                   "CronctlHoldLost", f"{said}; cronctl stopped suspending it again ({why}); a scheduled Job may run "
+                                      f"beside the manual one")
 
     def _suspend_again(self, cj: Obj) -> bool:
         for _ in range(3):
@@ -186,12 +180,16 @@ class HoldGuard:
                 continue
             with self.lock:
                 self.duplicates.append(name)
-            self.r.warn(f"DUPLICATE RISK: the controller created Job {name} while the hold was lost; it runs beside "
-                        f"the manual Job (cronctl does not delete it)")
-            self.requests += 1
-            self.audit.event(cj, "CronctlDuplicateRisk", f"cronctl run {self.run_id}: Job {name} was created while "
-                             f"the hold was reverted, beside the manual Job")
-            self._changed()
+            self._tell(cj, f"DUPLICATE RISK: the controller created Job {name} while the hold was lost; it runs "
+                           f"beside the manual Job (cronctl does not delete it)",
+                       "CronctlDuplicateRisk", f"Job {name} was created while the hold was reverted, beside the manual Job")
+
+    def _tell(self, cj: Obj, line: str, reason: str, event: str) -> None:
+        """Say it on the terminal and as an Event on the CronJob; the record's account follows."""
+        self.r.warn(line)
+        self.requests += 1
+        self.audit.event(cj, reason, f"cronctl run {self.run_id}: {event}")
+        self._changed()
 
     def _changed(self) -> None:
         if self.on_change is not None:

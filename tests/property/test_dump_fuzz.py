@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronctl.cli import main
+from test_file_fuzz import _paths  # every path into a document (the mutation fuzz's)
 
 NOW = "2026-12-02T11:35:00Z"
 DOCUMENTED = {0, 5, 6, 8}
@@ -180,17 +181,6 @@ def event(draw: st.DrawFn) -> dict[str, Any]:
             "count": draw(field(INT32)),
             "firstTimestamp": draw(field(TIMES_OK)), "lastTimestamp": draw(field(TIMES_OK)),
             "eventTime": draw(field(st.one_of(st.none(), TIMES_OK)))}
-
-
-def _paths(x: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(x, dict):
-        for k, v in x.items():
-            out.extend(_paths(v, prefix + (k,)))
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            out.extend(_paths(v, prefix + (i,)))
-    return out
 
 
 @st.composite
