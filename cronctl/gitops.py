@@ -329,6 +329,21 @@ def _remedy(g: GitOps) -> str:
             f"--gitops ignore (recorded) (cronctl runbook gitops)")
 
 
+def put_back(hold: Any) -> dict[str, str | None]:
+    """What a hold changed beside suspend, as restored (a merge-patch ``metadata.annotations`` part):
+    Flux's reconcile annotation back to its value before the hold (None: removed). ``hold`` is the
+    hold's GitOps part as recorded (JSON text or a dict); only that annotation, whatever it names."""
+    if isinstance(hold, str):
+        try:
+            hold = json.loads(hold) if hold else {}
+        except ValueError:
+            return {}
+    if not isinstance(hold, dict) or hold.get("strategy") != "annotate" or hold.get("annotation") != FLUX_RECONCILE:
+        return {}
+    prev = hold.get("previous")
+    return {FLUX_RECONCILE: prev if isinstance(prev, str) else None}
+
+
 def reverted_by(cronjob: Obj, *, not_manager: str = "cronctl") -> SuspendOwner | None:
     """Who set ``spec.suspend`` last, other than ``not_manager`` (the newest owner of the field)."""
     for o in suspend_owners(cronjob):

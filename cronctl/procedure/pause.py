@@ -65,18 +65,9 @@ def _confirm(opts: PauseOptions | ResumeOptions, reporter: Reporter, question: s
         raise Refused("not confirmed; nothing changed")
 
 
-def _put_back(cj: Obj) -> dict[str, str | None]:
-    """What a pause changed beside suspend, as resumed: Flux's reconcile annotation back to its value
-    before the pause (None: removed); only that annotation, whatever the pause's GitOps part names."""
-    raw = model.annotations(cj).get(model.ANN_PAUSE_GITOPS, "")
-    try:
-        hold = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    if not isinstance(hold, dict) or hold.get("strategy") != "annotate":
-        return {}
-    prev = hold.get("previous")
-    return {gitops.FLUX_RECONCILE: prev if isinstance(prev, str) else None}
+def _pause_hold(cj: Obj) -> str:
+    """A pause's GitOps part (model.ANN_PAUSE_GITOPS): what resume puts back beside suspend."""
+    return model.annotations(cj).get(model.ANN_PAUSE_GITOPS, "")
 
 
 def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
@@ -140,7 +131,7 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
             msg = f"nothing to resume: cronjob {ns}/{name} is not suspended"
             if p is not None:  # a pause record left behind (someone un-suspended with kubectl, or a GitOps revert)
                 cluster.patch_cronjob(name, {"metadata": {"annotations": {**model.clear_pause_annotations(),
-                                                                          **_put_back(cj)}}},
+                                                                          **gitops.put_back(_pause_hold(cj))}}},
                                       resource_version=rv(cj))
                 msg += f"; removed the leftover pause record ({p.words()}; {model.hold_reverted(cj)})"
             return {"cronjob": name, "namespace": ns, "changed": p is not None, "pause": p.as_dict() if p else None,
@@ -163,7 +154,7 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")
         _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
         patch = {"spec": {"suspend": False},
-                 "metadata": {"annotations": {**model.clear_pause_annotations(), **_put_back(cj)}}}
+                 "metadata": {"annotations": {**model.clear_pause_annotations(), **gitops.put_back(_pause_hold(cj))}}}
         try:
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)

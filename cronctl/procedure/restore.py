@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cronctl import model
+from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, run_words, rv, server_version_if_needed
@@ -89,18 +89,6 @@ def _reverted_at(cj: Obj) -> Any:
 
     who = reverted_by(cj)
     return who.time if who is not None else None
-
-
-def gitops_put_back(rec: model.RunRecord) -> dict[str, str | None]:
-    """What the hold changed beside suspend, as restored: Flux's reconcile annotation back to its
-    value before the hold (None: removed). Only that annotation: a record naming another is ignored."""
-    from cronctl.gitops import FLUX_RECONCILE
-
-    hold = rec.gitops_hold()
-    if hold.get("strategy") != "annotate" or hold.get("annotation") != FLUX_RECONCILE:
-        return {}
-    prev = hold.get("previous")
-    return {FLUX_RECONCILE: prev if isinstance(prev, str) else None}
 
 
 def record_rows(rec: model.RunRecord, target: bool, unconfirmed: str | None) -> list[tuple[str, str]]:
@@ -217,7 +205,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             ann: dict[str, str | None] = {**model.clear_record_annotations(), model.ANN_RUNS: model.runs_with(
                 cj, rec, restored_at=ended or clock.now(), restored_to=target, forced=bool(stale_reasons),
                 last_step=(f"{opts.outcome or rec.step} (hold reverted)" if reverted else opts.outcome))}
-            put_back = gitops_put_back(rec)
+            put_back = gitops.put_back(rec.gitops)
             ann.update(put_back)
             body: Obj = {"metadata": {"annotations": ann}}
             if not reverted:  # a reverted hold's suspend is left to whoever set it (its field manager)
