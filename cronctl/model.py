@@ -624,18 +624,25 @@ class JobRecord:
                 and self.start < other.end and other.start < self.end)
 
 
+def job_interval(started_at: datetime | None, created_at: datetime | None, completed: datetime | None, *,
+                 running: bool, now: datetime) -> tuple[datetime, datetime]:
+    """A Job's running interval at ``now``, the one rule for overlaps and for the bars drawn of them:
+    from its start (startTime, else creation, else now); a running Job through the current second,
+    a finished one to its completion, one finished at an unknown time has no interval (end = start)."""
+    start = started_at or created_at or now
+    if running:
+        return start, max(now, start) + timedelta(seconds=1)
+    if completed is not None:
+        return start, max(completed, start)
+    return start, start
+
+
 def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
     """``job`` (a child of the CronJob named ``cronjob_name``) as a :class:`JobRecord` at ``now``."""
     created_at, started_at = created(job), started(job)
     outcome = job_outcome(job)
     completed = finished_at(job)
-    start = started_at or created_at or now
-    if outcome is None:
-        end = max(now, start) + timedelta(seconds=1)  # running: through the current second
-    elif completed is not None:
-        end = max(completed, start)
-    else:
-        end = start  # finished at an unknown time: no interval
+    start, end = job_interval(started_at, created_at, completed, running=outcome is None, now=now)
     failure = job_failure(job)
     return JobRecord(
         name=name_of(job), uid=str(meta(job).get("uid", "")), origin=origin(job),

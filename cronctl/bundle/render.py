@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl.history import LOST
+from cronctl.model import job_interval
 from cronctl.textsafe import md_code, md_text, visible
 from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339
 
@@ -83,15 +84,15 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
     rows: list[Obj] = []
     intervals: list[tuple[datetime, datetime]] = []  # each drawn Job's bar
     for i, j in enumerate(jobs):
-        s = _t(j["started"] or j["created"]) or now
-        end = _t(j["completed"]) if not j["running"] and j["completed"] else now
-        e = max(end or now, s)
+        # the interval the overlaps were found on (a running Job: through the current second)
+        s, e = job_interval(_t(j["started"]), _t(j["created"]), _t(j["completed"]), running=j["running"], now=now)
         y = geo.top + i * geo.row + (geo.row - geo.bar) / 2
         intervals.append((s, e))
         x0, x1 = x(s), x(e)
         rows.append({
             "name": j["name"], "origin": j["origin"], "outcome": j["outcome"], "running": j["running"],
-            "x": x0, "w": round(max(x1 - x0, 2.0), 1), "y": round(y, 1), "h": geo.bar,
+            "x": x0, "w": round(max(x1 - x0, 2.0), 1), "end_x": round(x0 + max(x1 - x0, 2.0), 1),
+            "y": round(y, 1), "h": geo.bar,
             "label_y": round(y + geo.bar - 3, 1),
             "fill": COLOURS["manual"] if j["origin"] == "manual" else COLOURS["scheduled"],
             "stroke": COLOURS["failed"] if j["outcome"] == "Failed" else "none",

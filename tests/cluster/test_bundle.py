@@ -133,7 +133,8 @@ def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob
     assert pod_envs and set(pod_envs) == {placeholder}
     # the HTML shows the timeline with a manual bar and an overlap
     html = (out / "report.html").read_text()
-    assert '<rect class="job manual"' in html and '<rect class="overlap"' in html
+    assert '<rect class="job manual"' in html, html
+    assert '<rect class="overlap"' in html, (cj["overlaps"], [(j["name"], j["started"], j["created"], j["completed"], j["running"]) for j in cj["jobs"]], cj["schedule"]["now"])
     assert "UnexpectedJob" in (out / "REPORT.md").read_text()
 
     # a per-log cap cuts the logs the real API server returns (limitBytes) and says so

@@ -16,6 +16,7 @@ from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.events import event_view, events_for
 from cronctl.bundle.dump import load_dump
+from cronctl.bundle.render import timeline
 
 UTC = timezone.utc
 DUMP = Path(__file__).parent.parent / "golden" / "bundle" / "incident-004.dump.yaml"
@@ -327,6 +328,10 @@ def test_a_job_that_started_in_the_second_of_now_overlaps_a_running_manual_job()
     assert [(*(n["name"] for n in o["jobs"]), o["seconds"]) for o in a["overlaps"]] == [("cj-fix", "cj-29936881", 1)]
     occ = {o["expected"][11:16]: o for o in a["occurrences"]}
     assert occ["10:01"]["verdict"] == "running" and occ["10:01"]["manual_overlap"] == ["cj-fix"]
+    # and the report draws it: its bars are the intervals the overlap was found on (CI saw the
+    # drawing drop it when the bars ended at now and the overlap one second later)
+    tl = timeline(a)
+    assert len(tl["overlaps"]) == 1 and tl["overlaps"][0]["h"] == 2 * 22
 
 
 def test_a_suspension_by_cronctl_run_manual_is_explained_by_its_run_record() -> None:
