@@ -149,20 +149,11 @@ def _refuse_never_firing(results: list[dict[str, Any]]) -> None:
 
 
 def _instant(text: str | None, option: str) -> datetime | None:
-    """An RFC3339 option value, refused (BadInput) outside the years 1000-9000.
+    """An RFC3339 option value, refused (BadInput) outside the years every command and file takes
+    (model.MIN_YEAR..MAX_YEAR, 1970..9000): one range, checked in one place (cronctl.model.instant)."""
+    from cronctl.model import instant
 
-    Beyond them Python's datetime (years 1-9999) cannot hold a five-year search plus the
-    zone conversions, and 4-digit RFC3339 years are what every consumer of -o json expects.
-    """
-    from cronctl.errors import BadInput
-    from cronctl.timeutil import parse_rfc3339
-
-    if text is None:
-        return None
-    t = parse_rfc3339(text, what=option)
-    if not 1000 <= t.year <= 9000:
-        raise BadInput(f"bad {option} {text!r}: outside the years 1000-9000 that cronctl handles")
-    return t
+    return instant(text, what=option) if text is not None else None
 
 
 def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
