@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: the hostile-but-realistic shapes of issue 26 ("Cost"), at 1x, 2x and 4x size, offline.
 
-    .venv/bin/python bench/bench_pileup.py [--shapes pileup,farspan,secrets,alias,lint] [--sizes 1,2,4]
+    .venv/bin/python bench/bench_pileup.py [--shapes pileup,manual,farspan,secrets,alias,lint] [--sizes 1,2,4]
                                            [--src DIR] [--timeout 600] [--keep DIR]
 
 Each shape is generated here (no cluster, no fixture file) and run as the user runs it, in its own
@@ -10,6 +10,9 @@ process under ``/usr/bin/time -v`` (wall time, CPU time, peak RSS):
 - ``pileup``: one every-minute ``concurrencyPolicy: Allow`` CronJob whose Jobs hang: N running Jobs
   (1x = 2,000), one started each minute; ``cronctl bundle --from-dump F --out DIR``. Every pair of
   them overlaps (N(N-1)/2 pairs: 1,999,000 at 1x).
+- ``manual``: the pile-up with a manual Job beside each hung scheduled one (1x = 1,000 + 1,000);
+  ``cronctl history --from-dump F -o json`` (each slot names the manual Jobs beside its Job, each
+  manual run the scheduled Jobs beside it: every manual Job overlaps every later scheduled one).
 - ``farspan``: 50 finished Jobs of a weekly CronJob spread evenly over a span of years (1x = 1,750
   years, 4x = 7,000: MIN_YEAR 1970 .. MAX_YEAR 9000 is the widest the loader accepts);
   ``cronctl bundle``. A gridline per week over the span had made report.html 380 MB.
@@ -98,6 +101,22 @@ def gen_pileup(path: Path, n: int) -> str:
     return f"{n} Jobs"
 
 
+def gen_manual(path: Path, n: int) -> str:
+    """The pile-up of N hung scheduled Jobs, and a manual Job started 30 s after each (all hang)."""
+    t0 = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
+    cj = _cronjob("pileup", "* * * * *", t0 - timedelta(days=1))
+    items = [cj]
+    for i in range(n):
+        t = t0 + timedelta(minutes=i)
+        items.append(_job(cj, f"pileup-{int(t.timestamp()) // 60}", t + timedelta(seconds=2), None))
+        fix = _job(cj, f"pileup-fix-{i:05d}", t + timedelta(seconds=30), None)
+        fix["metadata"]["annotations"] = {"cronjob.kubernetes.io/instantiate": "manual"}
+        items.append(fix)
+    cj["status"]["lastScheduleTime"] = z(t0 + timedelta(minutes=n - 1))
+    _dump(path, items)
+    return f"{n}+{n} Jobs"
+
+
 def gen_farspan(path: Path, years: int, jobs: int = 50) -> str:
     """``jobs`` finished Jobs of a weekly CronJob, spread evenly over ``years`` years ending in 9000."""
     end = datetime(8999, 12, 1, tzinfo=UTC)
@@ -163,12 +182,17 @@ def _bundle(f: Path, out: Path) -> list[str]:
     return ["bundle", "--from-dump", str(f), "--out", str(out), "-o", "json"]
 
 
+def _history(f: Path, out: Path) -> list[str]:
+    return ["history", "--from-dump", str(f), "-o", "json"]
+
+
 def _lint(f: Path, out: Path) -> list[str]:
     return ["lint", "-f", str(f), "-o", "json"]
 
 
 SHAPES: dict[str, Shape] = {
     "pileup": (gen_pileup, 2000, _bundle),
+    "manual": (gen_manual, 1000, _history),
     "farspan": (gen_farspan, 1750, _bundle),
     "secrets": (gen_secrets, 3000, _bundle),
     "alias": (gen_alias, 4000, _bundle),
@@ -206,7 +230,7 @@ def _size(p: Path) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="pileup,farspan,secrets,alias,lint")
+    ap.add_argument("--shapes", default="pileup,manual,farspan,secrets,alias,lint")
     ap.add_argument("--sizes", default="1,2,4", help="multiples of each shape's 1x size")
     ap.add_argument("--src", help="another checkout to measure (first on PYTHONPATH)")
     ap.add_argument("--timeout", type=float, default=600.0)

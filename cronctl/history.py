@@ -360,13 +360,18 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     # -- judge every slot ------------------------------------------------------------------------
     rows: list[Obj] = []
     manual = [r for r in recs if r.origin == "manual" and r.name not in standing_names]
+    # the manual Jobs beside each standing Job, by one sweep (model.beside: a pile-up is not pairs)
+    beside_standing = model.beside([r for r in recs if r.name in standing_names], manual)
     for t in times:
         row = _judge(t, list(stands.get(t, {}).values()), ctx)
-        beside = sorted({m.name for s in stands.get(t, {}).values() for r in recs if r.name == s.name
-                         for m in manual if m.overlaps(r)})
+        found = [beside_standing[s.name] for s in stands.get(t, {}).values() if s.name in beside_standing]
+        beside = sorted({n for b in found for n in b.names})[:model.MAX_OVERLAP_NAMES]
+        total = max((b.total for b in found), default=0)
         if beside:
+            more = f" and {total - len(beside)} more" if total > len(beside) else ""
             row["manual_beside"] = beside
-            row["reason"] = "; ".join(x for x in (row["reason"], f"manual Job {', '.join(beside)} ran at the same "
+            row["manual_beside_total"] = max(total, len(beside))
+            row["reason"] = "; ".join(x for x in (row["reason"], f"manual Job {', '.join(beside)}{more} ran at the same "
                                       "time" + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
                                       if x)
         rows.append(row)
@@ -381,12 +386,10 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         out["counts"][row["verdict"]] += 1
 
     # -- manual runs that stand for no slot -------------------------------------------------------
-    for r in recs:
-        if r.origin != "manual" or r.name in standing_names:
-            continue
+    beside_scheduled = model.beside(manual, [o for o in recs if o.origin == "scheduled"])
+    for r in manual:
         ann = model.annotations(by_name.get(r.name) or {})
-        overl = [o.name for o in recs if o.origin == "scheduled" and o.name != r.name
-                 and o.overlaps(r)]
+        b = beside_scheduled.get(r.name, model.Beside(names=(), total=0))
         out["manual_runs"].append({
             "job": r.name, "created": _z(r.created),
             "created_local": _local(r.created, zone) if r.created is not None else None,
@@ -394,7 +397,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             "outcome": r.outcome or ("running" if r.running else None),
             "duration_seconds": _duration(r.started or r.created, r.completed, r.running, now),
             "operator": ann.get(model.ANN_OPERATOR), "reason": ann.get(model.ANN_REASON),
-            "run_id": ann.get(model.ANN_RUN_ID), "overlaps": overl,
+            "run_id": ann.get(model.ANN_RUN_ID), "overlaps": list(b.names), "overlaps_total": b.total,
         })
     out["notes"].extend(ctx.notes)
     source = last_success_source(cronjob, owned, recs, gone)
@@ -437,6 +440,7 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) ->
                              if first and not first.running else None),
         "reason": reason,
         "manual_beside": [],
+        "manual_beside_total": 0,
     }
 
 

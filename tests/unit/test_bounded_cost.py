@@ -131,6 +131,52 @@ def test_the_groups_hold_exactly_the_pairs_that_overlap(ivs: list[tuple[int, int
     assert all(x.end <= y.start for x, y in zip(groups, groups[1:]))  # disjoint, in order
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_minute, st.integers(min_value=0, max_value=20), st.booleans()), max_size=14),
+       st.integers(min_value=1, max_value=4))
+def test_beside_lists_the_first_overlapping_jobs_by_start_and_counts_them_all(
+        ivs: list[tuple[int, int, bool]], cap: int) -> None:
+    recs = [model.JobRecord(name=f"j{i}", uid=f"j{i}", origin="manual" if m else "scheduled", scheduled_for=None,
+                            claims=None, created=None, started=None, completed=None, outcome="Complete",
+                            start=T0 + timedelta(minutes=s), end=T0 + timedelta(minutes=s + d), running=False)
+            for i, (s, d, m) in enumerate(ivs)]
+    these = [r for r in recs if r.origin == "manual"]
+    others = [r for r in recs if r.origin == "scheduled"]
+    got = model.beside(these, others, cap=cap)
+    for r in these:
+        want = sorted((o for o in others if o.overlaps(r)), key=lambda o: (o.start, o.name))
+        if r.end <= r.start:
+            assert r.name not in got  # no interval, beside nothing
+            continue
+        assert got[r.name].total == len(want)
+        # the listed names are the first ``cap`` by start; at one instant, any of the tied ones
+        listed = got[r.name].names
+        assert len(listed) == min(cap, len(want)) and set(listed) <= {o.name for o in want}
+        assert sorted(o.start for o in others if o.name in listed) == [o.start for o in want[:len(listed)]]
+
+
+def test_two_thousand_manual_jobs_beside_two_thousand_scheduled_ones_are_counted_not_paired(
+        run_cli: RunCli, tmp_path: Path) -> None:
+    # history's manual_beside and manual runs were pairwise (4,000,000 checks, every name listed)
+    cj, jobs, now = pileup(2000)
+    manual = [job(cj, f"pileup-fix-{i}", T0 + timedelta(minutes=i, seconds=30), manual=True) for i in range(2000)]
+    f = tmp_path / "dump.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cj, *jobs, *manual]}))
+    res = run_cli("history", "--from-dump", str(f), "--now", z(now), "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    [h] = json.loads(res.stdout)["cronjobs"]
+    runs = {r["job"]: r for r in h["manual_runs"]}
+    assert len(runs) == 2000
+    # the last manual Job started at minute 1999:30, beside all 2,000 scheduled ones (all still running)
+    last = runs["pileup-fix-1999"]
+    assert last["overlaps_total"] == 2000 and len(last["overlaps"]) == model.MAX_OVERLAP_NAMES
+    assert runs["pileup-fix-0"]["overlaps_total"] == 2000  # the first one: every later one started beside it
+    beside = [r for r in h["slots"] if r["manual_beside"]]
+    assert beside and all(len(r["manual_beside"]) <= model.MAX_OVERLAP_NAMES for r in beside)
+    assert max(r["manual_beside_total"] for r in beside) == 2000
+    assert any("and 1980 more ran at the same time" in r["reason"] for r in beside)
+
+
 # -- the timeline's axis -----------------------------------------------------------------------------
 
 def bundle_of(items: list[Any], now: datetime, tmp_path: Path) -> Any:
