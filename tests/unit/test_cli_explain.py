@@ -400,11 +400,14 @@ def test_text_output_matches_the_golden_file(capsys: pytest.CaptureFixture[str],
 # --- the documented contract ------------------------------------------------------------------
 
 def _documented_fields(table_after: str) -> set[str]:
-    """Backticked names in the first column of the README table that follows ``table_after``."""
+    """Backticked names in the first column of the table in docs/OUTPUT.md (explain's JSON contract)
+    that follows ``table_after``."""
     import re
 
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## cronctl explain"):]
+    text = (ROOT / "docs" / "OUTPUT.md").read_text()
+    start = text.index("## `cronctl explain` `-o json` / `-o yaml`: the contract")
+    end = text.find("\n## ", start + 1)
+    section = text[start:end if end >= 0 else len(text)]
     rest = section[section.index(table_after):]
     rows = []
     for line in rest.splitlines()[1:]:
@@ -421,7 +424,7 @@ def _documented_fields(table_after: str) -> set[str]:
 def test_the_json_fields_are_exactly_the_documented_ones(capsys: pytest.CaptureFixture[str]) -> None:
     r = run_json(capsys, "30 2 * * *", "--tz", "America/New_York", "--name", "nightly", "--created",
                  "2026-03-01T00:00:00Z", "--now", "2026-03-09T12:00:00Z", "--from", "2026-03-07T00:00:00Z")
-    assert set(r) == _documented_fields("### `-o json` / `-o yaml`: the contract")
+    assert set(r) == _documented_fields("## `cronctl explain` `-o json` / `-o yaml`: the contract")
     assert set(r["controller"]) == _documented_fields("`controller` (dialect `kubernetes`")
     assert set(r["dst"][0]) == _documented_fields("`dst[]`:")
     assert set(r["next"][0]) == {"utc", "local", "weekday"}
