@@ -277,7 +277,7 @@ class BeyondLimit(BadInput):
         self.reason = reason
 
 
-#: The hard limit of any duration: a horizon or a wait must end (README "Limits").
+#: The hard limit of any duration: a horizon or a wait must end (docs/LIMITS.md "Limits").
 MAX_DURATION = 3650 * DAY
 
 

@@ -13,7 +13,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes. Documented in README.md and runbooks/exit-codes.md; each has a test."""
+    """Process exit codes. Documented in docs/EXIT_CODES.md and runbooks/exit-codes.md; each has a test."""
 
     OK = 0
     JOB_FAILED = 1  # the manual Job ended Failed

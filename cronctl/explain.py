@@ -2,7 +2,8 @@
 
 Pure apart from what its caller gives it: no clock (``now``/``after`` are parameters), no
 network, no kubernetes import, no typer/rich. The dict is the documented JSON contract of
-``cronctl explain -o json`` (README "## cronctl explain"); the CLI renders the same dict as text.
+``cronctl explain -o json`` (docs/OUTPUT.md, the section "the contract"); the CLI renders the
+same dict as text.
 Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending in ``Z``,
 ``local`` with the zone's offset).
 """
@@ -48,7 +49,7 @@ class ControllerInputs:
     active: tuple[str, ...] = ()  # the Job names in status.active
 
     def __post_init__(self) -> None:
-        # the numeric flags' caps, refused whatever else is given (README "Limits")
+        # the numeric flags' caps, refused whatever else is given (docs/LIMITS.md "Limits")
         if self.missed_limit is not None and self.missed_limit > MAX_MISSED_LIMIT:
             raise BadInput(f"bad --missed-limit {self.missed_limit}: at most {MAX_MISSED_LIMIT} due runs are started "
                            "per pass (MAX_MISSED_LIMIT)")

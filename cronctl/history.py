@@ -8,7 +8,7 @@ A slot is a time the schedule fires (the engine's walk, in the CronJob's zone). 
 *stand for* a slot T are: scheduled Jobs whose scheduled-timestamp annotation (or controller name
 ``<cronjob>-<unix minutes>``) is T, any Job with the slot's name (a slot-named manual run), manual
 Jobs whose ``cronctl.dev/occurrence`` is T, and Jobs that are gone but whose ``SuccessfulCreate``
-event names them. Verdicts (README "cronctl history"):
+event names them. Verdicts (docs/commands/history.md):
 
 ``ran``              exactly one Job, created within ``late_after`` (10 s) of the slot;
 ``ran-late``         exactly one Job, created later; the reason names the cause;

@@ -1088,7 +1088,7 @@ class CronJobView:
     Every command builds the controller's inputs from this view (explain, status and run-manual's
     prediction, history, the bundle, the runbooks). A field of the wrong type (``suspend: "false"``,
     ``startingDeadlineSeconds: "30"``, a timestamp that is not RFC3339) is judged by the same table
-    as a file (:data:`SCHEMAS`, README "Typed fields"): it is never read loosely. The view reads it
+    as a file (:data:`SCHEMAS`, docs/LIMITS.md "Typed fields"): it is never read loosely. The view reads it
     as unset and ``problem`` names it, in the words of :func:`check_typed`; :meth:`decide` (and
     :meth:`checked`) refuse such a view with :class:`BadInput`. What a command makes of that:
     ``explain`` exits 5; ``status``, ``run-manual``'s plan, ``history`` and the bundle show it as

@@ -2,8 +2,8 @@
 
 cronctl reads the API server's ``gitVersion`` (``/version``) and asks :func:`behaviour_for` which
 behaviour applies. Each difference is pinned on every supported version by a test on the real
-control plane (``tests/cluster/test_version_fidelity.py``) and listed in the README table "Behaviour by
-Kubernetes version".
+control plane (``tests/cluster/test_version_fidelity.py``) and listed in the table of
+docs/VERSIONS.md ("Behaviour by Kubernetes version").
 
 Differences known so far:
 

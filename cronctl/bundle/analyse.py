@@ -10,7 +10,7 @@ events (matched by :mod:`cronctl.events`), the overlaps (:func:`cronctl.model.ov
 suspended periods and the occurrences.
 
 Verdict per expected occurrence: the slot verdicts of :mod:`cronctl.history` (``cronctl history``;
-README "cronctl history"), one judgement for both commands. A manual Job that ran beside a
+docs/commands/history.md), one judgement for both commands. A manual Job that ran beside a
 scheduled one is named in ``manual_overlap`` and in ``overlaps`` (docs/BACKGROUND.md §4.1: Forbid only looks at
 ``.status.active`` and a manual Job is never there).
 """

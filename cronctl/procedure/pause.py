@@ -1,7 +1,7 @@
 """``cronctl pause`` / ``cronctl resume``: suspend a CronJob on purpose, with who, why and until
 when recorded on it; resume with the controller's next move shown (and chosen) first.
 
-Rules (README "cronctl pause, resume"):
+Rules (docs/commands/pause.md):
 * pause: one merge patch guarded by resourceVersion sets ``spec.suspend: true`` and the pause
   annotations (``cronctl.dev/paused-by``, ``-at``, ``pause-reason``, ``paused-until``; visible in
   ``kubectl describe``). Refused while a run-manual record holds the CronJob, and when it is

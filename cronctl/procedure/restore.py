@@ -1,6 +1,6 @@
 """``cronctl restore``: finish or undo a manual run by the record it left on the CronJob.
 
-Rules (documented in README):
+Rules (documented in docs/commands/restore.md):
 * a record present: put back its ``original-suspend`` and remove the record, in one merge patch
   guarded by resourceVersion. Before un-suspending, print what the controller will do next.
 * un-suspending while a child Job is unfinished is refused, naming it (that is exactly seed
