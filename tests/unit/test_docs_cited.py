@@ -1,6 +1,7 @@
-"""Every document the code, tests, docs and README cite is in the repository (docs/), and every
+"""Every document the code, tests, docs and README cite is in the repository (docs/), every
 numbered section of docs/SEMANTICS.md, ARCHITECTURE.md, BACKGROUND.md and STYLE.md they cite
-exists there."""
+exists there, and every relative Markdown link of README.md and docs/ (``[x](path)``,
+``[x](path#anchor)``, ``[x](#anchor)``) points to a file that exists and a heading it has."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def _sections(doc: str) -> set[str]:
 
 def test_every_cited_document_is_in_the_repository() -> None:
     cited = {(f, m) for f, text in _tracked_text().items()
-             for m in re.findall(r"\b((?:docs|notes)/[A-Za-z_]+\.md)", text)}
+             for m in re.findall(r"\b((?:docs|notes)/(?:commands/[a-z-]+|[A-Za-z_]+)\.md)", text)}
     assert cited, "no citations found: the scan is broken"
+    assert any(m.startswith("docs/commands/") for _f, m in cited), "no docs/commands/ citation found"
     missing = sorted((f, m) for f, m in cited if not (ROOT / m).is_file())
     assert missing == []
 
@@ -65,3 +67,72 @@ def test_background_has_one_numbered_section_per_seed() -> None:
     assert re.findall(r"^## (\d+)\. Seed (\d+)", text, re.M) == [("2", "000"), ("3", "003"), ("4", "004")]
     top = [int(n) for n in re.findall(r"^## (\d+)\.", text, re.M)]
     assert top == list(range(1, len(top) + 1)), "top-level sections are numbered 1, 2, 3, ... without gaps"
+
+
+# --- Markdown links in README.md and docs/ ---------------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _markdown_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _outside_code(text: str) -> list[str]:
+    """The lines of a Markdown text outside fenced code blocks, inline code spans removed."""
+    lines, fence = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            continue
+        if not fence:
+            lines.append(re.sub(r"`[^`]*`", "", line) if not line.startswith("#") else line)
+    return lines
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors for the headings of ``path``: lower case, punctuation dropped, blanks to '-',
+    a repeated one numbered ``-1``, ``-2``, ..."""
+    seen: dict[str, int] = {}
+    out: set[str] = set()
+    for line in _outside_code(path.read_text()):
+        m = re.match(r"^#{1,6} +(.*?)#* *$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def _broken_links(files: list[Path]) -> list[tuple[str, str]]:
+    broken = []
+    for f in files:
+        for line in _outside_code(f.read_text()):
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:: not a file
+                    continue
+                path, _, anchor = target.partition("#")
+                dest = (f.parent / path).resolve() if path else f
+                if not dest.exists() or (anchor and (dest.suffix != ".md" or anchor not in _anchors(dest))):
+                    broken.append((str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else f.name, target))
+    return broken
+
+
+def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
+    files = _markdown_files()
+    links = [t for f in files for line in _outside_code(f.read_text()) for t in LINK.findall(line)]
+    assert len(links) > 50, "few links found: the scan is broken"
+    assert _broken_links(files) == []
+
+
+def test_a_broken_link_or_anchor_would_be_found(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Other\n\n## `-o json` / `-o yaml`: the contract\n\n## Twice\n\n## Twice\n")
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\n[a](other.md) [b](other.md#-o-json---o-yaml-the-contract) [c](#page)\n"
+                    "[d](other.md#twice-1) [e](https://example.com/x.md) `[f](not-a-link.md)`\n"
+                    "[g](missing.md) [h](other.md#no-such-heading) [i](#nowhere) [j](other.md#twice-2)\n"
+                    "```\n[k](in-a-code-block.md)\n```\n")
+    assert [t for _f, t in _broken_links([page])] == ["missing.md", "other.md#no-such-heading", "#nowhere",
+                                                      "other.md#twice-2"]
