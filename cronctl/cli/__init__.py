@@ -16,9 +16,11 @@ if TYPE_CHECKING:
 
 
 def application() -> typer.Typer:
-    """The typer application with every command registered (cronctl.cli.app)."""
+    """The typer application and its command table (cronctl.cli.app; commands load when they run)."""
     from cronctl.cli.app import app
 
+    if os.environ.get("_CRONCTL_COMPLETE"):  # the shell asks cronctl back for completions:
+        import cronctl.cli.completion  # noqa: F401 - registers typer's bash/zsh/fish completers
     return app
 
 
@@ -49,7 +51,8 @@ def _streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[None]:
 def _main(argv: list[str] | None) -> int:
     from cronctl.errors import CronctlError, ExitCode
 
-    from cronctl.cli.common import Abort, ClickException, Exit, err
+    from cronctl.cli import env
+    from cronctl.cli.env import Abort, ClickException, Exit
 
     # the exception classes of the click that typer really runs on (see cronctl.cli.common)
     usage_errors: tuple[type[BaseException], ...] = (ClickException,)
@@ -62,23 +65,21 @@ def _main(argv: list[str] | None) -> int:
         aborts += (click.exceptions.Abort,)
         exits += (click.exceptions.Exit,)
 
-    from cronctl.cli import common
-
-    common.DEBUG = os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug, in the root callback
+    run = env.begin(env.Environment(debug=os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")))  # or --debug
     if argv is None:  # the process is ours (an in-process caller keeps its own hook)
         threading.excepthook = _thread_boundary
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
-        rv = application()(args=argv, prog_name=prog, standalone_mode=False)
+        rv = application()(args=argv, prog_name=prog, standalone_mode=False, obj=run)
     except CronctlError as e:
         for line in error_lines(e):
-            err.print(line, markup=False)
+            run.err.print(line, markup=False)
         code = int(e.exit_code)
     except aborts:
-        err.print("interrupted", markup=False)
+        run.err.print("interrupted", markup=False)
         code = int(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
+        run.err.print("interrupted", markup=False)
         code = int(ExitCode.INTERRUPTED)
     except exits as e:
         code = int(e.exit_code)  # type: ignore[attr-defined]
@@ -136,13 +137,14 @@ def internal_error_line(e: BaseException) -> str:
 
 
 def _internal_error(e: BaseException) -> None:
-    from cronctl.cli.common import DEBUG, err
+    from cronctl.cli import env
 
-    if DEBUG:
+    run = env.current()
+    if run.debug:
         import traceback
 
-        err.print("".join(traceback.format_exception(e)).rstrip(), markup=False)
-    err.print(internal_error_line(e), markup=False)
+        run.err.print("".join(traceback.format_exception(e)).rstrip(), markup=False)
+    run.err.print(internal_error_line(e), markup=False)
 
 
 def _thread_boundary(args: threading.ExceptHookArgs) -> None:

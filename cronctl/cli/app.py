@@ -1,9 +1,15 @@
-"""The typer application and its command table.
+"""The typer application and its command table, loaded lazily.
 
-Each command is a plain function in its own module (``cronctl.cli.<command>``); this module
-imports them and registers each one explicitly in :data:`COMMANDS`, in the order ``--help`` lists
-them. Command modules never import this one (tests/unit/test_architecture.py checks it), so there
-is no import cycle and nothing registers itself by being imported.
+Each command is a plain function in its own module (``cronctl.cli.<command>``). :data:`COMMANDS`
+names them by module path, with the summary ``cronctl --help`` lists, in that order; a command's
+module is imported only when that command runs (or its own ``--help``, or completion of command
+names), as pip does. So ``cronctl --version`` and ``cronctl --help`` import no command module and
+no console, and a new command adds nothing to the start-up of the others.
+
+This module imports no command module, and command modules never import this one (the import
+contract ``cli-app-is-a-table`` in .importlinter): there is no import cycle and nothing
+registers itself by being imported. The summaries are checked against each command's docstring
+(tests/unit/test_architecture.py).
 
 Command modules import only typer, rich and light cronctl modules at import time; anything
 heavy (the kubernetes client, jinja2) is imported inside the command function, so that
@@ -12,35 +18,127 @@ heavy (the kubernetes client, jinja2) is imported inside the command function, s
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Optional
+import importlib
+from typing import Annotated, Any, NamedTuple, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from cronctl import __version__
-from cronctl.cli import (alerts, backfill, bundle, completion, explain, history, lint, pause, restore, run_manual,
-                         runbook, status, wait)
 
-#: (name, function) of every command, in the order of ``cronctl --help``
-COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("alerts", alerts.alerts),
-    ("backfill", backfill.backfill),
-    ("bundle", bundle.bundle),
-    ("completion", completion.completion),
-    ("explain", explain.explain),
-    ("history", history.history),
-    ("lint", lint.lint),
-    ("pause", pause.pause_cmd),
-    ("resume", pause.resume_cmd),
-    ("restore", restore.restore_cmd),
-    ("run-manual", run_manual.run_manual_cmd),
-    ("runbook", runbook.runbook),
-    ("status", status.status_cmd),
-    ("wait", wait.wait_cmd),
+
+class Entry(NamedTuple):
+    """One command of the table: its name, ``module:function``, and the summary --help lists."""
+
+    name: str
+    target: str
+    summary: str
+
+
+#: every command, in the order of ``cronctl --help``; ``summary`` is the first paragraph of the
+#: function's docstring (click shortens it to the terminal's width)
+COMMANDS: tuple[Entry, ...] = (
+    Entry("alerts", "cronctl.cli.alerts:alerts",
+          "Write Prometheus alert rules (kube-state-metrics metrics) whose windows come from each CronJob's exact "
+          "schedule: no successful run, not scheduled, last run failed, running past the next slot, suspended too "
+          "long."),
+    Entry("backfill", "cronctl.cli.backfill:backfill",
+          "Run lost slots, oldest first, one at a time under one lock and one suspension."),
+    Entry("bundle", "cronctl.cli.bundle:bundle",
+          "Save the evidence of a CronJob incident before history limits and the event TTL destroy it."),
+    Entry("completion", "cronctl.cli.completion:completion", "Print (or --install) the shell completion script."),
+    Entry("explain", "cronctl.cli.explain:explain",
+          "Explain a schedule exactly as the Kubernetes CronJob controller computes it."),
+    Entry("history", "cronctl.cli.history:history",
+          "Why did (or didn't) it run at 14:20? Every scheduled slot with its verdict and reason."),
+    Entry("lint", "cronctl.cli.lint:lint",
+          "Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001...)."),
+    Entry("pause", "cronctl.cli.pause:pause_cmd",
+          "Suspend a CronJob on purpose, recording who, why and until when on it."),
+    Entry("resume", "cronctl.cli.pause:resume_cmd",
+          "Un-suspend a paused CronJob after showing what the controller will start."),
+    Entry("restore", "cronctl.cli.restore:restore_cmd",
+          "Put back the suspend value recorded by run-manual and clear its record."),
+    Entry("run-manual", "cronctl.cli.run_manual:run_manual_cmd",
+          "Suspend the CronJob, check nothing runs, run one Job from its template, wait, save logs, restore."),
+    Entry("runbook", "cronctl.cli.runbook:runbook",
+          "Print a runbook (manual run, incident bundle, catch-up, DST, Forbid, application locking, alerts, "
+          "RBAC, exit codes)."),
+    Entry("status", "cronctl.cli.status:status_cmd",
+          "Schedule in words, zone, suspend and run record, child Jobs (manual/scheduled) with overlaps, next "
+          "runs, and what the controller will do next."),
+    Entry("wait", "cronctl.cli.wait:wait_cmd",
+          "Re-attach to the manual run that holds the CronJob: follow its Job to the end, save every pod's logs, "
+          "then finish as run-manual would (after success: the slot marked done, --catch-up, the restore; after "
+          "a failure it stays suspended)."),
 )
+
+_BY_NAME = {e.name: e for e in COMMANDS}
+
+
+def command_function(entry: Entry) -> Any:
+    """The function an entry names (its module imported now)."""
+    module, function = entry.target.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def load_command(entry: Entry) -> Any:
+    """The click command of one entry, built by typer's public route (a one-command Typer app made
+    into a click command: ``typer.main.get_command``), exactly as registering it on the root would."""
+    one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    one.command(entry.name)(command_function(entry))
+    return typer.main.get_command(one)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: the table's commands are loaded on first use; commands registered on the
+    app the usual way (``@app.command``, as tests do) are kept beside them."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [e.name for e in COMMANDS] + [n for n in self.commands if n not in _BY_NAME]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in _BY_NAME:
+            self.commands[cmd_name] = load_command(_BY_NAME[cmd_name])
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """As typer's, with its "Did you mean" drawn from the whole table (typer looks only at the
+        commands loaded so far)."""
+        from difflib import get_close_matches
+
+        from cronctl.cli.env import UsageError
+
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as e:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches and "Did you mean" not in e.message:
+                e.message = f"{e.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            raise
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list of ``cronctl --help`` from the table's summaries, importing nothing
+        (click's layout: the summary shortened to the width left beside the longest name)."""
+        from typer._click.utils import make_default_short_help  # the helper click's own listing uses
+
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in _BY_NAME and name not in self.commands:
+                rows.append((name, make_default_short_help(_BY_NAME[name].summary, limit)))
+            else:
+                cmd = self.get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="cronctl",
+    cls=LazyGroup,
     help="Safe manual runs, Kubernetes-exact schedule explanations and incident bundles for CronJobs.",
     no_args_is_help=True,
     add_completion=False,
@@ -69,10 +167,7 @@ def _root(
     ] = False,
 ) -> None:
     """cronctl: the on-call tool for Kubernetes CronJobs."""
-    from cronctl.cli import common
+    from cronctl.cli import env
 
-    common.DEBUG = common.DEBUG or debug
-
-
-for _name, _command in COMMANDS:
-    app.command(_name)(_command)
+    if debug:
+        env.current().debug = True

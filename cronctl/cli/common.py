@@ -20,17 +20,11 @@ from cronctl.cli.candidates import cronjob_names as cronjob_names
 from cronctl.cli.candidates import namespaces
 from cronctl.textsafe import is_visible, json_visible, visible
 
-# typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
-# older typer runs on the click package. Use whichever typer really runs on, so that usage
-# errors raised here are the ones `cronctl.cli.main` catches, and `cronctl explain` does not pay
-# for importing a second click (~30 ms).
-try:
-    from typer._click.exceptions import ClickException as ClickException
-    from typer._click.exceptions import UsageError as UsageError
-    from typer.exceptions import Abort as Abort
-    from typer.exceptions import Exit as Exit
-except ImportError:  # pragma: no cover - older typer on plain click
-    from click.exceptions import Abort, ClickException, Exit, UsageError  # type: ignore[assignment]
+# the click exception classes typer really runs on (cronctl.cli.env says why)
+from cronctl.cli.env import Abort as Abort
+from cronctl.cli.env import ClickException as ClickException
+from cronctl.cli.env import Exit as Exit
+from cronctl.cli.env import UsageError as UsageError
 
 
 class SafeConsole(Console):
@@ -107,9 +101,6 @@ def flag_of(name: str) -> str:
     ``job_name`` -> ``--job-name``)."""
     return _FLAG_OF.get(name) or "--" + name.strip("_").replace("_", "-")
 
-
-#: set by the global ``--debug`` flag (or CRONCTL_DEBUG=1): internal errors print their traceback
-DEBUG = False
 
 out = SafeConsole(soft_wrap=True)
 err = SafeConsole(stderr=True, soft_wrap=True)

@@ -15,8 +15,8 @@ def test_the_import_contracts_hold() -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "BROKEN" not in proc.stdout
-    # every contract was checked: four named contracts, all kept
-    assert proc.stdout.count(" KEPT") == 4, proc.stdout[-2000:]
+    # every contract was checked: six named contracts, all kept
+    assert proc.stdout.count(" KEPT") == 6, proc.stdout[-2000:]
 
 
 def test_importing_cronctl_is_cheap() -> None:
@@ -44,12 +44,13 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_no_command_module_imports_the_app_so_there_is_no_import_cycle() -> None:
+    # also an import contract (cli-app-is-a-table in .importlinter); this says it per file
     offenders = [p.name for p in sorted(CLI.glob("*.py"))
                  if p.name not in ("app.py", "__init__.py") and "cronctl.cli.app" in _imports(p)]
     assert offenders == [], f"command modules import cronctl.cli.app (register them in app.COMMANDS): {offenders}"
 
 
-def test_every_command_is_registered_in_the_table_and_nowhere_else() -> None:
+def test_every_command_is_in_the_table_and_registers_nowhere_else() -> None:
     import re
 
     from cronctl.cli import app as app_module
@@ -57,9 +58,49 @@ def test_every_command_is_registered_in_the_table_and_nowhere_else() -> None:
     for p in sorted(CLI.glob("*.py")):
         if p.name != "app.py":
             assert not re.search(r"^\s*@\w+\.command\(", p.read_text(), re.M), f"{p.name} registers a command itself"
-    names = [n for n, _ in app_module.COMMANDS]
-    registered = [c.name for c in app_module.app.registered_commands]
-    assert registered[: len(names)] == names and len(set(names)) == len(names)
+    names = [e.name for e in app_module.COMMANDS]
+    assert len(set(names)) == len(names) and app_module.app.registered_commands == []
+    # every module that defines a command function is named by the table
+    targets = {e.target.split(":")[0] for e in app_module.COMMANDS}
+    with_commands = {f"cronctl.cli.{p.stem}" for p in CLI.glob("*.py")
+                     if re.search(r"^def [a-z]\w*\(\n(\s+\w+: Annotated\[|\s+ctx: typer\.Context)", p.read_text(), re.M)}
+    assert with_commands <= targets, with_commands - targets
+
+
+def test_the_tables_summaries_are_what_each_command_says_of_itself() -> None:
+    """``cronctl --help`` lists the table's summaries without importing the commands: each must be
+    what click would show from the command's own docstring, at every width."""
+    from typer._click.utils import make_default_short_help
+
+    from cronctl.cli import app as app_module
+
+    for e in app_module.COMMANDS:
+        cmd = app_module.load_command(e)
+        assert cmd.name == e.name
+        for limit in (20, 45, 60, 80, 1000):
+            assert make_default_short_help(e.summary, limit) == cmd.get_short_help_str(limit), (e.name, limit)
+
+
+def test_help_and_version_import_no_command_module_and_no_console() -> None:
+    code = ("import sys\nfrom cronctl.cli import main\nfor argv in (['--version'], ['--help'], []):\n"
+            "    main(argv)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('cronctl.cli.', 'rich', 'cronctl.schedule', 'yaml'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "['cronctl.cli.app', 'cronctl.cli.env']"
+
+
+def test_a_command_runs_with_only_its_own_command_module_imported() -> None:
+    code = ("import sys\nfrom cronctl.cli import main\n"
+            "main(['explain', '0 0 * * *', '--now', '2026-01-01T00:00:00Z', '-o', 'json'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('cronctl.cli.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = proc.stdout.strip().splitlines()[-1]
+    from cronctl.cli import app as app_module
+
+    others = {e.target.split(":")[0] for e in app_module.COMMANDS} - {"cronctl.cli.explain"}
+    assert "'cronctl.cli.explain'" in loaded and not [m for m in others if f"'{m}'" in loaded], loaded
 
 
 def test_one_function_writes_json_and_yaml() -> None:
