@@ -203,15 +203,15 @@ def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[m
                 seen(get(job), "Pod/" + reason)
     kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
     for g in out.values():
-        g.removed_by, g.removed = _removal(g, spec, model.cronjob_view(cronjob).history, kept)
+        g.removed_by, g.removed = _removal(g, spec, model.cronjob_view(cronjob), kept)
     return out
 
 
-def _removal(g: GoneJob, spec: Obj, limits: model.HistoryLimits, kept: dict[str, int]) -> tuple[str, str]:
+def _removal(g: GoneJob, spec: Obj, view: model.CronJobView, kept: dict[str, int]) -> tuple[str, str]:
     """What removed a gone Job, in words: the CronJob controller (its SuccessfulDelete event), a
     client while the Job ran (MissingJob), the TTL-after-finished controller (it records no
     event), or unknown (a person, another client, or a controller whose event expired)."""
-    policy = str(spec.get("concurrencyPolicy") or "Allow")
+    policy, limits = view.policy, view.history
     if g.deleted is not None:
         if policy == "Replace" and g.outcome is None:
             return ("cronjob-controller", f"deleted by the CronJob controller at {_z(g.deleted)} (SuccessfulDelete): "

@@ -417,10 +417,9 @@ def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
 
 
 def _duration(start: datetime | None, end: datetime | None, running: bool, now: datetime) -> int | None:
-    if start is None:
-        return None
-    stop = now if running else end
-    return None if stop is None else max(0, int((stop - start).total_seconds()))
+    """Whole seconds of :func:`cronctl.model.run_time` (the rule status and the bundle use too)."""
+    d = model.run_time(start, end, running=running, now=now)
+    return None if d is None else int(d.total_seconds())
 
 
 def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) -> Obj:

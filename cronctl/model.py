@@ -225,13 +225,20 @@ def finished_at(job: Obj) -> datetime | None:
     return None
 
 
-def duration(job: Obj, now: datetime) -> timedelta | None:
-    """Run time like kubectl's DURATION column: start to finish, or start to now while running."""
-    s = started(job)
-    if s is None:
+def run_time(start: datetime | None, completed: datetime | None, *, running: bool, now: datetime) -> timedelta | None:
+    """How long a Job ran, the one rule of status, history, the bundle and the run-manual plan: from its
+    start (startTime, else its creation: :func:`job_interval`'s start) to its completion, or to ``now``
+    while it runs; None without a start, or when it finished at an unknown time. Never negative."""
+    if start is None:
         return None
-    e = finished_at(job)
-    return (e or now) - s
+    stop = now if running else completed
+    return None if stop is None else max(stop - start, timedelta(0))
+
+
+def duration(job: Obj, now: datetime) -> timedelta | None:
+    """Run time like kubectl's DURATION column (:func:`run_time`): start to finish, or start to now
+    while running."""
+    return run_time(started(job) or created(job), finished_at(job), running=job_outcome(job) is None, now=now)
 
 
 def unfinished_children(cronjob: Obj, jobs: list[Obj]) -> list[Obj]:

@@ -336,8 +336,7 @@ def _jobs_out(a: _Analysis, occurrence_of: dict[str, str]) -> list[Obj]:
             "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
             "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
             "outcome": r.outcome, "running": r.running,
-            "duration_seconds": (int(((r.completed if not r.running and r.completed else a.now) - r.start)
-                                     .total_seconds()) if (r.started or r.created) else None),
+            "duration_seconds": int(r.duration.total_seconds()) if r.duration is not None else None,  # model.run_time
             "in_status_active": r.name in active_refs,
             "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
                               if r.created and r.scheduled_for else None),

@@ -155,7 +155,7 @@ class _Backfill(_Run):
                        "reason": self.o.reason, "holder": self.o.holder, "started": self._now(),
                        "dry_run": self.o.dry_run}
         self.cj = self.c.get_cronjob(self.name)
-        policy = str((self.cj.get("spec") or {}).get("concurrencyPolicy") or "Allow")
+        policy = model.cronjob_view(self.cj).policy
         if self.b.parallel < 1:
             raise BadInput(f"bad {option('parallel')} {self.b.parallel}: must be 1 or more")
         if self.b.parallel > 1 and policy != "Allow":

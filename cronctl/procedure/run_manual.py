@@ -523,8 +523,8 @@ class _Run:
         after = predict(self._after_patch(self.cj) if lst_plan.get("patch") else self.cj, now, suspended=suspended)
         job = self.build_job()
         self.record["plan"] = {
-            "schedule": spec.get("schedule"), "time_zone": spec.get("timeZone"),
-            "concurrency_policy": spec.get("concurrencyPolicy", "Allow"),
+            "schedule": spec.get("schedule"), "time_zone": self.zone,
+            "concurrency_policy": model.cronjob_view(self.cj).policy,
             "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
             "original_suspend": suspended, "active": model.active_names(self.cj),
             "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],

@@ -53,10 +53,9 @@ def show(t: datetime, time_zone: str | None) -> str:
 
 def schedule_of(cronjob: model.Obj) -> tuple[Schedule, str, str | None]:
     """The CronJob's parsed schedule, its text and ``spec.timeZone``; ScheduleError (exit 5) if bad."""
-    spec = cronjob.get("spec") or {}
-    expr = str(spec.get("schedule") or "")
-    tz = spec.get("timeZone") or None
-    return parse(expr, tz), expr, (str(tz) if tz else None)
+    view = model.cronjob_view(cronjob)
+    tz = view.time_zone or None
+    return parse(view.schedule, tz), view.schedule, tz
 
 
 def is_slot(sched: Schedule, t: datetime) -> bool:

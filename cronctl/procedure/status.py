@@ -99,6 +99,7 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
     children.sort(key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     rec = model.read_record(cj)
     spec = cj.get("spec") or {}
+    view = model.cronjob_view(cj)
     manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
     suspended = model.is_suspended(cj)
     version = server_version_if_needed(cluster, jobs)
@@ -127,7 +128,7 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
     return {
         "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
         "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
-        "time_zone": spec.get("timeZone"), "concurrency_policy": spec.get("concurrencyPolicy", "Allow"),
+        "time_zone": view.time_zone, "concurrency_policy": view.policy,
         "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
         "suspend": suspended, "last_schedule_time": (cj.get("status") or {}).get("lastScheduleTime"),
         "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
@@ -227,7 +228,8 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     runs = next_runs(cj, now, 1)
     return {
         "namespace": model.meta(cj).get("namespace"), "cronjob": model.name_of(cj),
-        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj), "time_zone": spec.get("timeZone"),
+        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
+        "time_zone": model.cronjob_view(cj).time_zone,
         "suspend": suspended, "suspended_by": by, "run": run,
         "last_job": ({"name": model.name_of(last), "outcome": model.job_outcome(last) or "Running",
                       "created": model.meta(last).get("creationTimestamp")} if last else None),

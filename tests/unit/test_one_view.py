@@ -218,3 +218,57 @@ def test_the_view_does_not_change_the_object() -> None:
     before = copy.deepcopy(cj)
     model.cronjob_view(cj)
     assert cj == before
+
+
+# --- one duration rule: status, history and the bundle print the same run time -------------------
+
+class _Cluster:
+    """Just what collect_status reads: the CronJob and its Jobs (no events, an old server)."""
+
+    namespace = "ns"
+
+    def __init__(self, cj: Any, jobs: list[Any]) -> None:
+        self.cj, self.jobs = cj, jobs
+
+    def get_cronjob(self, name: str) -> Any:
+        return self.cj
+
+    def list_jobs(self, **_kw: Any) -> tuple[list[Any], str]:
+        return self.jobs, "1"
+
+    def list_events(self, **_kw: Any) -> list[Any]:
+        return []
+
+    def server_version(self) -> str:
+        return "v1.37.2"
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
+    # status used startTime only and ran a Job finished at an unknown time to now; history and the
+    # bundle counted from creation, the bundle to now as well: three numbers for one Job before
+    from cronctl.procedure.status import collect_status
+
+    manual = {"cronjob.kubernetes.io/instantiate": "manual"}
+    jobs = [job("done", start="2026-12-02T11:00:05Z", outcome="Complete", completion="2026-12-02T11:03:05Z"),
+            job("failed", start="2026-12-02T11:10:02Z", outcome="Failed"),  # no completionTime, no time
+            job("never-started", created="2026-12-02T11:20:00Z"),  # running, no startTime: from creation
+            job("running", start="2026-12-02T11:30:01Z")]
+    jobs[1]["status"]["conditions"][0]["lastTransitionTime"] = "2026-12-02T11:12:02Z"
+    for j in jobs:
+        j["metadata"]["annotations"] = dict(manual)  # manual: history lists each one with its duration
+    finished_unknown = job("gone-time", start="2026-12-02T11:25:00Z", outcome="Complete")
+    finished_unknown["metadata"]["annotations"] = dict(manual)
+    jobs.append(finished_unknown)
+    want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
+
+    status = collect_status(_Cluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
+                  for r in status["jobs"]}
+    hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))
+    got_history = {r["job"]: r["duration_seconds"] for r in hist["manual_runs"]}
+    bundle = analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))
+    got_bundle = {j["name"]: j["duration_seconds"] for j in bundle["jobs"]}
+    assert got_status == got_history == got_bundle == want
