@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer._completion_classes import completion_init  # typer.completion re-exports these two
-from typer._completion_shared import get_completion_script
+from typer.completion import completion_init, get_completion_script  # typer's public module for both
 
 from cronctl.cli.common import err
 
