@@ -147,7 +147,7 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
 
     from cronctl import model
     from cronctl.errors import CronctlError, ScheduleError
-    from cronctl.lint.rules import dst_hits, zone_transitions
+    from cronctl.schedule.dst import dst_hits, zone_transitions
     from cronctl.schedule import parse
     from cronctl.timeutil import rfc3339_local, rfc3339_z
 

@@ -33,6 +33,7 @@ class Request:
     namespace: str | None = None  # for dumps; a live cluster has its own
     logs: bool = True
     redact: str = "default"  # or "strict": every env and flag value not on the allow-list is masked too
+    lint: Any = None  # the CronJob's lint findings (assemble.Linter; the CLI hands in cronctl.lint's)
 
 
 def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
@@ -60,7 +61,7 @@ def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
     if req.redact != "default":
         raw.options["redact"] = req.redact
     bundle = build_bundle(raw, req.names, Options(now=raw.now, window=req.window),
-                          strict_redaction=req.redact == "strict")
+                          strict_redaction=req.redact == "strict", lint=req.lint)
     add_reports(bundle.files, bundle.doc)
     write_bundle(bundle.files, req.out, mtime=req.collected_at)
     return bundle

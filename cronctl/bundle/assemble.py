@@ -14,6 +14,8 @@ placeholders are stable), pick the CronJobs, analyse each, attach logs, and lay 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +48,13 @@ class Bundle:
         }
 
 
-def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict_redaction: bool = False) -> Bundle:
+#: the lint findings of one CronJob at an instant, as data (cronctl.lint.engine.findings_as_data): handed
+#: in by the caller, so that the bundle, a service, does not import another service
+Linter = Callable[[Obj, datetime], list[Obj]]
+
+
+def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict_redaction: bool = False,
+                 lint: Linter | None = None) -> Bundle:
     """Build the bundle for the CronJobs ``names`` (None: every CronJob in ``raw``).
 
     Raises NotFound when a named CronJob is not in ``raw``. ``raw``'s objects are masked in place
@@ -83,7 +91,7 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
     pod_to_cj: dict[str, str] = {}
     for cj in cronjobs:
         a = analyse_cronjob(cj, jobs, pods, events, opts)
-        a["lint"] = _lint(cj, opts)
+        a["lint"] = lint(cj, opts.now) if lint is not None else []
         job_names = {j["name"] for j in a["jobs"]}
         for j in jobs:
             if j["metadata"]["name"] in job_names:
@@ -152,14 +160,6 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
     files["bundle.json"] = (json_visible(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
                             + "\n").encode("utf-8")
     return Bundle(doc=doc, files=files)
-
-
-def _lint(cj: Obj, opts: Options) -> list[Obj]:
-    """The lint findings of the CronJob (risks that explain or repeat the incident)."""
-    from cronctl.lint.engine import lint_object
-
-    return [{"rule": f.rule, "name": f.name, "severity": f.severity, "message": f.message, "field": f.field,
-             "fix": f.fix} for f in lint_object(cj, opts.now)]
 
 
 def _redact_log(red: Redactor, lg: LogRecord) -> LogRecord:

@@ -101,9 +101,11 @@ def bundle(
     # every line below holds values of the dump, the cluster or the command line: each on its one line
     err.print(visible(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
                       f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ..."), markup=False)
+    from cronctl.lint.engine import findings_as_data
+
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
-                  logs=not no_logs, redact=redact.value)
+                  logs=not no_logs, redact=redact.value, lint=findings_as_data)
     try:
         b = make_bundle(req, cluster)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: write_bundle has removed its partial files

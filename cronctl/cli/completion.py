@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.completion import completion_init, get_completion_script  # typer's public module for both
+from typer._completion_classes import completion_init  # typer.completion imports them, not as its API
+from typer._completion_shared import get_completion_script
 
 from cronctl.cli.common import err
 

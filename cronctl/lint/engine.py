@@ -51,6 +51,14 @@ def lint_object(cj: Obj, now: datetime, *, source: str | None = None,
     return _lint([(cj, source)], now, rules)[0]
 
 
+def findings_as_data(cj: Obj, now: datetime) -> list[Obj]:
+    """:func:`lint_object`'s findings as plain data (rule, name, severity, message, field, fix): what
+    the bundle holds. The bundle does not import lint (services are independent): its caller hands
+    it this function (``cronctl.bundle.Request.lint``)."""
+    return [{"rule": f.rule, "name": f.name, "severity": f.severity, "message": f.message, "field": f.field,
+             "fix": f.fix} for f in lint_object(cj, now)]
+
+
 def lint_objects(objs: Iterable[Obj], now: datetime, *, source: str | None = None) -> tuple[int, list[Finding]]:
     """Lint every CronJob among ``objs`` (other kinds are ignored) together: (CronJobs checked, findings)."""
     return lint_sources([(source, objs)], now)

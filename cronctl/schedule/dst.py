@@ -18,8 +18,9 @@ offset and bisecting to the second.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Sequence
+from functools import lru_cache
+from datetime import date, datetime, timedelta
+from typing import Any, Sequence
 from zoneinfo import ZoneInfo
 
 from cronctl.schedule.describe import Fields
@@ -246,3 +247,88 @@ def _lost_runs(s: Fields, after: datetime, end: datetime) -> list[datetime]:
 def _owner(found: Sequence[Transition], run: datetime) -> Transition | None:
     before = [t for t in found if t.at <= run]
     return before[-1] if before else (found[0] if found else None)
+
+
+# --------------------------------------------------------------------------- DST hits
+# How a schedule's runs on a transition's local day differ from a DST-free wall clock: lint's two DST
+# rules (CJ gap/fold) and the dst runbook ask the same question, so it lives here, once.
+
+DST_HORIZON = timedelta(days=731)  # "within the next two years"
+
+
+def wall_schedule(sched: Any) -> Any:
+    """The same fields evaluated in UTC, i.e. on a wall clock without DST: the reference that
+    shows which wall-clock slots a zone's transitions remove or repeat."""
+    from cronctl.schedule import parse
+
+    expr: str = sched.expr
+    if sched.zone_from_prefix:
+        expr = expr.strip().split(None, 1)[1]
+    return parse(expr, "UTC")
+
+
+@lru_cache(maxsize=128)  # a lint run asks for the same zone and window for many CronJobs
+def _zone_transitions(zone: str, start: datetime, end: datetime) -> tuple[Transition, ...]:
+    return tuple(transitions(zone, start, end))
+
+
+def zone_transitions(zone: str, start: datetime, end: datetime) -> list[Transition]:
+    """Every UTC-offset change of ``zone`` in (start, end] (the engine's finder, cached).
+
+    ``start`` is cut to the whole second (tz rules change offsets at whole seconds), so that a
+    clock reading with microseconds neither misses a change nor splits the cache."""
+    return list(_zone_transitions(zone, start.replace(microsecond=0), end))
+
+
+@dataclass(frozen=True)
+class DstHit:
+    transition: Transition
+    local_date: date
+    slots: tuple[datetime, ...]  # naive wall-clock times of the schedule inside the gap/fold
+    wall_runs: int  # runs that day on a DST-free wall clock
+    zone_runs: int  # runs that day as the controller (engine) walks the real zone
+    zone_instants: tuple[datetime, ...]  # the engine's UTC runs inside the fold (doubles)
+
+
+def dst_hits(sched: Any, now: datetime, horizon: timedelta = DST_HORIZON) -> list[DstHit]:
+    """See :func:`_dst_hits`; cached per schedule, now and horizon (both DST rules ask)."""
+    return list(_dst_hits_cached(sched.expr, sched.zone, now, horizon))
+
+
+@lru_cache(maxsize=1024)
+def _dst_hits_cached(expr: str, zone: str, now: datetime, horizon: timedelta) -> tuple[DstHit, ...]:
+    from cronctl.schedule import parse
+
+    return tuple(_dst_hits(parse(expr, zone), now, horizon))
+
+
+def _dst_hits(sched: Any, now: datetime, horizon: timedelta) -> list[DstHit]:
+    """The zone's transitions within ``horizon`` after ``now`` that change how often the schedule
+    runs on that local day, by comparing the engine's walk in the real zone with its walk on a
+    DST-free wall clock (UTC) for the same fields.
+
+    A schedule that fires every hour is left out: its runs follow real hours (docs/SEMANTICS.md §3), so a
+    transition only relabels them."""
+    from zoneinfo import ZoneInfo
+
+    if sched.every is not None or sched.zone in ("UTC", "Etc/UTC") or len(sched.hours) == 24:
+        return []  # @every ignores zones; every-hour schedules keep real-time spacing
+    z = ZoneInfo(sched.zone)
+    wall = wall_schedule(sched)
+    one = timedelta(seconds=1)
+    hits: list[DstHit] = []
+    for tr in zone_transitions(sched.zone, now, now + horizon):
+        lo, hi = (tr.wall_start, tr.wall_end)
+        slots = wall.runs_between(lo.replace(tzinfo=UTC) - one, hi.replace(tzinfo=UTC) - one)
+        if not slots:
+            continue
+        day = lo.date()
+        midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        wall_runs = len(wall.runs_between(midnight - one, midnight + timedelta(days=1) - one))
+        around = sched.runs_between(tr.at - timedelta(days=2), tr.at + timedelta(days=2))
+        zone_day = [r for r in around if r.astimezone(z).date() == day]
+        in_fold = tuple(r for r in zone_day if lo <= r.astimezone(z).replace(tzinfo=None) < hi)
+        if len(zone_day) != wall_runs:
+            hits.append(DstHit(tr, day, tuple(s.replace(tzinfo=None) for s in slots), wall_runs,
+                               len(zone_day), in_fold))
+    return hits

@@ -26,6 +26,7 @@ from conftest import RunCli
 from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.assemble import build_bundle
+from cronctl.lint.engine import findings_as_data
 from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import MAX_TICKS, _axis, render_html, render_markdown, timeline
 from cronctl.errors import BadInput, ExitCode
@@ -184,7 +185,7 @@ def bundle_of(items: list[Any], now: datetime, tmp_path: Path) -> Any:
     f = tmp_path / "dump.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     raw = load_dump(str(f), namespace=None, now=now, collected_at=now)
-    return build_bundle(raw, None, Options(now=now)).doc
+    return build_bundle(raw, None, Options(now=now), lint=findings_as_data).doc
 
 
 def far_span(years: int, n: int = 50) -> tuple[list[Any], datetime]:

@@ -469,6 +469,7 @@ def test_each_container_shows_its_image_digest_and_how_it_ended() -> None:
 
 def test_a_job_condition_message_is_masked_in_the_bundle() -> None:
     from cronctl.bundle.assemble import build_bundle
+    from cronctl.lint.engine import findings_as_data
     from cronctl.bundle.raw import RawData
 
     j = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6), outcome="Failed")
@@ -476,7 +477,7 @@ def test_a_job_condition_message_is_masked_in_the_bundle() -> None:
                                         message="rule matched: curl https://bot:s3cr3t-pw@api.example/x")
     raw = RawData(namespace="ns", source="dump", now=T(10, 7), now_source="--now", collected_at=T(10, 7),
                   cronjobs=[cronjob(last=T(10, 5))], jobs=[j], pods=[], events=[])
-    doc = build_bundle(raw, None, Options(now=T(10, 7))).doc
+    doc = build_bundle(raw, None, Options(now=T(10, 7)), lint=findings_as_data).doc
     msg = doc["cronjobs"][0]["jobs"][0]["failure"]["message"]
     assert "s3cr3t-pw" not in msg and msg == "rule matched: curl https://<redacted:1>@api.example/x"
 

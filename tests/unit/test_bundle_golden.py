@@ -18,6 +18,7 @@ import pytest
 
 from cronctl.bundle.analyse import Options
 from cronctl.bundle.assemble import build_bundle
+from cronctl.lint.engine import findings_as_data
 from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import render_html, render_markdown
 from cronctl.timeutil import parse_rfc3339
@@ -32,7 +33,7 @@ def _bundle(case: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
     monkeypatch.chdir(GOLDEN)  # the report names the dump file as given: keep it relative
     now = parse_rfc3339((GOLDEN / f"{case}.now").read_text().strip())
     raw = load_dump(f"{case}.dump.yaml", namespace=None, now=now, collected_at=now + timedelta(minutes=5))
-    return build_bundle(raw, None, Options(now=now)).doc
+    return build_bundle(raw, None, Options(now=now), lint=findings_as_data).doc
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -13,6 +13,7 @@ import pytest
 
 from cronctl.bundle.analyse import Options
 from cronctl.bundle.assemble import build_bundle
+from cronctl.lint.engine import findings_as_data
 from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import add_reports
 from cronctl.cli import main
@@ -163,7 +164,7 @@ def test_safe_url_drops_userinfo_and_token_query_values_and_keeps_the_rest() -> 
 def test_a_server_url_with_credentials_never_reaches_bundle_json_or_the_reports() -> None:
     raw = load_dump(str(DUMP), namespace=None, now=NOW, collected_at=NOW)
     raw.server = "https://admin:Sup3rS3cret@k8s.example:6443/?access_token=tok123456789"
-    bundle = build_bundle(raw, None, Options(now=NOW))
+    bundle = build_bundle(raw, None, Options(now=NOW), lint=findings_as_data)
     add_reports(bundle.files, bundle.doc)
     assert bundle.doc["collected"]["server"] == "https://k8s.example:6443/?access_token=<redacted>"
     for name in ("bundle.json", "REPORT.md", "report.html"):
