@@ -124,6 +124,16 @@ def last_schedule_time(cronjob: Obj) -> datetime | None:
 
 
 # -- Job -------------------------------------------------------------------------------------
+def controller_owner_uid(obj: Obj, kind: str) -> str | None:
+    """The uid of ``obj``'s controller ownerReference of ``kind`` (any owner of that kind if none
+    is marked controller): a pod's Job for the bundle's collector and its analysis alike."""
+    refs = [r for r in meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == kind]
+    for r in refs:
+        if r.get("controller"):
+            return str(r.get("uid"))
+    return str(refs[0].get("uid")) if refs else None
+
+
 def owned_by(job: Obj, cronjob: Obj) -> bool:
     """True when ``job`` has a controller ownerReference to this CronJob.
 

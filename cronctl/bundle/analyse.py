@@ -55,16 +55,6 @@ def _z(dt: datetime | None) -> str | None:
     return rfc3339_z(dt) if dt is not None else None
 
 
-def controller_owner_uid(obj: Obj, kind: str) -> str | None:
-    """The uid of ``obj``'s controller ownerReference of ``kind`` (any owner of that kind if none
-    is marked controller)."""
-    refs = [r for r in model.meta(obj).get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == kind]
-    for r in refs:
-        if r.get("controller"):
-            return str(r.get("uid"))
-    return str(refs[0].get("uid")) if refs else None
-
-
 @dataclass
 class _Analysis:
     """What the steps of :func:`analyse_cronjob` share: the inputs, and what each step found."""
@@ -176,7 +166,7 @@ def _children(a: _Analysis, jobs: list[Obj], pods: list[Obj]) -> None:
     a.by_name = {r.name: r for r in a.recs}
     job_uids = {r.uid for r in a.recs}
     for p in pods:
-        owner = controller_owner_uid(p, "Job")
+        owner = model.controller_owner_uid(p, "Job")
         if owner in job_uids:
             a.pods_by_job.setdefault(str(owner), []).append(p)
 

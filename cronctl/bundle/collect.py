@@ -75,7 +75,7 @@ def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collect
     # Only pods of the selected CronJobs' Jobs matter (namespace-wide lists hold others).
     job_uids = {str(j["metadata"].get("uid")) for j in jobs
                 if any(model.owned_by(j, cj) for cj in cronjobs)}
-    child_pods = [p for p in pods if _owner_job_uid(p) in job_uids]
+    child_pods = [p for p in pods if model.controller_owner_uid(p, "Job") in job_uids]
 
     log_records: list[LogRecord] = []
     if logs:
@@ -89,13 +89,6 @@ def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collect
         options={"since_seconds": since_seconds, "max_log_bytes": max_log_bytes, "logs": logs},
         request_count=cluster.request_count,
     )
-
-
-def _owner_job_uid(pod: Obj) -> str | None:
-    for r in (pod.get("metadata") or {}).get("ownerReferences") or []:
-        if r.get("kind") == "Job":
-            return str(r.get("uid"))
-    return None
 
 
 def log_instances(pod: Obj) -> list[tuple[str, bool, str | None]]:

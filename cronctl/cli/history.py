@@ -185,8 +185,9 @@ def slot_row(cells: list[str], jobs: list[str], reason: str) -> Row:
 
 
 def _secs(v: Any) -> str:
-    if v is None:
-        return "-"
+    """Seconds as kubectl prints ages (cronctl.timeutil.human_duration, the one formatter), or '-'."""
     from cronctl.timeutil import human_duration
 
-    return human_duration(timedelta(seconds=int(v))) if v >= 60 else f"{int(v)}s"
+    if v is None:
+        return "-"
+    return human_duration(int(v)) if v >= 0 else f"{int(v)}s"  # a Job made before its slot: said as it is

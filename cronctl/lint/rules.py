@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
 from cronctl.errors import ScheduleError
-from cronctl.model import HistoryLimits, capped_seconds, cronjob_view
+from cronctl.model import HistoryLimits, capped_seconds, cronjob_view, is_suspended
 from cronctl.schedule.dst import DST_HORIZON, DstHit, dst_hits, wall_schedule, zone_transitions  # noqa: F401 - re-exported
 from cronctl.timeutil import UTC, human_duration
 
@@ -523,7 +523,7 @@ def check_pause_overdue(cj: Obj, now: datetime) -> list[Hit]:
     from cronctl.model import ANN_PAUSED_UNTIL, read_pause
 
     p = read_pause(cj)
-    if p is None or not p.overdue(now) or not (cj.get("spec") or {}).get("suspend"):
+    if p is None or not p.overdue(now) or not is_suspended(cj):
         return []
     return [Hit(f"{p.words()}: past its until by {human_duration(now - p.until)}"  # type: ignore[operator]
                 "; every slot since is lost", f"metadata.annotations[{ANN_PAUSED_UNTIL}]")]
@@ -553,7 +553,7 @@ def check_run_left_suspended(cj: Obj, now: datetime) -> list[Hit]:
     from cronctl.timeutil import parse_rfc3339
 
     rec = read_record(cj)
-    if rec is None or not (cj.get("spec") or {}).get("suspend"):
+    if rec is None or not is_suspended(cj):
         return []
     try:
         quiet = now - parse_rfc3339(rec.updated or rec.started)
@@ -658,7 +658,7 @@ def check_duplicate_work(cjs: Sequence[Obj], now: datetime) -> list[tuple[int, H
     groups: dict[Any, list[int]] = {}
     works = [_work(cj) for cj in cjs]
     for i, cj in enumerate(cjs):
-        if works[i] is not None and _spec(cj).get("suspend") is not True:  # a suspended copy does no work
+        if works[i] is not None and not is_suspended(cj):  # a suspended copy does no work
             groups.setdefault((str(_get(cj, "metadata", "namespace")), works[i]), []).append(i)
     out = []
     for (_ns, (containers, _volumes)), members in groups.items():
