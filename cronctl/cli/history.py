@@ -6,7 +6,7 @@ Thin: parse options, read the clock once, read the objects (live or from a dump)
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any, Optional
 
