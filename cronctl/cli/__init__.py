@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import typer
 
+    from cronctl.cli.env import Environment
+
     from cronctl.errors import CronctlError
 
 
@@ -24,15 +26,17 @@ def application() -> typer.Typer:
     return app
 
 
-def main(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def main(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None,
+         environment: Environment | None = None) -> int:
     """Run cronctl; never lets a traceback reach the user for an expected failure.
 
     ``stdout`` and ``stderr`` (default: the process's) receive everything cronctl writes: both
     consoles of cronctl.cli.common, click's usage errors and help. Tests pass StringIO objects
-    to capture a run in-process (tests/conftest.py ``run_cli``).
+    to capture a run in-process (tests/conftest.py ``run_cli``). ``environment`` (default: a new one,
+    the system clock, CRONCTL_DEBUG) is the run's world: a test can hand in a fixed clock.
     """
     with _streams(stdout, stderr):
-        return _main(argv)
+        return _main(argv, environment)
 
 
 @contextlib.contextmanager
@@ -48,7 +52,7 @@ def _streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[None]:
         yield
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, environment: Environment | None) -> int:
     from cronctl.errors import CronctlError, ExitCode
 
     from cronctl.cli import env
@@ -65,7 +69,8 @@ def _main(argv: list[str] | None) -> int:
         aborts += (click.exceptions.Abort,)
         exits += (click.exceptions.Exit,)
 
-    run = env.begin(env.Environment(debug=os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")))  # or --debug
+    run = env.begin(environment or env.Environment())
+    run.debug = run.debug or os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug
     if argv is None:  # the process is ours (an in-process caller keeps its own hook)
         threading.excepthook = _thread_boundary
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
@@ -75,7 +76,7 @@ def alerts(
     from cronctl.errors import BadInput, BadUsage
     from cronctl.model import instant
 
-    now = instant(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    now = instant(now_text, what="--now") if now_text else env.now()
     severities = dict(al.SEVERITY_DEFAULTS)
     for item in severity or []:
         kind, sep, level = item.partition("=")

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
                                 out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
@@ -69,7 +70,6 @@ def bundle(
     from cronctl.bundle import Request, make_bundle
     from cronctl.cli import durations as flags
     from cronctl.model import instant
-    from cronctl.timeutil import UTC
 
     from_dump = file_list(from_dump) or None
     if cronjob is not None and all_:
@@ -79,7 +79,7 @@ def bundle(
             raise UsageError("give a CRONJOB name or --all")
         all_ = True  # a dump: every CronJob in it
     # The clock is read once, here; everything below takes it as a parameter.
-    clock = datetime.now(UTC).replace(microsecond=0)
+    clock = env.now().replace(microsecond=0)
     now_t = instant(now, what="--now") if now is not None else None
     since_s = int(flags.LOG_SINCE.seconds(since)) if since is not None else None
     window_td = flags.WINDOW.delta(window)

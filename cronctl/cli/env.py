@@ -64,6 +64,11 @@ def current() -> Environment:
     return _CURRENT
 
 
+def now() -> datetime:
+    """The run's clock, read (aware UTC): every command reads "now" here, once."""
+    return _CURRENT.clock()
+
+
 def begin(env: Environment) -> Environment:
     """Make ``env`` the run's environment (``cronctl.cli.main``, once per run)."""
     global _CURRENT

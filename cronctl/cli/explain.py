@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli import candidates
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
                                 file_list, out)
@@ -93,7 +94,7 @@ def explain(
     if concurrency_policy is not None and concurrency_policy not in ("Allow", "Forbid", "Replace"):
         raise BadInput(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
     # The clock is read once, here; everything below takes it as a parameter.
-    now_t = _instant(now, "--now") or datetime.now(UTC)
+    now_t = _instant(now, "--now") or env.now()
     after = _instant(from_, "--from") or now_t
     created_t = _instant(created, "--created")
     last_t = _instant(last_schedule, "--last-schedule")

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.layout import Row, lay_out
@@ -59,14 +60,13 @@ def history(
     from cronctl.errors import ExitCode
     from cronctl.history import Options, fail_on as failing
     from cronctl.model import instant
-    from cronctl.timeutil import UTC
 
     from_dump = file_list(from_dump) or None
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
     if all_namespaces and cronjob and from_dump is None:
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
-    clock = datetime.now(UTC).replace(microsecond=0)
+    clock = env.now().replace(microsecond=0)
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []

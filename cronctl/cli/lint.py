@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
 from cronctl.textsafe import visible
@@ -77,7 +78,7 @@ def lint(
     if list_rules:
         _print_rules(output)
         return
-    now = instant(now_text, what="--now") if now_text else datetime.now(timezone.utc)
+    now = instant(now_text, what="--now") if now_text else env.now()
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
     if filename:

@@ -3,11 +3,12 @@ CronJob's namespace, name, schedule, zone and current state filled in."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.candidates import runbook_names
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, emit, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
@@ -44,7 +45,7 @@ def runbook(
             emit([{"name": b.name, "title": b.title} for b in books], output)
         return
 
-    now = datetime.now(timezone.utc)  # read once; the context is computed from it
+    now = env.now()  # read once; the context is computed from it
     obj = None
     if cronjob is not None:
         from cronctl.kube import connect

@@ -112,3 +112,26 @@ def test_one_function_writes_json_and_yaml() -> None:
             continue
         text = p.read_text()
         assert not re.search(r"json\.dumps\(|yaml\.(safe_)?dump\(|yaml_text\(|json_text\(", text), p.name
+
+
+def test_every_command_reads_now_from_the_runs_environment() -> None:
+    """The clock lives in the Environment (cronctl.cli.env): a run handed a fixed clock sees that
+    instant in every command that reads "now" (no command reads the system clock itself)."""
+    import io
+    import json
+    import re
+    from datetime import datetime, timezone
+
+    from cronctl.cli import main
+    from cronctl.cli.env import Environment
+
+    fixed = datetime(2031, 7, 4, 12, 0, 30, tzinfo=timezone.utc)
+    out = io.StringIO()
+    code = main(["explain", "0 0 * * *", "-o", "json"], stdout=out, stderr=io.StringIO(),
+                environment=Environment(clock=lambda: fixed))
+    assert code == 0
+    doc = json.loads(out.getvalue())
+    assert doc["from"] == "2031-07-04T12:00:30Z" and doc["next"][0]["utc"] == "2031-07-05T00:00:00Z"
+    for p in sorted(CLI.glob("*.py")):
+        if p.name != "env.py":
+            assert not re.search(r"datetime\.now\(|time\.time\(\)", p.read_text()), f"{p.name} reads the clock itself"
