@@ -177,6 +177,9 @@ class _Ctx:
     deleted_before: datetime | None
     last_schedule: datetime | None
     notes: list[str] = field(default_factory=list)
+    # the current suspension's start when only bounded (no managedFields time, record or pause): the
+    # controller's last Job; a slot after it may have been suspended, or not yet
+    suspended_after: datetime | None = None
 
 
 def _z(t: datetime | None) -> str | None:
@@ -316,6 +319,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
     writes = _suspend_writes(cronjob)
     spans: list[tuple[datetime, datetime | None, str]] = []
+    suspended_after: datetime | None = None
     if suspended:
         at, manager = suspend_set_at(cronjob)
         record = model.read_record(cronjob)
@@ -326,8 +330,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         if record is not None and rec_start is not None:
             spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
         elif paused is None:
-            spans.append((at or created, None, f"spec.suspend set by {manager or 'unknown'}"
-                          + ("" if at else " (when is not recorded)")))
+            spans.append(_unknown_suspend_span(cronjob, recs, at, manager, created))
+            suspended_after = spans[-1][0] if at is None else None
     runs_ = []
     for r in recs:
         j = by_name.get(r.name) or {}
@@ -344,7 +348,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
                suspend_writes=writes, cronctl_runs=runs_,
                deleted_before=history_horizon(recs, view.history, job_spec, now),
-               last_schedule=last_schedule)
+               last_schedule=last_schedule, suspended_after=suspended_after)
 
     # -- the controller now (for the slots after lastScheduleTime) -----------------------------
     try:
@@ -404,6 +408,27 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     if source is not None and source["note"]:
         out["notes"].append(source["note"])
     return out
+
+
+def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetime | None, manager: str | None,
+                          created: datetime) -> tuple[datetime, None, str]:
+    """The current suspension as a span when no record or pause explains it: from the last write of
+    spec.suspend when managedFields has its time; else it began after the controller's last Job (the
+    controller creates none while suspended), so the slots before that Job are judged on their own
+    evidence rather than all called missed-suspended."""
+    if manager is None:
+        owners = [str(mf.get("manager") or "unknown") for mf in model.meta(cronjob).get("managedFields") or []
+                  if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
+        manager = owners[-1] if owners else None
+    who = f"spec.suspend set by {manager or 'unknown'}"
+    if at is not None:
+        return (at, None, who)
+    last = max((r for r in recs if r.origin == "scheduled" and r.created is not None),
+               key=lambda r: (r.created, r.name), default=None)
+    if last is None or last.created is None or last.created <= created:
+        return (created, None, who + " (when is not recorded)")
+    return (last.created, None, f"{who} (when is not recorded; after {_z(last.created)}, when the controller "
+                                f"created {last.name})")
 
 
 def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
@@ -493,11 +518,19 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         return _row(t, ctx.zone, st, "ran-late", _late_cause(t, s, ctx) + outcome + gone)
     # no Job
     held = _suspension_at(ctx, t)
+    blockers = _active_at(ctx, t)
+    if held is not None and ctx.policy == "Forbid" and blockers and ctx.suspended_after is not None \
+            and t > ctx.suspended_after:
+        # two causes may apply; the active Job is certain, the suspension's start is not: say both
+        b = blockers[0]
+        return _row(t, ctx.zone, st, "skipped-forbid",
+                    f"two causes, either enough: {b.name} was active ({'still running' if b.running else 'until ' + str(_z(b.end))}), "
+                    f"and Forbid refuses a new Job beside it; or the CronJob was suspended by then ({held}); the "
+                    "evidence does not say which came first")
     if held is not None:  # however recent: a suspended CronJob creates nothing
         return _row(t, ctx.zone, st, "missed-suspended", f"suspended ({held})")
     if ctx.now - t < ctx.late_after and (ctx.last_schedule is None or t > ctx.last_schedule):
         return _row(t, ctx.zone, st, "due", "the slot passed moments ago; the controller may still create its Job")
-    blockers = _active_at(ctx, t)
     if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
         if blockers:
             b = blockers[0]

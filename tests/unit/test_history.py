@@ -175,6 +175,45 @@ def test_suspended_now_every_slot_since_the_suspend_write_is_missed_suspended() 
     assert "suspended" in row(h, "10:05")["reason"]  # the next slot: due, but it will not run
 
 
+def _suspended_when_unknown(**kw: Any) -> dict[str, Any]:
+    """Suspended now by kubectl-patch, but managedFields keeps no time for the write (older servers,
+    a dump that lost it): the start of the suspension is unknown."""
+    cj = cronjob("*/10 * * * *", suspend=True, last=T(10, 10), **kw)
+    cj["metadata"]["managedFields"] = [{"manager": "kubectl-patch", "operation": "Update",
+                                        "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
+    return cj
+
+
+def test_a_suspend_of_unknown_start_covers_only_the_slots_after_the_controllers_last_job() -> None:
+    # partial evidence (issue 27 item 4): the controller created Jobs at 10:00 and 10:10, so it was
+    # not suspended then; only the later slots can be blamed on the suspension. Before, every slot
+    # since the CronJob's creation without a Job (09:50 here) was called missed-suspended.
+    jobs = [scheduled(T(9, 40)), scheduled(T(10, 0)), scheduled(T(10, 10))]
+    h = judge(_suspended_when_unknown(), jobs, now=T(11, 0, 30))
+    v = verdicts(h)
+    assert v["09:50"] == "missed" and "suspend" not in row(h, "09:50")["reason"]
+    assert [v[f"1{m}"] for m in ("0:20", "0:30", "0:40", "0:50", "1:00")] == ["missed-suspended"] * 5
+    reason = row(h, "10:20")["reason"]
+    assert "kubectl-patch" in reason and "when is not recorded" in reason
+    assert f"after {z(T(10, 10, 1))}, when the controller created {slotname(T(10, 10))}" in reason
+
+
+def test_an_active_job_under_forbid_and_a_suspend_of_unknown_start_are_both_said() -> None:
+    # 10:10's Job still runs under Forbid: for 10:20 on, Forbid refuses a new Job, unless the CronJob
+    # was suspended first; the evidence does not say which, so the row says both
+    c = T(10, 10, 1)
+    hung = job(slotname(T(10, 10)), slot=T(10, 10), created=c)
+    h = judge(_suspended_when_unknown(policy="Forbid"), [scheduled(T(10, 0)), hung], now=T(10, 40, 30))
+    v = verdicts(h)
+    assert v["10:10"] == "running" and [v["10:20"], v["10:30"], v["10:40"]] == ["skipped-forbid"] * 3
+    reason = row(h, "10:30")["reason"]
+    assert f"{slotname(T(10, 10))} was active" in reason and "Forbid" in reason
+    assert "suspended by then" in reason and "kubectl-patch" in reason
+    # with Allow the active Job is no cause: the suspension alone
+    h = judge(_suspended_when_unknown(policy="Allow"), [scheduled(T(10, 0)), hung], now=T(10, 40, 30))
+    assert verdicts(h)["10:30"] == "missed-suspended"
+
+
 def test_after_un_suspend_the_catch_up_ran_late_and_the_slots_before_it_were_missed_suspended() -> None:
     catch = job(slotname(T(10, 8)), slot=T(10, 8), created=T(10, 8, 40), done=T(10, 9))
     h = judge(cronjob(last=T(10, 8), suspend_written=T(10, 8, 39)), [scheduled(T(10, 0)), catch],
