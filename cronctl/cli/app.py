@@ -18,6 +18,7 @@ heavy (the kubernetes client, jinja2) is imported inside the command function, s
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Annotated, Any, NamedTuple, Optional
 
@@ -82,9 +83,11 @@ def command_function(entry: Entry) -> Any:
     return getattr(importlib.import_module(module), function)
 
 
+@functools.lru_cache(maxsize=None)
 def load_command(entry: Entry) -> Any:
     """The click command of one entry, built by typer's public route (a one-command Typer app made
-    into a click command: ``typer.main.get_command``), exactly as registering it on the root would."""
+    into a click command: ``typer.main.get_command``), exactly as registering it on the root would;
+    once per process (a click command holds no state of a run; an in-process caller runs many)."""
     one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     one.command(entry.name)(command_function(entry))
     return typer.main.get_command(one)

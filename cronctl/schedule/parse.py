@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+import functools
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -144,15 +145,26 @@ def load_location(name: str, *, local_zone: str = "UTC") -> str:
     return name
 
 
+@functools.lru_cache(maxsize=1)
+def _known_zones() -> tuple[str, ...]:
+    """Every IANA name of the zone database, sorted: read once per process (walking the tzdata files
+    took 20 ms, and lint of a file with many CronJobs in unknown zones asked for every one)."""
+    import zoneinfo
+
+    try:
+        return tuple(sorted(zoneinfo.available_timezones()))
+    except OSError:
+        return ()
+
+
+@functools.lru_cache(maxsize=256)  # lint's rules ask for each CronJob's zone more than once
 def zone_suggestion(name: str) -> str | None:
     """"did you mean ...?" for an unknown zone: the same name in other case, else the closest IANA
     names (difflib, as close as a typo: ``Europe/Berln`` -> ``Europe/Berlin``); None when nothing is."""
     import difflib
-    import zoneinfo
 
-    try:
-        known = sorted(zoneinfo.available_timezones())
-    except OSError:
+    known = _known_zones()
+    if not known:
         return None
     same = [z for z in known if z.lower() == name.lower()]
     close = same or difflib.get_close_matches(name, known, n=3, cutoff=0.8)
