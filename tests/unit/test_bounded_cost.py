@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import RunCli
+from fake_cluster import ReadOnlyCluster
 from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.assemble import build_bundle
@@ -381,36 +382,11 @@ def test_the_caps_are_documented_in_docs_limits() -> None:
 
 # -- status: the same groups ---------------------------------------------------------------------------
 
-class _StatusCluster:
-    """What ``status`` reads: one CronJob and its Jobs; any other call fails loudly."""
-
-    namespace = "ns"
-
-    def __init__(self, cj: Any, jobs: list[Any]) -> None:
-        self.cj, self.jobs = cj, jobs
-
-    def get_cronjob(self, name: str) -> Any:
-        assert name == self.cj["metadata"]["name"]
-        return self.cj
-
-    def list_jobs(self, **_kw: Any) -> tuple[list[Any], str]:
-        return self.jobs, "1"
-
-    def list_events(self, **_kw: Any) -> list[Any]:
-        return []
-
-    def server_version(self) -> str:
-        return "v1.34.0"
-
-    def __getattr__(self, name: str) -> Any:
-        raise AssertionError(f"status called {name}")
-
-
 def test_status_shows_hung_jobs_as_one_overlap_line_and_flags_every_one() -> None:
     from cronctl.procedure.status import collect_status
 
     cj, jobs, now = pileup(300)
-    s = collect_status(_StatusCluster(cj, jobs), "pileup", now)  # type: ignore[arg-type]
+    s = collect_status(ReadOnlyCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
     [g] = s["overlaps"]
     assert (g["job_count"], g["peak"], len(g["jobs"])) == (300, 300, model.MAX_OVERLAP_NAMES)
     assert all(j["overlapping"] for j in s["jobs"])

@@ -19,6 +19,7 @@ from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
 from cronctl.procedure.predict import history_limit_removal, predict
 from cronctl.runbooks import runbook_context
+from fake_cluster import ReadOnlyCluster
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 11, 35, tzinfo=UTC)
@@ -222,30 +223,6 @@ def test_the_view_does_not_change_the_object() -> None:
 
 # --- one duration rule: status, history and the bundle print the same run time -------------------
 
-class _Cluster:
-    """Just what collect_status reads: the CronJob and its Jobs (no events, an old server)."""
-
-    namespace = "ns"
-
-    def __init__(self, cj: Any, jobs: list[Any]) -> None:
-        self.cj, self.jobs = cj, jobs
-
-    def get_cronjob(self, name: str) -> Any:
-        return self.cj
-
-    def list_jobs(self, **_kw: Any) -> tuple[list[Any], str]:
-        return self.jobs, "1"
-
-    def list_events(self, **_kw: Any) -> list[Any]:
-        return []
-
-    def server_version(self) -> str:
-        return "v1.37.2"
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(name)
-
-
 def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     # status used startTime only and ran a Job finished at an unknown time to now; history and the
     # bundle counted from creation, the bundle to now as well: three numbers for one Job before
@@ -264,7 +241,7 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     jobs.append(finished_unknown)
     want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
 
-    status = collect_status(_Cluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = collect_status(ReadOnlyCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
     got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
                   for r in status["jobs"]}
     hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))
