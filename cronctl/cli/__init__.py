@@ -58,7 +58,7 @@ def _main(argv: list[str] | None, environment: Environment | None) -> int:
     from cronctl.cli import env
     from cronctl.cli.env import Abort, ClickException, Exit
 
-    # the exception classes of the click that typer really runs on (see cronctl.cli.common)
+    # the exception classes of the click that typer really runs on (see cronctl.cli.env)
     usage_errors: tuple[type[BaseException], ...] = (ClickException,)
     aborts: tuple[type[BaseException], ...] = (Abort,)
     exits: tuple[type[BaseException], ...] = (Exit,)
