@@ -519,8 +519,10 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
     # no Job
     held = _suspension_at(ctx, t)
     blockers = _active_at(ctx, t)
-    if held is not None and ctx.policy == "Forbid" and blockers and ctx.suspended_after is not None \
-            and t > ctx.suspended_after:
+    after = ctx.suspended_after
+    inferred = held is not None and after is not None and t > after and any(
+        s == after and w == held for s, _e, w in ctx.suspended_spans)
+    if inferred and ctx.policy == "Forbid" and blockers:
         # two causes may apply; the active Job is certain, the suspension's start is not: say both
         b = blockers[0]
         return _row(t, ctx.zone, st, "skipped-forbid",
