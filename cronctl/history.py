@@ -35,7 +35,7 @@ from typing import Any, Iterable
 
 from cronctl import model
 from cronctl.events import GoneJob, events_for, gone_jobs
-from cronctl.timeutil import UTC, human_duration, parse_rfc3339, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, human_duration, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
 
@@ -379,7 +379,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                                       "time" + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
                                       if x)
         rows.append(row)
-    _explain_gaps(rows, ctx, dropped, d, suspended)
+    _explain_gaps(rows, times, stands, ctx, dropped, d)
     _dst_rows(rows, sched, start, times, zone)
     for t in upcoming:
         rows.append(_row(t, zone, [], "due", f"the next slot, in {human_duration(t - now)}"
@@ -562,29 +562,37 @@ def _gone_words(s: _Stand) -> str:
 
 
 def _late_cause(t: datetime, s: _Stand, ctx: _Ctx) -> str:
+    """"created 5m after the slot: CAUSE" for a Job that stands for slot ``t`` but came late."""
+    return f"created {human_duration((s.created or t) - t)} after the slot: {_why_late(t, s, ctx)}"
+
+
+def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
+    """Why the controller created ``s`` late for ``t``: Forbid waiting, an un-suspend's or a restore's
+    catch-up, too many missed times, or what the evidence cannot tell apart."""
     c = s.created or t
-    late = f"created {human_duration(c - t)} after the slot"
     prior = [r for r in ctx.recs if r.origin == "scheduled" and r.name != s.name and r.start <= t < r.end + _NEAR
              and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
     if ctx.policy == "Forbid" and prior:
-        return f"{late}: Forbid waited for {prior[0].name} (active until {_z(prior[0].end)})"
+        return f"Forbid waited for {prior[0].name} (active until {_z(prior[0].end)})"
     for w, manager in ctx.suspend_writes:
         if abs(c - w) <= _NEAR:
-            return f"{late}: the catch-up the controller starts when the CronJob is un-suspended ({manager} at {_z(w)})"
+            return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {_z(w)})"
     for b, e, who in ctx.cronctl_runs:
         if e is not None and abs(c - e) <= _NEAR * 2:
-            return f"{late}: the catch-up the controller starts when {who} restored the CronJob"
+            return f"the catch-up the controller starts when {who} restored the CronJob"
     for x in ctx.too_many:
         if abs(c - x) <= _NEAR:
-            return f"{late}: the controller found more than 100 missed times (TooManyMissedTimes) and ran the latest"
-    return (f"{late}: the controller was down or behind, or the CronJob was suspended and un-suspended "
+            return f"the controller found more than 100 missed times (TooManyMissedTimes) and ran the latest"
+    return ("the controller was down or behind, or the CronJob was suspended and un-suspended "
             "(the evidence cannot tell which)")
 
 
-def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, suspended: bool) -> None:
+def _explain_gaps(rows: list[Obj], times: list[datetime], stands: dict[datetime, dict[str, _Stand]], ctx: _Ctx,
+                  dropped: set[datetime], d: Any) -> None:
     """Give the generic ``missed`` rows their cause: the run of missed slots that ends with a late
     catch-up (the controller starts only the latest missed slot), or the slots after
-    lastScheduleTime that the controller has not acted on yet (its decision now says which)."""
+    lastScheduleTime that the controller has not acted on yet (its decision now says which).
+    ``rows[k]`` is the row of ``times[k]``; the Jobs that stand for each time are in ``stands``."""
     i = 0
     while i < len(rows):
         if rows[i]["verdict"] != "missed":
@@ -593,10 +601,12 @@ def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, su
         j = i
         while j < len(rows) and rows[j]["verdict"] == "missed":
             j += 1
-        nxt = rows[j] if j < len(rows) else None
+        nxt_t = times[j] if j < len(rows) else None
+        first = (min(stands[nxt_t].values(), key=lambda s: (s.created or nxt_t, s.name))
+                 if nxt_t is not None and stands.get(nxt_t) else None)
         for k in range(i, j):
-            t = parse_rfc3339(rows[k]["slot"])
-            verdict, reason = _gap_cause(t, nxt, ctx, dropped, d)
+            t = times[k]
+            verdict, reason = _gap_cause(t, nxt_t, first, ctx, dropped, d)
             if ctx.last_schedule is not None and t == ctx.last_schedule:
                 reason += ("; status.lastScheduleTime was set to this slot without a Job (cronctl --catch-up "
                            "none, or by hand): the controller counts it as done")
@@ -604,8 +614,10 @@ def _explain_gaps(rows: list[Obj], ctx: _Ctx, dropped: set[datetime], d: Any, su
         i = j
 
 
-def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], d: Any) -> tuple[str, str]:
-    nxt_t = parse_rfc3339(nxt["slot"]) if nxt is not None else None
+def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _Ctx, dropped: set[datetime],
+               d: Any) -> tuple[str, str]:
+    """The cause of missed slot ``t``; ``nxt_t`` is the first slot after the gap, ``first`` the first Job
+    that stands for it (the controller's catch-up when it came late)."""
     for w, manager in ctx.suspend_writes:
         # not suspended now, and the last write of spec.suspend came after this slot with no Job in
         # between: that write was the un-suspend, and the slot passed while suspended
@@ -622,26 +634,26 @@ def _gap_cause(t: datetime, nxt: Obj | None, ctx: _Ctx, dropped: set[datetime], 
                     "slot has come by then")
         return ("due", f"the controller has not started it yet and will at its next sync ({d.job_name}); "
                 f"{human_duration(ctx.now - t)} late")
-    c = model.when(nxt["job_details"][0]["created"]) if nxt is not None and nxt["job_details"] else None
-    if nxt is not None and c is not None and c - parse_rfc3339(nxt["slot"]) > ctx.late_after:
+    c = first.created if first is not None else None
+    if nxt_t is not None and first is not None and c is not None and c - nxt_t > ctx.late_after:
         # the gap ends with a late Job (ran-late, or still running): the controller's catch-up
-        cause = nxt["reason"].split(": ", 1)[1] if ": " in nxt["reason"] else ""
+        cause = _why_late(nxt_t, first, ctx) if first.origin == "scheduled" else ""
         for x in ctx.too_many:
             if abs(c - x) <= _NEAR:
                 return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {_z(x)}): "
-                        f"only the latest, {nxt['slot']}, was started")
+                        f"only the latest, {_z(nxt_t)}, was started")
         for w, manager in ctx.suspend_writes:
             if abs(c - w) <= _NEAR:
                 return ("missed-suspended", f"suspended until {_z(w)} ({manager}); on un-suspend the controller "
-                        f"started only the latest missed slot, {nxt['slot']}")
+                        f"started only the latest missed slot, {_z(nxt_t)}")
         for _b, e, who in ctx.cronctl_runs:
             if e is not None and abs(c - e) <= _NEAR * 2:
                 return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
-                        f"latest missed slot, {nxt['slot']}")
+                        f"latest missed slot, {_z(nxt_t)}")
         if ctx.deadline is not None and c - t > model.capped_seconds(ctx.deadline):
             return ("missed-deadline", f"the controller acted again at {_z(c)}, more than startingDeadlineSeconds="
-                    f"{ctx.deadline} after it, and started only the latest slot, {nxt['slot']}")
-        return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({nxt['slot']}): "
+                    f"{ctx.deadline} after it, and started only the latest slot, {_z(nxt_t)}")
+        return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({_z(nxt_t)}): "
                 + (cause or "the CronJob was suspended or the controller was down (the evidence cannot tell which)"))
     if ctx.last_schedule is None or t > ctx.last_schedule:
         # after the controller's checkpoint: its decision now says what becomes of it
