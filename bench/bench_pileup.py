@@ -88,33 +88,27 @@ def _dump(path: Path, items: list[dict[str, Any]]) -> None:
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
 
-def gen_pileup(path: Path, n: int) -> str:
-    """N running Jobs of an every-minute Allow CronJob, one started each minute (they hang)."""
+def gen_pileup(path: Path, n: int, manual: bool = False) -> str:
+    """N running Jobs of an every-minute Allow CronJob, one started each minute (they hang); with
+    ``manual``, a hung manual Job started 30 s after each as well."""
     t0 = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
     cj = _cronjob("pileup", "* * * * *", t0 - timedelta(days=1))
     items = [cj]
     for i in range(n):
         t = t0 + timedelta(minutes=i)
         items.append(_job(cj, f"pileup-{int(t.timestamp()) // 60}", t + timedelta(seconds=2), None))
+        if manual:
+            fix = _job(cj, f"pileup-fix-{i:05d}", t + timedelta(seconds=30), None)
+            fix["metadata"]["annotations"] = {"cronjob.kubernetes.io/instantiate": "manual"}
+            items.append(fix)
     cj["status"]["lastScheduleTime"] = z(t0 + timedelta(minutes=n - 1))
     _dump(path, items)
-    return f"{n} Jobs"
+    return f"{n}+{n} Jobs" if manual else f"{n} Jobs"
 
 
 def gen_manual(path: Path, n: int) -> str:
     """The pile-up of N hung scheduled Jobs, and a manual Job started 30 s after each (all hang)."""
-    t0 = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
-    cj = _cronjob("pileup", "* * * * *", t0 - timedelta(days=1))
-    items = [cj]
-    for i in range(n):
-        t = t0 + timedelta(minutes=i)
-        items.append(_job(cj, f"pileup-{int(t.timestamp()) // 60}", t + timedelta(seconds=2), None))
-        fix = _job(cj, f"pileup-fix-{i:05d}", t + timedelta(seconds=30), None)
-        fix["metadata"]["annotations"] = {"cronjob.kubernetes.io/instantiate": "manual"}
-        items.append(fix)
-    cj["status"]["lastScheduleTime"] = z(t0 + timedelta(minutes=n - 1))
-    _dump(path, items)
-    return f"{n}+{n} Jobs"
+    return gen_pileup(path, n, manual=True)
 
 
 def gen_farspan(path: Path, years: int, jobs: int = 50) -> str:
