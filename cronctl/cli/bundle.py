@@ -101,11 +101,9 @@ def bundle(
     # every line below holds values of the dump, the cluster or the command line: each on its one line
     err.print(visible(f"collecting a bundle of {what}{' in ' + ns if ns else ''} "
                       f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ..."), markup=False)
-    from cronctl.lint.engine import findings_as_data
-
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
-                  logs=not no_logs, redact=redact.value, lint=findings_as_data)
+                  logs=not no_logs, redact=redact.value, lint=_lint_findings)
     try:
         b = make_bundle(req, cluster)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: write_bundle has removed its partial files
@@ -137,3 +135,12 @@ def _unexpected(s: dict[str, Any]) -> str:
     if not n:
         return "0"
     return f"{n} ({other or 'none'} about Jobs made by hand outside cronctl)"
+
+
+def _lint_findings(cj: Any, now: datetime) -> list[Any]:
+    """The CronJob's lint findings for the bundle (cronctl.lint.engine.findings_as_data), lint imported
+    only when the bundle asks: inside the interruptible part, after "collecting ..." is said (a SIGTERM
+    during that import landed outside the handler that removes a partial bundle)."""
+    from cronctl.lint.engine import findings_as_data
+
+    return findings_as_data(cj, now)
