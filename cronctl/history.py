@@ -416,9 +416,8 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
     spec.suspend when managedFields has its time; else it began after the controller's last Job (the
     controller creates none while suspended), so the slots before that Job are judged on their own
     evidence rather than all called missed-suspended."""
-    if manager is None:
-        owners = [str(mf.get("manager") or "unknown") for mf in model.meta(cronjob).get("managedFields") or []
-                  if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
+    if manager is None:  # managedFields names who owns spec.suspend even when it keeps no time
+        owners = [m for _t, m in _suspend_owners(cronjob)]
         manager = owners[-1] if owners else None
     who = f"spec.suspend set by {manager or 'unknown'}"
     if at is not None:
@@ -431,14 +430,17 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
                                 f"created {last.name})")
 
 
+def _suspend_owners(cronjob: Obj) -> list[tuple[datetime | None, str]]:
+    """(time of the write, or None when not kept; manager) of each managedFields entry that owns
+    spec.suspend, in managedFields order."""
+    return [(model.when(mf.get("time")), str(mf.get("manager") or "unknown"))
+            for mf in model.meta(cronjob).get("managedFields") or []
+            if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
+
+
 def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
-    out = []
-    for mf in model.meta(cronjob).get("managedFields") or []:
-        if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {}):
-            t = model.when(mf.get("time"))
-            if t is not None:
-                out.append((t, str(mf.get("manager") or "unknown")))
-    return sorted(out)
+    """The writes of spec.suspend whose time managedFields keeps, oldest first."""
+    return sorted((t, m) for t, m in _suspend_owners(cronjob) if t is not None)
 
 
 def _duration(start: datetime | None, end: datetime | None, running: bool, now: datetime) -> int | None:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cronctl.bundle.assemble import Bundle
+    from cronctl.bundle.assemble import Bundle, Linter
     from cronctl.cluster import Cluster
 
 
@@ -33,7 +33,7 @@ class Request:
     namespace: str | None = None  # for dumps; a live cluster has its own
     logs: bool = True
     redact: str = "default"  # or "strict": every env and flag value not on the allow-list is masked too
-    lint: Any = None  # the CronJob's lint findings (assemble.Linter; the CLI hands in cronctl.lint's)
+    lint: Linter | None = None  # the CronJob's lint findings (the CLI hands in cronctl.lint's)
 
 
 def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:

@@ -89,10 +89,11 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         s, e = job_interval(_t(j["started"]), _t(j["created"]), _t(j["completed"]), running=j["running"], now=now)
         y = geo.top + i * geo.row + (geo.row - geo.bar) / 2
         intervals.append((s, e))
-        x0, x1 = x(s), x(e)
+        x0 = x(s)
+        w = max(x(e) - x0, 2.0)  # at least 2 px, so a Job of no length still shows
         rows.append({
             "name": j["name"], "origin": j["origin"], "outcome": j["outcome"], "running": j["running"],
-            "x": x0, "w": round(max(x1 - x0, 2.0), 1), "end_x": round(x0 + max(x1 - x0, 2.0), 1),
+            "x": x0, "w": round(w, 1), "end_x": round(x0 + w, 1),
             "y": round(y, 1), "h": geo.bar,
             "label_y": round(y + geo.bar - 3, 1),
             "fill": COLOURS["manual"] if j["origin"] == "manual" else COLOURS["scheduled"],
