@@ -19,11 +19,16 @@ def test_the_import_contracts_hold() -> None:
     assert proc.stdout.count(" KEPT") == 6, proc.stdout[-2000:]
 
 
-def test_importing_cronctl_is_cheap() -> None:
-    code = "import sys, cronctl, cronctl.schedule; print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes','yaml','jinja2','typer','rich','click','urllib3')))"
+def _last_line_of(code: str) -> str:
+    """The last line ``python -c CODE`` prints, in a fresh interpreter (what a process imports)."""
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def test_importing_cronctl_is_cheap() -> None:
+    code = "import sys, cronctl, cronctl.schedule; print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes','yaml','jinja2','typer','rich','click','urllib3')))"
+    assert _last_line_of(code) == "[]"
 
 
 CLI = ROOT / "cronctl" / "cli"
@@ -85,18 +90,14 @@ def test_help_and_version_import_no_command_module_and_no_console() -> None:
     code = ("import sys\nfrom cronctl.cli import main\nfor argv in (['--version'], ['--help'], []):\n"
             "    main(argv)\n"
             "print(sorted(m for m in sys.modules if m.startswith(('cronctl.cli.', 'rich', 'cronctl.schedule', 'yaml'))))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "['cronctl.cli.app', 'cronctl.cli.env']"
+    assert _last_line_of(code) == "['cronctl.cli.app', 'cronctl.cli.env']"
 
 
 def test_a_command_runs_with_only_its_own_command_module_imported() -> None:
     code = ("import sys\nfrom cronctl.cli import main\n"
             "main(['explain', '0 0 * * *', '--now', '2026-01-01T00:00:00Z', '-o', 'json'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('cronctl.cli.')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    loaded = proc.stdout.strip().splitlines()[-1]
+    loaded = _last_line_of(code)
     from cronctl.cli import app as app_module
 
     others = {e.target.split(":")[0] for e in app_module.COMMANDS} - {"cronctl.cli.explain"}
