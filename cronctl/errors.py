@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
     NOT_FOUND = 6  # the named CronJob (or other object) does not exist
     API_ERROR = 7  # the API server is unreachable or answered with an unexpected error
     FINDINGS = 8  # lint found something at or above --fail-on; history --fail-on found a bad slot
+    LEDGER = 9  # the ledger (--ledger: SQLite or PostgreSQL) cannot be opened, read or written
     INTERNAL = 70  # an unexpected exception (a bug): one line "internal error: ..." (EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 
@@ -144,6 +145,12 @@ class ApiError(CronctlError):
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
+
+
+class LedgerError(CronctlError):
+    """The ledger database cannot be opened, migrated, read or written (``--ledger``)."""
+
+    exit_code = ExitCode.LEDGER
 
 
 class JobFailed(CronctlError):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from cronctl import model
 from cronctl.events import GoneJob, events_for, gone_jobs
@@ -132,6 +132,8 @@ class Options:
     since: datetime | None = None  # None: as far back as the evidence reaches, at most 7 days
     late_after: timedelta = timedelta(seconds=10)
     max_slots: int = 20_000
+    #: exact suspend spans the ledger recorded, by CronJob uid: (start, end or None, who)
+    suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] = field(default_factory=dict)
 
 
 #: the last steps of a run whose Job was created (a run stopped before it made none)
@@ -157,6 +159,7 @@ class _Stand:
     known_from: list[str] = field(default_factory=list)  # the events that name a gone Job
     removed_by: str | None = None  # a gone Job: what removed it (REMOVERS) and in words
     removed: str | None = None
+    source: str = "cluster"  # cluster | ledger (the Job is known only from the ledger)
 
 
 @dataclass
@@ -246,6 +249,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     evidence += [t for t in (last_schedule,) if t is not None]
     # writes of spec.suspend and cronctl's own records say when a suspension began or ended
     evidence += [t for t, _m in _suspend_writes(cronjob)]
+    evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
     pause_ = model.read_pause(cronjob)
     evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
     past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
@@ -283,7 +287,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         ann = model.annotations(j)
         base = dict(name=r.name, origin=r.origin, created=r.created, started=r.started, completed=r.completed,
                     outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR),
-                    retry_of=ann.get(model.ANN_RETRY_OF), failure_reason=r.failure_reason)
+                    retry_of=ann.get(model.ANN_RETRY_OF), failure_reason=r.failure_reason,
+                    source="ledger" if model.ANN_LEDGER in ann else "cluster")
         if r.origin == "scheduled" and r.scheduled_for is not None:
             add(r.scheduled_for, _Stand(how="scheduled", **base))  # type: ignore[arg-type]
             standing_names.add(r.name)
@@ -318,7 +323,10 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                for f, l in ((model.when(e["first"]), model.when(e["last"])),) if f is not None and l is not None]
     too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
     writes = _suspend_writes(cronjob)
-    spans: list[tuple[datetime, datetime | None, str]] = []
+    recorded = list(opts.suspensions.get(view.uid, [])) if view.uid else []
+    # the ledger's spans are exact: the ended ones always count, the open one explains the current suspension
+    spans: list[tuple[datetime, datetime | None, str]] = [sp for sp in recorded if sp[1] is not None]
+    open_recorded = [sp for sp in recorded if sp[1] is None]
     suspended_after: datetime | None = None
     if suspended:
         at, manager = suspend_set_at(cronjob)
@@ -329,6 +337,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             spans.append((paused.at or at or created, None, paused.words()))
         if record is not None and rec_start is not None:
             spans.append((rec_start, None, f"cronctl run-manual {record.run_id} of {record.operator}"))
+        elif paused is None and open_recorded:
+            spans.append(open_recorded[-1])
         elif paused is None:
             spans.append(_unknown_suspend_span(cronjob, recs, at, manager, created))
             suspended_after = spans[-1][0] if at is None else None
@@ -459,7 +469,7 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) ->
                          "created": _z(s.created), "started": _z(s.started), "completed": _z(s.completed),
                          "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
                          "failure_reason": s.failure_reason, "known_from": s.known_from,
-                         "removed_by": s.removed_by, "removed": s.removed}
+                         "removed_by": s.removed_by, "removed": s.removed, "source": s.source}
                         for s in sorted(st, key=lambda s: (s.created or t, s.name))],
         "start_delay_seconds": int((began - t).total_seconds()) if began is not None else None,
         "duration_seconds": (_duration(began, first.completed, first.running, t)

@@ -70,7 +70,23 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
     # One attempt per request: a dead API server must fail fast with one clear line, not after
     # urllib3's three retries, each printing a warning.
     cfg.retries = False
-    return KubeCluster(client.ApiClient(cfg), namespace=ns)
+    kc = KubeCluster(client.ApiClient(cfg), namespace=ns)
+    kc.context_name = str(ctx_name or "")
+    return kc
+
+
+#: what ``cronctl record`` lists and watches: resource -> (API prefix, kind, apiVersion)
+RESOURCES = {
+    "cronjobs": ("/apis/batch/v1", "CronJob", "batch/v1"),
+    "jobs": ("/apis/batch/v1", "Job", "batch/v1"),
+    "events": ("/api/v1", "Event", "v1"),
+    "pods": ("/api/v1", "Pod", "v1"),
+}
+
+
+def _resource_path(resource: str, namespace: str | None) -> str:
+    prefix = RESOURCES[resource][0]
+    return f"{prefix}/{resource}" if namespace is None else f"{prefix}/namespaces/{_seg(namespace)}/{resource}"
 
 
 def _seg(name: str) -> str:
@@ -91,6 +107,7 @@ class KubeCluster:
         self.namespace = _seg(namespace)
         self.request_count = 0
         self.page_size = page_size  # list pagination (limit/continue)
+        self.context_name = ""  # the kubeconfig context connect() used (the recorder's default cluster name)
 
     # -- the funnel ---------------------------------------------------------------------
     def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
@@ -349,15 +366,32 @@ class KubeCluster:
     def watch_jobs(self, *, resource_version: str, field_selector: str | None = None,
                    label_selector: str | None = None, timeout_seconds: int = 60
                    ) -> Iterator[tuple[str, Obj]]:
+        q = [(k, v) for k, v in (("fieldSelector", field_selector), ("labelSelector", label_selector)) if v]
+        return self._watch("jobs", self.namespace, resource_version, q, timeout_seconds)
+
+    # -- any of the resources the recorder keeps (RESOURCES), in one namespace or all ---------------
+    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Obj], str]:
+        """Every object of ``resource`` in ``namespace`` (None: every namespace) and the list's
+        resourceVersion, to watch from."""
+        _prefix, kind, api_version = RESOURCES[resource]
+        return self._list(_resource_path(resource, namespace), kind=kind, api_version=api_version)
+
+    def watch_resource(self, resource: str, namespace: str | None, resource_version: str,
+                       timeout_seconds: int = 300) -> Iterator[tuple[str, Obj]]:
+        """The changes of ``resource`` after ``resource_version``, with BOOKMARK events (their object
+        carries only the newest resourceVersion). Ends when the server closes the watch or the
+        connection drops (the caller watches again from the last resourceVersion it saw);
+        :class:`WatchExpired` when that version is compacted away (the caller lists again)."""
+        return self._watch(resource, namespace, resource_version, [], timeout_seconds)
+
+    def _watch(self, resource: str, namespace: str | None, resource_version: str,
+               query: list[tuple[str, str]], timeout_seconds: int) -> Iterator[tuple[str, Obj]]:
         import urllib3
 
+        _prefix, kind, api_version = RESOURCES[resource]
         q = [("watch", "true"), ("allowWatchBookmarks", "true"),
-             ("resourceVersion", resource_version), ("timeoutSeconds", str(int(timeout_seconds)))]
-        if field_selector:
-            q.append(("fieldSelector", field_selector))
-        if label_selector:
-            q.append(("labelSelector", label_selector))
-        path = f"/apis/batch/v1/namespaces/{self.namespace}/jobs"
+             ("resourceVersion", resource_version), ("timeoutSeconds", str(int(timeout_seconds))), *query]
+        path = _resource_path(resource, namespace)
         # The read timeout is a little longer than the server-side one, so a silent dead
         # connection ends the watch instead of hanging the wait past its deadline.
         resp = self._send("GET", path, query=q, body=None, content_type="application/json",
@@ -373,16 +407,16 @@ class KubeCluster:
                     while b"\n" in buf:
                         line, buf = buf.split(b"\n", 1)
                         if line.strip():
-                            yield self._watch_event(line)
+                            yield self._watch_event(line, kind, api_version)
             except (urllib3.exceptions.HTTPError, OSError):
                 return  # dropped connection: the caller reconnects from the last resourceVersion
             if buf.strip():
-                yield self._watch_event(buf)
+                yield self._watch_event(buf, kind, api_version)
         finally:
             raw.release_conn()
 
     @staticmethod
-    def _watch_event(line: bytes) -> tuple[str, Obj]:
+    def _watch_event(line: bytes, kind: str = "Job", api_version: str = "batch/v1") -> tuple[str, Obj]:
         ev = json.loads(line)
         typ = str(ev.get("type", ""))
         obj = ev.get("object") or {}
@@ -394,6 +428,6 @@ class KubeCluster:
             raise ApiError(f"watch error: {obj.get('message') or obj}", status=code,
                            reason=str(obj.get("reason") or ""))
         if typ in ("ADDED", "MODIFIED", "DELETED"):
-            obj.setdefault("apiVersion", "batch/v1")
-            obj.setdefault("kind", "Job")
+            obj.setdefault("apiVersion", api_version)
+            obj.setdefault("kind", kind)
         return typ, obj

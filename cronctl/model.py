@@ -35,6 +35,9 @@ ANN_ORIGINAL_SUSPEND = PREFIX + "original-suspend"
 ANN_OPERATOR = PREFIX + "operator"
 ANN_REASON = PREFIX + "reason"
 ANN_JOB_NAME = PREFIX + "job-name"
+#: on an object read back from the ledger (never written to the cluster): the cluster it was
+#: recorded in, and "; deleted <time>" when the recorder saw it deleted
+ANN_LEDGER = PREFIX + "ledger"
 ANN_STEP = PREFIX + "step"
 ANN_STARTED = PREFIX + "started"
 ANN_UPDATED = PREFIX + "updated"

@@ -47,6 +47,8 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
     "API_ERROR": "The API server is unreachable or answered with an error cronctl does not handle.",
     "FINDINGS": "cronctl lint found something at or above --fail-on (default: error); cronctl history "
                 "--fail-on found a lost (lost) or doubled (duplicate) slot.",
+    "LEDGER": "The ledger (--ledger or CRONCTL_LEDGER: SQLite or PostgreSQL) cannot be opened, migrated, read "
+              "or written; cronctl record exits so when its write buffer fills while the ledger is down.",
     "INTERNAL": "An unexpected exception (a bug in cronctl): one line `internal error: TYPE: MESSAGE` on "
                 "stderr. Report it with the command line; --debug or CRONCTL_DEBUG=1 prints the traceback.",
     "INTERRUPTED": "Ctrl-C, SIGINT or SIGTERM. run-manual leaves a state `cronctl status` explains "

@@ -86,6 +86,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("local control plane logs (scripts/cluster logs)", red=True)
         terminalreporter.write(_cluster_logs())
     # counted from the reports (not at collection) so it also works under pytest-xdist
+    pg = sum(1 for r in terminalreporter.stats.get("skipped", []) if "no PostgreSQL" in str(r.longrepr))
+    if pg:
+        terminalreporter.write_line(f"{pg} ledger test(s) on PostgreSQL SKIPPED: CRONCTL_TEST_POSTGRES is unset",
+                                    yellow=True, bold=True)
     n = sum(1 for r in terminalreporter.stats.get("skipped", []) if SKIP_REASON in str(r.longrepr))
     if n:
         terminalreporter.write_line(
@@ -250,3 +254,46 @@ def run_cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunCli]:
         yield run
     finally:
         signal.signal(signal.SIGTERM, sigterm)
+
+
+# --- the ledger's databases: a SQLite file, and a real PostgreSQL (scripts/postgres) -------------------
+
+POSTGRES_SKIP = "no PostgreSQL: CRONCTL_TEST_POSTGRES is unset (scripts/test starts one with scripts/postgres up)"
+
+
+def _fresh_postgres_database(base: str) -> tuple[str, Callable[[], None]]:
+    """A new empty database on the test server (``base`` is its URL); returns its URL and a dropper."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(base, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        with psycopg.connect(base, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return base.rsplit("/", 1)[0] + "/" + name, drop
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty ledger: a SQLite file, then (the second parameter) a fresh database on the
+    PostgreSQL scripts/test started. Without one the PostgreSQL case is skipped (said in the summary),
+    never under CI."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+        return
+    base = os.environ.get("CRONCTL_TEST_POSTGRES")
+    if not base:
+        if _in_ci():
+            pytest.fail("CI=true but CRONCTL_TEST_POSTGRES is unset: scripts/test did not start PostgreSQL",
+                        pytrace=False)
+        pytest.skip(POSTGRES_SKIP)
+    url, drop = _fresh_postgres_database(base)
+    try:
+        yield url
+    finally:
+        drop()

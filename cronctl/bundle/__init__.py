@@ -34,6 +34,9 @@ class Request:
     logs: bool = True
     redact: str = "default"  # or "strict": every env and flag value not on the allow-list is masked too
     lint: Linter | None = None  # the CronJob's lint findings (the CLI hands in cronctl.lint's)
+    #: the ledger to add (its Jobs, events and log tails the cluster no longer has): (URL or None for
+    #: the default, the cluster's name in it); None: the cluster alone
+    ledger: tuple[str | None, str] | None = None
 
 
 def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
@@ -57,6 +60,10 @@ def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
         assert cluster is not None, "a live bundle needs a cluster"
         raw = collect(cluster, req.names, now=req.now or req.collected_at, collected_at=req.collected_at,
                       since_seconds=req.since_seconds, max_log_bytes=req.max_log_bytes, logs=req.logs)
+    if req.ledger is not None:
+        from cronctl.bundle.collect import add_ledger
+
+        add_ledger(raw, req.names, *req.ledger, since=raw.now - req.window - timedelta(days=1))
     raw.options = {**raw.options, "window_seconds": int(req.window.total_seconds())}
     if req.redact != "default":
         raw.options["redact"] = req.redact

@@ -154,3 +154,47 @@ def _read_logs(cluster: Cluster, pods: list[Obj], missing: list[Missing], since:
                 text = data.decode("utf-8", errors="ignore")
             out.append(LogRecord(pod, container, previous, text, bytes=len(data), truncated=truncated))
     return out
+
+
+def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_name: str, *,
+               since: datetime) -> None:
+    """Add what the ledger (cronctl record) kept and the cluster no longer holds: the Jobs and
+    events of the bundled CronJobs (by uid; the live object wins) and the log tails of Jobs whose
+    pods are gone. The ledger is named in the bundle's options."""
+    from cronctl.ledger.facts import merge
+    from cronctl.ledger.store import open_ledger
+
+    led = open_ledger(url, create=False)
+    try:
+        with led.reading() as r:
+            evs = [r.evidence(cluster_name, namespace=raw.namespace, name=n, since=since)
+                   for n in (names if names is not None else [None])]
+    finally:
+        led.close()
+    raw.jobs = merge(raw.jobs, [j for ev in evs for j in ev.jobs])
+    raw.events = merge(raw.events, [e for ev in evs for e in ev.events])
+    live_logs = {(lg.pod, lg.container) for lg in raw.logs if lg.text is not None}
+    live_pods = {model.name_of(p) for p in raw.pods}
+    added = 0
+    for ev in evs:
+        for lg in ev.logs:
+            if (lg["pod"], lg["container"]) in live_logs:
+                continue
+            if lg["pod"] not in live_pods:  # the pod is gone: a stub names its Job, so the log is the Job's
+                live_pods.add(str(lg["pod"]))
+                raw.pods.append(_pod_stub(lg))
+            text = str(lg["text"])
+            raw.logs.append(LogRecord(str(lg["pod"]), str(lg["container"]), False, text,
+                                      bytes=len(text.encode("utf-8")), truncated=bool(lg["truncated"])))
+            added += 1
+    raw.options = {**raw.options, "ledger": led.shown, "ledger_cluster": cluster_name, "ledger_logs": added}
+
+
+def _pod_stub(lg: Obj) -> Obj:
+    """A Pod the ledger kept a log of but not the object: its name, its Job, and where it came from."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": lg["pod"], "namespace": lg["namespace"], "labels": {"job-name": lg["job"]},
+                         "annotations": {model.ANN_LEDGER: f"{lg['cluster']}; only the log tail was kept"},
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": lg["job"],
+                                              "uid": lg["job_uid"], "controller": True}]},
+            "spec": {"containers": [{"name": lg["container"]}]}, "status": {}}

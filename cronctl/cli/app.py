@@ -58,6 +58,9 @@ COMMANDS: tuple[Entry, ...] = (
           "Suspend a CronJob on purpose, recording who, why and until when on it."),
     Entry("resume", "cronctl.cli.pause:resume_cmd",
           "Un-suspend a paused CronJob after showing what the controller will start."),
+    Entry("record", "cronctl.cli.record:record",
+          "Keep every CronJob's slots in the ledger: CronJobs, Jobs, events and log tails, before Kubernetes "
+          "deletes them."),
     Entry("restore", "cronctl.cli.restore:restore_cmd",
           "Put back the suspend value recorded by run-manual and clear its record."),
     Entry("run-manual", "cronctl.cli.run_manual:run_manual_cmd",

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit, err,
-                                out)
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
+                                emit, err, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
 
@@ -54,6 +54,7 @@ def bundle(
         "--redact", help="default: mask secrets found by name, flag, place and shape; strict: also every env "
         "and flag value not on a short allow-list (levels, ports, hosts, regions, sizes, paths, numbers)."
     )] = Redact.default,
+    ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -63,15 +64,22 @@ def bundle(
 
     Writes bundle.json (documented schema), REPORT.md and report.html with a timeline, the raw
     objects (secrets masked), pod logs and SHA256SUMS. A read you are not allowed to make is
-    recorded as missing and the bundle is marked partial. Exit 5 on bad input (a malformed dump),
-    6 when the CronJob does not exist.
+    recorded as missing and the bundle is marked partial. With --ledger (or $CRONCTL_LEDGER) the
+    Jobs, events and log tails cronctl record kept are added where the cluster deleted them. Exit 5
+    on bad input (a malformed dump), 6 when the CronJob does not exist, 9 when the ledger cannot be read.
     """
+    import os
+
 
     from cronctl.bundle import Request, make_bundle
     from cronctl.cli import durations as flags
     from cronctl.model import instant
 
     from_dump = file_list(from_dump) or None
+    ledger_url = ledger if ledger not in (None, "default") else os.environ.get("CRONCTL_LEDGER") or None
+    use_ledger = ledger is not None or ledger_url is not None
+    if use_ledger and from_dump is not None:
+        raise UsageError("give --from-dump or --ledger, not both")
     if cronjob is not None and all_:
         raise UsageError("give a CRONJOB name or --all, not both")
     if cronjob is None and not all_:
@@ -103,7 +111,8 @@ def bundle(
                       f"{'from ' + ', '.join(from_dump) if from_dump else 'from the cluster'} ..."), markup=False)
     req = Request(names=names, out=target, now=now_t, collected_at=clock, since_seconds=since_s,
                   max_log_bytes=max_log_bytes, window=window_td, from_dump=from_dump, namespace=namespace,
-                  logs=not no_logs, redact=redact.value, lint=_lint_findings)
+                  logs=not no_logs, redact=redact.value, lint=_lint_findings,
+                  ledger=(ledger_url, cluster.context_name or "default") if use_ledger and cluster is not None else None)
     try:
         b = make_bundle(req, cluster)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: write_bundle has removed its partial files

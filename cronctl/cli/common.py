@@ -163,6 +163,17 @@ def file_list(filenames: list[str] | None, extra: list[str] | None = None) -> li
     return paths
 
 
+LedgerOpt = Annotated[
+    Optional[str],
+    typer.Option("--ledger", help="Also judge from the ledger cronctl record keeps (postgresql://..., sqlite:///PATH "
+                 "or a file path; 'default' = $CRONCTL_LEDGER, else $XDG_STATE_HOME/cronctl/ledger.sqlite).",
+                 show_default=False, metavar="URL"),
+]
+LedgerClusterOpt = Annotated[
+    Optional[str],
+    typer.Option("--cluster", help="With --ledger: read only the ledger (no API request), for this cluster's name "
+                 "(as cronctl record --cluster wrote it) or 'all'.", show_default=False, metavar="NAME"),
+]
 NamespaceOpt = Annotated[
     Optional[str],
     typer.Option("--namespace", "-n", help="Namespace (default: the context's namespace, else 'default').",

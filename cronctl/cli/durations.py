@@ -59,6 +59,8 @@ WINDOW = DurationFlag("--window", Bounds(why="no scheduled time could be judged"
 UNTIL = DurationFlag("--until")  # pause, as a duration from now
 MARGIN = DurationFlag("--margin", Bounds(low=0))  # alerts: added to every window; 0 is a window without slack
 MAX_SUSPEND = DurationFlag("--max-suspend")  # alerts
+KEEP = DurationFlag("--keep")  # record: how long the ledger keeps what ended
+STATUS_EVERY = DurationFlag("--status-every")  # record: the status line's period
 
 #: every duration flag, for the tests and the docs: (commands, flag)
 ALL: tuple[tuple[str, DurationFlag], ...] = (
@@ -72,4 +74,6 @@ ALL: tuple[tuple[str, DurationFlag], ...] = (
     ("pause", UNTIL),
     ("alerts", MARGIN),
     ("alerts", MAX_SUSPEND),
+    ("record", KEEP),
+    ("record", STATUS_EVERY),
 )

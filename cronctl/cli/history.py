@@ -13,7 +13,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt
+from cronctl.cli.common import UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.layout import Row, lay_out
 from cronctl.textsafe import visible
@@ -43,6 +44,8 @@ def history(
     fail_on: Annotated[Optional[list[FailOn]], typer.Option(
         "--fail-on", help="Exit 8 when a slot was lost (skipped-forbid, missed-*) or ran twice (duplicate, "
         "dst-doubled); repeat for both.", show_default=False)] = None,
+    ledger: LedgerOpt = None,
+    ledger_cluster: LedgerClusterOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -52,8 +55,11 @@ def history(
 
     Verdicts: ran, ran-late, duplicate, running, skipped-forbid, missed-deadline, missed-suspended,
     missed-too-many, missed, dst-skipped, dst-doubled, evidence-gone, due. Manual Jobs that
-    stand for no slot are listed too. Exit 8 with --fail-on when a slot was lost or ran twice,
-    5 on bad input, 6 when the CronJob does not exist.
+    stand for no slot are listed too. With --ledger (or $CRONCTL_LEDGER) the ledger that cronctl
+    record keeps is judged with the cluster: slots whose Jobs and events Kubernetes has deleted,
+    exact suspend spans; --cluster NAME|all reads the ledger alone. Exit 8 with --fail-on when a
+    slot was lost or ran twice, 5 on bad input, 6 when the CronJob does not exist, 9 when the
+    ledger cannot be read.
     """
     from cronctl.cli import durations as flags
     from cronctl.cli.common import emit
@@ -61,7 +67,15 @@ def history(
     from cronctl.history import Options, fail_on as failing
     from cronctl.model import instant
 
+    import os
+
     from_dump = file_list(from_dump) or None
+    ledger_url = ledger if ledger not in (None, "default") else os.environ.get("CRONCTL_LEDGER") or None
+    use_ledger = ledger is not None or ledger_url is not None
+    if ledger_cluster is not None and not use_ledger:
+        raise UsageError("--cluster reads the ledger: give --ledger URL (or set CRONCTL_LEDGER)")
+    if use_ledger and from_dump is not None:
+        raise UsageError("give --from-dump or --ledger, not both")
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
     if all_namespaces and cronjob and from_dump is None:
@@ -87,6 +101,23 @@ def history(
                                + (f" in namespace {namespace}" if namespace else ""))
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
+    elif ledger_cluster is not None:
+        from cronctl.procedure.history import from_ledger
+
+        now_t = now_t or clock
+        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
+                                      else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
+                                      opts=opts)
+    elif use_ledger:
+        from cronctl.kube import connect
+        from cronctl.procedure.history import from_ledger
+
+        cluster = connect(kubeconfig, context, namespace)
+        now_t = now_t or clock
+        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
+                                      namespace=namespace, all_namespaces=all_namespaces, opts=opts)
     else:
         from cronctl.kube import connect
         from cronctl.procedure.history import from_cluster

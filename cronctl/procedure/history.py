@@ -9,7 +9,8 @@ CronJobs; no per-object request. The judging is
 from __future__ import annotations
 
 import copy
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -87,4 +88,52 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
     out: list[Obj] = []
     for ns, cjs, jobs, events in by_namespace(cluster, cronjobs, missing):
         out += judge_all(cjs, jobs, events, opts, default_namespace=ns)
+    return out, missing
+
+
+def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
+                     opts: Options) -> Any:
+    from cronctl.ledger.store import open_ledger
+
+    led = open_ledger(url, create=False)
+    try:
+        with led.reading() as r:
+            # a day before --since: a Job created before the window may still stand for a slot in it
+            since = opts.since - timedelta(days=1) if opts.since is not None else None
+            return r.evidence(cluster_name, namespace=namespace, name=name, since=since)
+    finally:
+        led.close()
+
+
+def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
+                namespace: str | None, all_namespaces: bool, opts: Options) -> tuple[list[Obj], list[str]]:
+    """The histories judged from the live cluster and the ledger together (``live`` None: the ledger
+    alone, of ``cluster_name``, None = every cluster). Live objects win over the ledger's copies of
+    the same uid; CronJobs, Jobs and events only the ledger still has are added, and the ledger's
+    exact suspend spans go to the judge (:class:`cronctl.history.Options.suspensions`)."""
+    from cronctl.ledger.facts import merge
+
+    ns = None if all_namespaces else (live.namespace if live is not None else namespace)
+    ev = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts)
+    opts = replace(opts, suspensions=ev.suspensions)
+    if live is None:
+        if name is not None and not ev.cronjobs:
+            raise NotFound(f"the ledger has no CronJob {name}" + (f" in namespace {ns}" if ns else ""))
+        return judge_all(ev.cronjobs, ev.jobs, ev.events, opts), []
+    missing: list[str] = []
+    try:
+        cronjobs = [live.get_cronjob(name)] if name is not None else list_cronjobs(live, all_namespaces=all_namespaces)
+    except NotFound:
+        if not ev.cronjobs:
+            raise
+        cronjobs = []  # deleted from the cluster: the ledger's copy is judged below
+    out: list[Obj] = []
+    kept_jobs = _by_namespace(ev.jobs, live.namespace)
+    kept_events = _by_namespace(ev.events, live.namespace)
+    for n, cjs, jobs, events in by_namespace(live, cronjobs, missing):
+        out += judge_all(cjs, merge(jobs, kept_jobs.get(n, [])), merge(events, kept_events.get(n, [])), opts,
+                         default_namespace=n)
+    live_uids = {str(model.meta(c).get("uid") or "") for c in cronjobs}
+    gone = [c for c in ev.cronjobs if str(model.meta(c).get("uid") or "") not in live_uids]
+    out += judge_all(gone, ev.jobs, ev.events, opts)
     return out, missing

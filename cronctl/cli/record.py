@@ -1,0 +1,98 @@
+"""``cronctl record``: the recorder that keeps every slot's evidence in the ledger
+(cronctl.procedure.record, cronctl.ledger)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cronctl.cli.candidates import namespaces
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, UsageError
+
+
+def _namespace_list(values: Optional[list[str]]) -> Optional[list[str]]:
+    from cronctl.names import namespace
+
+    return None if values is None else [namespace(v) for v in values]
+
+
+def _cluster_name(text: str) -> str:
+    """A cluster name goes into every row and every line printed: 1-253 printable characters."""
+    from cronctl.errors import BadInput
+
+    if not 0 < len(text) <= 253 or not text.isprintable():
+        raise BadInput(f"--cluster {text[:80]!r}: a cluster name is 1-253 printable characters")
+    return text
+
+
+def record(
+    namespace: Annotated[Optional[list[str]], typer.Option(
+        "--namespace", "-n", help="A namespace to record (repeatable; default: the context's namespace).",
+        show_default=False, callback=_namespace_list, autocompletion=namespaces)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="Record every namespace.")] = False,
+    ledger: Annotated[Optional[str], typer.Option(
+        "--ledger", help="The ledger: postgresql://USER@HOST:PORT/DB, sqlite:///PATH or a file path (default: "
+        "$CRONCTL_LEDGER, else $XDG_STATE_HOME/cronctl/ledger.sqlite).", show_default=False,
+        metavar="URL")] = None,
+    cluster: Annotated[Optional[str], typer.Option(
+        "--cluster", help="This cluster's name in the ledger (default: the kubeconfig context); recorders of "
+        "several clusters may share one PostgreSQL.", show_default=False, metavar="NAME")] = None,
+    keep: Annotated[str, typer.Option(
+        "--keep", help="Delete what ended longer ago than this (90d, 12h; a bare number is seconds).")] = "90d",
+    log_bytes: Annotated[int, typer.Option(
+        "--log-bytes", help="Keep this many bytes of the end of each finished Job's container logs (0: none).",
+        min=0, max=16 * 1024 * 1024)] = 16 * 1024,
+    status_every: Annotated[str, typer.Option(
+        "--status-every", help="Print a status line this often.")] = "60s",
+    once: Annotated[bool, typer.Option(
+        "--once", help="Record what the cluster holds now (logs included), then exit: for a cron-style "
+        "recorder or a first import.")] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+) -> None:
+    """Keep every CronJob's slots in the ledger: CronJobs, Jobs, events and log tails, before Kubernetes deletes them.
+
+    Lists and watches CronJobs, Jobs and Events (resuming where the last run stopped), writes each
+    change idempotently into the ledger (SQLite by default, PostgreSQL for teams), and keeps a
+    redacted tail of each finished Job's logs. history, bundle and status read it with --ledger.
+    Prints a status line every --status-every. SIGTERM or Ctrl-C: writes what it holds, exit 0.
+    Exit 9 when the ledger cannot be opened or written (its buffer full), 7 API error, 5 bad input.
+    """
+    import signal
+    import threading
+
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import err
+    from cronctl.kube import connect
+    from cronctl.ledger.store import open_ledger
+    from cronctl.procedure.base import SystemClock
+    from cronctl.procedure.record import Recorder, RecordOptions
+    from cronctl.textsafe import visible
+
+    if all_namespaces and namespace:
+        raise UsageError("give -n NAMESPACE or -A, not both")
+    keep_td = flags.KEEP.delta(keep)
+    every = flags.STATUS_EVERY.seconds(status_every)
+    kc = connect(kubeconfig, context, namespace[0] if namespace else None)
+    name = _cluster_name(cluster or kc.context_name or "default")
+    scopes = None if all_namespaces else tuple(dict.fromkeys(namespace or [kc.namespace]))
+    led = open_ledger(ledger)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    rec = Recorder(kc, led, RecordOptions(cluster_name=name, namespaces=scopes, keep=keep_td, log_bytes=log_bytes,
+                                          status_every=every, once=once),
+                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop)
+    err.print(visible(f"record: cluster {name} into {led.shown} ({led.backend}); "
+                      + ("once" if once else "until SIGTERM")), markup=False)
+    try:
+        rec.run()
+    finally:
+        led.close()
+    err.print(visible(rec.status_line()), markup=False)

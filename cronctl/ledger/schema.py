@@ -1,0 +1,173 @@
+"""The ledger's tables (SQLAlchemy Core), the one definition the store reads and writes through.
+
+Migrations (cronctl/ledger/migrations, Alembic) create and change them; a test checks that the
+migrated database equals this definition. docs/LEDGER.md describes every table and column.
+
+Every row carries ``cluster`` (``--cluster``, default the kubeconfig context), so recorders of
+several clusters can share one PostgreSQL. Unique constraints make every write idempotent: one
+row per (cluster, uid) of a CronJob, Job or Event, one per (cluster, CronJob uid, slot), one per
+(cluster, Job uid, pod, container) log tail. Times are UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Dialect, Index, Integer, MetaData, String, Table,
+                        Text, TypeDecorator, UniqueConstraint)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from cronctl.timeutil import UTC
+
+metadata = MetaData()
+
+_Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every backend: PostgreSQL keeps a timestamptz; SQLite, which has no
+    zones, keeps the naive UTC time and gets UTC back on reading."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        t: datetime = value
+        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def _ts(name: str, nullable: bool = True) -> Column[datetime]:
+    return Column(name, UTCDateTime(), nullable=nullable)
+
+
+cronjobs = Table(
+    "cronjobs", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("uid", String(64), nullable=False),
+    Column("namespace", String(253), nullable=False),
+    Column("name", String(253), nullable=False),
+    _ts("first_seen", False), _ts("last_seen", False), _ts("deleted_at"),
+    Column("object", _Json, nullable=False),
+    UniqueConstraint("cluster", "uid", name="uq_cronjobs_cluster_uid"),
+    Index("ix_cronjobs_name", "cluster", "namespace", "name"),
+)
+
+cronjob_configs = Table(
+    "cronjob_configs", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("cronjob_uid", String(64), nullable=False),
+    Column("resource_version", String(64), nullable=False),
+    _ts("observed_at", False),
+    Column("generation", BigInteger),
+    Column("schedule", Text, nullable=False),
+    Column("time_zone", String(253)),
+    Column("suspend", Boolean, nullable=False),
+    Column("suspend_manager", String(253)),
+    _ts("suspend_at"),
+    Column("concurrency_policy", String(32), nullable=False),
+    Column("starting_deadline_seconds", BigInteger),
+    Column("successful_limit", Integer, nullable=False),
+    Column("failed_limit", Integer, nullable=False),
+    Column("fingerprint", String(32), nullable=False),
+    UniqueConstraint("cluster", "cronjob_uid", "resource_version", name="uq_configs_version"),
+    Index("ix_configs_cronjob", "cluster", "cronjob_uid", "observed_at"),
+)
+
+jobs = Table(
+    "jobs", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("uid", String(64), nullable=False),
+    Column("namespace", String(253), nullable=False),
+    Column("name", String(253), nullable=False),
+    Column("cronjob_uid", String(64)),
+    Column("cronjob_name", String(253)),
+    _ts("slot"),
+    Column("origin", String(16), nullable=False),
+    _ts("created"), _ts("started"), _ts("first_running"), _ts("completed"),
+    Column("outcome", String(16)),
+    Column("failure_reason", Text),
+    Column("exit_codes", _Json),
+    _ts("deleted_at"), _ts("updated_at", False),
+    Column("object", _Json, nullable=False),
+    UniqueConstraint("cluster", "uid", name="uq_jobs_cluster_uid"),
+    Index("ix_jobs_cronjob", "cluster", "cronjob_uid", "created"),
+    Index("ix_jobs_namespace", "cluster", "namespace", "created"),
+)
+
+slots = Table(
+    "slots", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("cronjob_uid", String(64), nullable=False),
+    Column("namespace", String(253), nullable=False),
+    Column("cronjob_name", String(253), nullable=False),
+    _ts("slot", False),
+    Column("jobs", Integer, nullable=False),  # how many Jobs stand for it (2+: a duplicate)
+    Column("job_name", String(253)),  # the first Job's
+    _ts("created"), _ts("first_running"), _ts("completed"),
+    Column("outcome", String(16)),
+    UniqueConstraint("cluster", "cronjob_uid", "slot", name="uq_slots_slot"),
+    Index("ix_slots_name", "cluster", "namespace", "cronjob_name", "slot"),
+)
+
+events = Table(
+    "events", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("uid", String(64), nullable=False),
+    Column("namespace", String(253), nullable=False),
+    Column("involved_kind", String(64)),
+    Column("involved_name", String(253)),
+    Column("involved_uid", String(64)),
+    Column("reason", String(128)),
+    _ts("first_time"), _ts("last_time"),
+    Column("count", Integer),
+    Column("object", _Json, nullable=False),
+    UniqueConstraint("cluster", "uid", name="uq_events_cluster_uid"),
+    Index("ix_events_namespace", "cluster", "namespace", "last_time"),
+)
+
+logs = Table(
+    "logs", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("job_uid", String(64), nullable=False),
+    Column("namespace", String(253), nullable=False),
+    Column("job_name", String(253), nullable=False),
+    Column("pod", String(253), nullable=False),
+    Column("container", String(253), nullable=False),
+    _ts("taken_at", False),
+    Column("text", Text, nullable=False),
+    Column("truncated", Boolean, nullable=False),
+    UniqueConstraint("cluster", "job_uid", "pod", "container", name="uq_logs_container"),
+)
+
+cursors = Table(
+    "cursors", metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("cluster", String(253), nullable=False),
+    Column("resource", String(64), nullable=False),
+    Column("scope", String(253), nullable=False),  # a namespace, or "*" for all
+    Column("resource_version", String(64), nullable=False),
+    _ts("updated_at", False),
+    UniqueConstraint("cluster", "resource", "scope", name="uq_cursors"),
+)
+
+#: table -> the columns of its unique key (the upsert's conflict target)
+KEYS = {
+    "cronjobs": ("cluster", "uid"), "jobs": ("cluster", "uid"), "events": ("cluster", "uid"),
+    "slots": ("cluster", "cronjob_uid", "slot"), "logs": ("cluster", "job_uid", "pod", "container"),
+    "cursors": ("cluster", "resource", "scope"), "cronjob_configs": ("cluster", "cronjob_uid", "resource_version"),
+}

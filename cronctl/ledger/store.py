@@ -1,0 +1,422 @@
+"""The ledger database: open (and migrate), write idempotently, read back as API objects.
+
+SQLAlchemy 2 Core over SQLite (the default, a file under ``$XDG_STATE_HOME/cronctl/``) or
+PostgreSQL (psycopg 3); Alembic migrates the schema (:mod:`cronctl.ledger.schema`) on open.
+Every write is an upsert on the table's unique key (``INSERT ... ON CONFLICT``), so writing the
+same object twice, or again after a restart, changes nothing. Any database failure is a
+:class:`cronctl.errors.LedgerError` (exit 9) with one line saying what failed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from cronctl import model
+from cronctl.errors import BadInput, LedgerError
+from cronctl.ledger import facts, schema
+from cronctl.timeutil import rfc3339_z
+
+Obj = dict[str, Any]
+
+ENV = "CRONCTL_LEDGER"
+
+
+def default_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "cronctl" / "ledger.sqlite"
+
+
+def resolve(url: str | None) -> str:
+    """The ledger URL to use: ``url`` (``--ledger``), else ``$CRONCTL_LEDGER``, else the SQLite file
+    :func:`default_path`. ``postgresql://`` and ``postgres://`` select PostgreSQL through psycopg 3,
+    ``sqlite:///PATH`` (or a bare path) a SQLite file. Anything else is BadInput."""
+    u = (url or os.environ.get(ENV) or "").strip()
+    if not u:
+        return f"sqlite:///{default_path()}"
+    for scheme in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if u.startswith(scheme):
+            return "postgresql+psycopg://" + u[len(scheme):]
+    if u.startswith("sqlite:///"):
+        return u
+    if "://" in u:
+        raise BadInput(f"--ledger {_safe(u)}: not a ledger URL (postgresql://..., sqlite:///PATH or a file path)")
+    return f"sqlite:///{os.path.abspath(u)}"
+
+
+def _safe(url: str) -> str:
+    from cronctl.redact import safe_url
+
+    return safe_url(url)
+
+
+def _prepare_sqlite_file(url: str) -> None:
+    """The SQLite file and its directory, readable by the owner only (0600 / 0700): the ledger keeps
+    logs and objects of the cluster."""
+    path = url[len("sqlite:///"):]
+    if not path or path == ":memory:":
+        return
+    d = os.path.dirname(path)
+    try:
+        if d and not os.path.isdir(d):
+            os.makedirs(d, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+    except OSError as e:
+        raise LedgerError(f"cannot create the ledger file {path}: {e.strerror or e}") from e
+
+
+def _migrate(engine: Any) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+@dataclass
+class Ledger:
+    """An open ledger. ``url`` is the SQLAlchemy URL, ``shown`` the same without a password."""
+
+    engine: Any
+    url: str
+    shown: str
+
+    @property
+    def backend(self) -> str:
+        return str(self.engine.dialect.name)
+
+    @contextmanager
+    def writing(self) -> Iterator[Writer]:
+        """One transaction: everything written through the Writer commits together, or nothing."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            with self.engine.begin() as conn:
+                yield Writer(conn, self.backend)
+        except SQLAlchemyError as e:
+            raise LedgerError(f"cannot write the ledger {self.shown}: {_first_line(e)}") from e
+
+    @contextmanager
+    def reading(self) -> Iterator[Reader]:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            with self.engine.connect() as conn:
+                yield Reader(conn)
+        except SQLAlchemyError as e:
+            raise LedgerError(f"cannot read the ledger {self.shown}: {_first_line(e)}") from e
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _first_line(e: BaseException) -> str:
+    orig = getattr(e, "orig", None) or e
+    text = str(orig).strip().splitlines()
+    return text[0] if text else type(orig).__name__
+
+
+def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
+    """Open (and migrate to the newest schema) the ledger at ``url`` (:func:`resolve`).
+
+    ``create`` False (the readers): a SQLite file that does not exist is a LedgerError, not a new
+    empty ledger that would judge every slot without evidence."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.exc import SQLAlchemyError
+
+    u = resolve(url)
+    shown = _safe(u.replace("postgresql+psycopg://", "postgresql://"))
+    if u.startswith("sqlite:///"):
+        path = u[len("sqlite:///"):]
+        if not create and not os.path.exists(path):
+            raise LedgerError(f"no ledger at {path} (cronctl record writes it; --ledger or {ENV} names another)")
+        _prepare_sqlite_file(u)
+        engine = create_engine(u, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _rec: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+    else:
+        engine = create_engine(u, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+    try:
+        _migrate(engine)
+    except SQLAlchemyError as e:
+        engine.dispose()
+        raise LedgerError(f"cannot open the ledger {shown}: {_first_line(e)}") from e
+    return Ledger(engine=engine, url=u, shown=shown)
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+#: columns an upsert never overwrites with NULL: facts learnt once (from the pods, a deletion)
+_KEEP_IF_NULL = {"jobs": ("first_running", "exit_codes", "deleted_at"), "cronjobs": ("deleted_at",)}
+#: columns an upsert never changes after the first insert
+_FIRST_ONLY = {"cronjobs": ("first_seen",)}
+
+
+class Writer:
+    """Idempotent writes on one connection (one transaction)."""
+
+    def __init__(self, conn: Any, backend: str) -> None:
+        self.conn = conn
+        self.backend = backend
+        self.rows = 0  # rows written (inserted, or updated in place by the upsert)
+
+    def _upsert(self, table: Any, rows: list[Obj], *, update: bool = True) -> None:
+        if not rows:
+            return
+        from sqlalchemy import func
+
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        keys = schema.KEYS[table.name]
+        stmt: Any = (postgresql.insert if self.backend == "postgresql" else sqlite.insert)(table)
+        if update:
+            keep = _KEEP_IF_NULL.get(table.name, ())
+            first = _FIRST_ONLY.get(table.name, ())
+            cols = {c for r in rows for c in r} - set(keys) - set(first) - {"id"}
+            set_ = {c: (func.coalesce(stmt.excluded[c], table.c[c]) if c in keep else stmt.excluded[c])
+                    for c in sorted(cols)}
+            stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_=set_)
+        else:
+            stmt = stmt.on_conflict_do_nothing(index_elements=list(keys))
+        self.conn.execute(stmt, rows)
+        self.rows += len(rows)
+
+    def cronjob(self, cluster: str, obj: Obj, seen: datetime, *, deleted: bool = False) -> None:
+        from sqlalchemy import select
+
+        c = facts.cronjob_config(obj)
+        if not c.uid:
+            raise BadInput(f"cronjob {c.namespace}/{c.name} has no uid")
+        row = {"cluster": cluster, "uid": c.uid, "namespace": c.namespace, "name": c.name, "first_seen": seen,
+               "last_seen": seen, "deleted_at": seen if deleted else None,
+               "object": facts.stored_object(obj, keep_managed_fields=True)}
+        self._upsert(schema.cronjobs, [row])
+        t = schema.cronjob_configs
+        last = self.conn.execute(select(t.c.fingerprint).where(t.c.cluster == cluster, t.c.cronjob_uid == c.uid)
+                                 .order_by(t.c.observed_at.desc(), t.c.id.desc()).limit(1)).scalar()
+        if last != c.fingerprint:
+            self._upsert(t, [{"cluster": cluster, "cronjob_uid": c.uid, "resource_version": c.resource_version,
+                              "observed_at": seen, "generation": c.generation, "schedule": c.schedule,
+                              "time_zone": c.time_zone, "suspend": c.suspend, "suspend_manager": c.suspend_manager,
+                              "suspend_at": c.suspend_at, "concurrency_policy": c.concurrency_policy,
+                              "starting_deadline_seconds": c.starting_deadline_seconds,
+                              "successful_limit": c.successful_limit, "failed_limit": c.failed_limit,
+                              "fingerprint": c.fingerprint}], update=False)
+
+    def job(self, cluster: str, obj: Obj, seen: datetime, *, deleted: bool = False,
+            pods: list[Obj] | None = None) -> None:
+        owner = facts.cronjob_owner(obj)
+        cj_uid, cj_name = owner if owner else (None, None)
+        r = model.job_record(obj, cj_name or "", seen)
+        uid = r.uid
+        if not uid:
+            raise BadInput(f"job {model.name_of(obj)} has no uid")
+        namespace = str(model.meta(obj).get("namespace") or "")
+        slot = facts.job_slot(obj, cj_name) if cj_name else None
+        row: Obj = {"cluster": cluster, "uid": uid, "namespace": namespace,
+               "name": r.name, "cronjob_uid": cj_uid, "cronjob_name": cj_name, "slot": slot, "origin": r.origin,
+               "created": r.created, "started": r.started, "completed": r.completed, "outcome": r.outcome,
+               "failure_reason": r.failure_reason, "deleted_at": seen if deleted else None, "updated_at": seen,
+               "first_running": facts.first_running(pods) if pods else None,
+               "exit_codes": facts.exit_codes(pods) or None if pods else None,
+               "object": facts.stored_object(obj)}
+        self._upsert(schema.jobs, [row])
+        if cj_uid and slot is not None:
+            self._slot(cluster, cj_uid, namespace, cj_name or "", slot)
+
+    def _slot(self, cluster: str, cronjob_uid: str, namespace: str, cronjob_name: str, slot: datetime) -> None:
+        """The slot's row from the Jobs that stand for it (recomputed: idempotent whatever the order)."""
+        from sqlalchemy import select
+
+        t = schema.jobs
+        got = self.conn.execute(select(t.c.name, t.c.created, t.c.first_running, t.c.completed, t.c.outcome)
+                                .where(t.c.cluster == cluster, t.c.cronjob_uid == cronjob_uid, t.c.slot == slot)
+                                .order_by(t.c.created, t.c.name)).all()
+        if not got:
+            return
+        first = got[0]
+        self._upsert(schema.slots, [{"cluster": cluster, "cronjob_uid": cronjob_uid, "namespace": namespace,
+                                     "cronjob_name": cronjob_name, "slot": slot, "jobs": len(got),
+                                     "job_name": first.name, "created": first.created,
+                                     "first_running": first.first_running, "completed": first.completed,
+                                     "outcome": first.outcome}])
+
+    def event(self, cluster: str, obj: Obj) -> bool:
+        """Keep ``obj`` when it is about a CronJob or a Job (or cronctl's); False when not kept."""
+        if not facts.event_kept(obj):
+            return False
+        inv = obj.get("involvedObject") or obj.get("regarding") or {}
+        first, last = facts.event_times(obj)
+        uid = str(model.meta(obj).get("uid") or "")
+        if not uid:
+            return False
+        count = obj.get("count")
+        self._upsert(schema.events, [{
+            "cluster": cluster, "uid": uid, "namespace": str(model.meta(obj).get("namespace") or ""),
+            "involved_kind": inv.get("kind"), "involved_name": inv.get("name"), "involved_uid": inv.get("uid"),
+            "reason": obj.get("reason"), "first_time": first, "last_time": last,
+            "count": count if isinstance(count, int) and not isinstance(count, bool) else None,
+            "object": facts.stored_object(obj)}])
+        return True
+
+    def log(self, cluster: str, job: Obj, pod: str, container: str, text: str, truncated: bool,
+            taken: datetime) -> None:
+        from cronctl.redact import Redactor
+
+        red = Redactor()
+        red.learn(job)
+        self._upsert(schema.logs, [{"cluster": cluster, "job_uid": str(model.meta(job).get("uid") or ""),
+                                    "namespace": str(model.meta(job).get("namespace") or ""),
+                                    "job_name": model.name_of(job), "pod": pod, "container": container,
+                                    "taken_at": taken, "text": red.text(text), "truncated": truncated}])
+
+    def cursor(self, cluster: str, resource: str, scope: str, resource_version: str, at: datetime) -> None:
+        self._upsert(schema.cursors, [{"cluster": cluster, "resource": resource, "scope": scope,
+                                       "resource_version": resource_version, "updated_at": at}])
+
+    def prune(self, cluster: str, before: datetime) -> int:
+        """Delete what ended before ``before`` (``--keep``): Jobs (and their slots and logs) created
+        before it, events last seen before it, CronJobs deleted before it. Returns rows deleted."""
+        from sqlalchemy import delete, select
+
+        j, s, lg, e, c = schema.jobs, schema.slots, schema.logs, schema.events, schema.cronjobs
+        n = 0
+        old_jobs = select(j.c.uid).where(j.c.cluster == cluster, j.c.created < before)
+        n += self.conn.execute(delete(lg).where(lg.c.cluster == cluster, lg.c.job_uid.in_(old_jobs))).rowcount or 0
+        n += self.conn.execute(delete(j).where(j.c.cluster == cluster, j.c.created < before)).rowcount or 0
+        n += self.conn.execute(delete(s).where(s.c.cluster == cluster, s.c.slot < before)).rowcount or 0
+        n += self.conn.execute(delete(e).where(e.c.cluster == cluster, e.c.last_time < before)).rowcount or 0
+        n += self.conn.execute(delete(c).where(c.c.cluster == cluster, c.c.deleted_at < before)).rowcount or 0
+        return n
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the ledger holds for some CronJobs, as the API objects the judge reads, plus what only
+    the ledger knows: the exact suspend spans (by CronJob uid) and the kept log tails."""
+
+    cronjobs: list[Obj]
+    jobs: list[Obj]
+    events: list[Obj]
+    suspensions: dict[str, list[tuple[datetime, datetime | None, str]]]
+    logs: list[Obj]
+
+
+class Reader:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def clusters(self) -> list[str]:
+        from sqlalchemy import select
+
+        c = schema.cronjobs
+        return sorted(self.conn.execute(select(c.c.cluster).distinct()).scalars())
+
+    def logged_jobs(self, cluster: str) -> set[str]:
+        """The uids of the Jobs whose log tails are kept."""
+        from sqlalchemy import select
+
+        t = schema.logs
+        return set(self.conn.execute(select(t.c.job_uid).where(t.c.cluster == cluster).distinct()).scalars())
+
+    def cursors(self, cluster: str) -> dict[tuple[str, str], str]:
+        from sqlalchemy import select
+
+        t = schema.cursors
+        return {(r.resource, r.scope): r.resource_version
+                for r in self.conn.execute(select(t).where(t.c.cluster == cluster))}
+
+    def evidence(self, cluster: str | None, *, namespace: str | None, name: str | None,
+                 since: datetime | None) -> Evidence:
+        """The CronJobs (of ``namespace`` or all; ``name`` or all; ``cluster`` or every cluster)
+        with their Jobs created since ``since``, the events about them last seen since then, their
+        config history as suspend spans, and the log tails of those Jobs. A Job or event is returned
+        as the object it was when last seen, with ``cronctl.dev/ledger`` naming its cluster."""
+        from sqlalchemy import select
+
+        c, cf, j, e, lg = schema.cronjobs, schema.cronjob_configs, schema.jobs, schema.events, schema.logs
+        q = select(c)
+        if cluster is not None:
+            q = q.where(c.c.cluster == cluster)
+        if namespace is not None:
+            q = q.where(c.c.namespace == namespace)
+        if name is not None:
+            q = q.where(c.c.name == name)
+        cj_rows = list(self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
+        cronjobs = [_mark(r.object, r.cluster, r.deleted_at) for r in cj_rows]
+        uids = [r.uid for r in cj_rows]
+        names_ = {(r.cluster, r.namespace, r.name) for r in cj_rows}
+        suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = {}
+        jobs_: list[Obj] = []
+        events_: list[Obj] = []
+        logs_: list[Obj] = []
+        for chunk in _chunks(uids, 500):
+            cfg_rows = list(self.conn.execute(select(cf).where(cf.c.cronjob_uid.in_(chunk))
+                                              .order_by(cf.c.cronjob_uid, cf.c.observed_at, cf.c.id)))
+            by_uid: dict[str, list[Any]] = {}
+            for r in cfg_rows:
+                by_uid.setdefault(r.cronjob_uid, []).append(r)
+            for uid, rows in by_uid.items():
+                cfgs = [_config(r) for r in rows]
+                suspensions[uid] = facts.suspend_spans(cfgs, [r.observed_at for r in rows])
+            jq = select(j).where(j.c.cronjob_uid.in_(chunk))
+            if since is not None:
+                jq = jq.where((j.c.created >= since) | (j.c.completed >= since) | (j.c.completed.is_(None)))
+            job_rows = list(self.conn.execute(jq.order_by(j.c.created)))
+            jobs_ += [_mark(r.object, r.cluster, r.deleted_at) for r in job_rows]
+            job_uids = [r.uid for r in job_rows]
+            for jchunk in _chunks(job_uids, 500):
+                logs_ += [{"cluster": r.cluster, "namespace": r.namespace, "job": r.job_name, "job_uid": r.job_uid,
+                           "pod": r.pod,
+                           "container": r.container, "text": r.text, "truncated": r.truncated,
+                           "taken_at": r.taken_at}
+                          for r in self.conn.execute(select(lg).where(lg.c.job_uid.in_(jchunk))
+                                                     .order_by(lg.c.job_name, lg.c.pod, lg.c.container))]
+            eq = select(e).where(e.c.involved_uid.in_(chunk + job_uids))
+            if since is not None:
+                eq = eq.where(e.c.last_time >= since)
+            events_ += [_mark(r.object, r.cluster, None) for r in self.conn.execute(eq.order_by(e.c.last_time))]
+        # events that name a CronJob by name only (older writers, no uid)
+        for cl, ns, nm in sorted(names_):
+            eq = select(e).where(e.c.cluster == cl, e.c.namespace == ns, e.c.involved_kind == "CronJob",
+                                 e.c.involved_name == nm, e.c.involved_uid.is_(None))
+            events_ += [_mark(r.object, r.cluster, None) for r in self.conn.execute(eq)]
+        return Evidence(cronjobs=cronjobs, jobs=jobs_, events=events_, suspensions=suspensions, logs=logs_)
+
+
+def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def _mark(obj: Obj, cluster: str, deleted: datetime | None) -> Obj:
+    meta = dict(obj.get("metadata") or {})
+    ann = dict(meta.get("annotations") or {})
+    ann[model.ANN_LEDGER] = cluster + (f"; deleted {rfc3339_z(deleted)}" if deleted is not None else "")
+    meta["annotations"] = ann
+    return {**obj, "metadata": meta}
+
+
+def _config(r: Any) -> facts.CronJobConfig:
+    return facts.CronJobConfig(
+        uid=r.cronjob_uid, namespace="", name="", resource_version=r.resource_version, generation=r.generation,
+        schedule=r.schedule, time_zone=r.time_zone, suspend=bool(r.suspend), suspend_manager=r.suspend_manager,
+        suspend_at=r.suspend_at, concurrency_policy=r.concurrency_policy,
+        starting_deadline_seconds=r.starting_deadline_seconds, successful_limit=r.successful_limit,
+        failed_limit=r.failed_limit, fingerprint=r.fingerprint)

@@ -1,0 +1,331 @@
+"""``cronctl record``: keep every CronJob, Job, Event and finished Job's log tail in the ledger.
+
+Threads, one writer:
+
+- one **watcher** per (resource, scope) — CronJobs, Jobs and Events, in each ``-n`` namespace
+  or in all (``-A``) — lists, then watches from the list's resourceVersion (with bookmarks),
+  again from the last version seen when the server ends the watch or the connection drops, and
+  lists again (merging: writes are upserts) when that version is compacted away (410). A restart
+  resumes each watch from the cursor the ledger kept, so changes made while the recorder was
+  down (a Job created and deleted) are still seen when etcd still has them;
+- one **log taker**: when a Job is seen finished, it reads its pods (first worker start, exit
+  codes) and a bounded tail of each container's log, once per Job;
+- the **writer** (the caller's thread) takes what the others put on one bounded queue and
+  writes it in transactions of up to ``batch`` items; a watch's cursor is written in the same
+  transaction as the objects before it, so a SIGKILL loses nothing the API still shows.
+
+A failed write is retried (every ``retry_seconds``) while the queue fills; when the queue is full
+the recorder stops with :class:`LedgerError` (exit 9). ``stop`` (SIGTERM, SIGINT) ends it after
+the queue is written: exit 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from cronctl import model
+from cronctl.cluster import Obj, WatchExpired
+from cronctl.errors import ApiError, BadInput, CronctlError, LedgerError
+from cronctl.ledger import facts
+from cronctl.ledger.store import Ledger
+from cronctl.procedure.base import Clock
+
+#: what the recorder watches, in the order it first lists them
+WATCHED = ("cronjobs", "jobs", "events")
+ALL = "*"
+#: the lines of a container's log asked for; the last ``log_bytes`` of them are kept
+_TAIL_LINES = 2000
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    cluster_name: str
+    namespaces: tuple[str, ...] | None  # None: every namespace (-A)
+    keep: timedelta | None = timedelta(days=90)
+    log_bytes: int = 16 * 1024
+    status_every: float = 60.0
+    once: bool = False  # list everything once, write it (logs included) and return
+    batch: int = 500
+    buffer: int = 50_000
+    retry_seconds: float = 2.0
+    watch_seconds: int = 300
+
+
+@dataclass
+class Stats:
+    rows: int = 0
+    items: int = 0
+    skipped: int = 0
+    relists: int = 0
+    watch_restarts: int = 0
+    write_errors: int = 0
+    logs: int = 0
+    lag: float = 0.0
+    last_status_rows: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Item:
+    kind: str  # an object's resource (cronjobs|jobs|events), "cursor", "pods"
+    typ: str  # ADDED | MODIFIED | DELETED | SYNC | CURSOR | PODS
+    obj: Obj
+    scope: str = ALL
+    rv: str = ""
+    at: float = 0.0
+    extra: Any = None
+
+
+class Recorder:
+    def __init__(self, cluster: Any, ledger: Ledger, opts: RecordOptions, clock: Clock,
+                 say: Callable[[str], None], stop: threading.Event | None = None) -> None:
+        self.cluster = cluster
+        self.ledger = ledger
+        self.opts = opts
+        self.clock = clock
+        self.say = say
+        self.stop = stop or threading.Event()
+        self.queue: queue.Queue[_Item] = queue.Queue(maxsize=opts.buffer)
+        self.stats = Stats()
+        self.full = threading.Event()
+        self._logged: set[str] = set()
+        self._log_queue: queue.Queue[Obj] = queue.Queue()
+        self._threads: list[threading.Thread] = []
+
+    # -- the scopes ------------------------------------------------------------------------------
+    def _scopes(self) -> list[str]:
+        return list(self.opts.namespaces) if self.opts.namespaces is not None else [ALL]
+
+    def _in(self, scope: str) -> Any:
+        c = copy.copy(self.cluster)
+        if scope != ALL:
+            c.namespace = scope
+        return c
+
+    def _put(self, item: _Item) -> None:
+        item.at = time.monotonic()
+        try:
+            self.queue.put_nowait(item)
+        except queue.Full:
+            self.full.set()
+            self.stop.set()
+
+    # -- watchers --------------------------------------------------------------------------------
+    def _list(self, resource: str, scope: str) -> str:
+        items, rv = self.cluster.list_resource(resource, None if scope == ALL else scope)
+        for o in items:
+            self._put(_Item(resource, "SYNC", o, scope))
+        self._put(_Item("cursor", "CURSOR", {}, scope, rv=rv, extra=resource))
+        return str(rv)
+
+    def _watch_loop(self, resource: str, scope: str, rv: str) -> None:
+        backoff = 1.0
+        while not self.stop.is_set():
+            try:
+                if not rv:
+                    rv = self._list(resource, scope)
+                    self.stats.relists += 1
+                for typ, obj in self.cluster.watch_resource(resource, None if scope == ALL else scope, rv,
+                                                            timeout_seconds=self.opts.watch_seconds):
+                    if self.stop.is_set():
+                        return
+                    new_rv = str(model.meta(obj).get("resourceVersion") or rv)
+                    if typ != "BOOKMARK":
+                        self._put(_Item(resource, typ, obj, scope, rv=new_rv))
+                    if new_rv != rv:
+                        rv = new_rv
+                        self._put(_Item("cursor", "CURSOR", {}, scope, rv=rv, extra=resource))
+                backoff = 1.0
+                self.stats.watch_restarts += 1
+            except WatchExpired:
+                rv = ""  # compacted away: list again and merge
+            except CronctlError as e:  # the API server restarting, a dropped connection
+                self.stats.watch_restarts += 1
+                self._note(f"watch {resource} in {scope}: {e.message} (again in {backoff:.0f}s)")
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+
+    # -- the log taker ---------------------------------------------------------------------------
+    def _take_logs(self, job: Obj) -> None:
+        ns = str(model.meta(job).get("namespace") or "")
+        c = self._in(ns)
+        name = model.name_of(job)
+        try:
+            pods = c.list_pods(label_selector=f"job-name={name}")
+        except CronctlError as e:
+            self._note(f"pods of job {ns}/{name}: {e.message}")
+            pods = []
+        logs = []
+        for p in pods:
+            for ct in ((p.get("spec") or {}).get("containers") or []):
+                cname = str(ct.get("name") or "")
+                try:
+                    text = c.read_pod_log(model.name_of(p), cname, tail_lines=_TAIL_LINES)
+                except CronctlError as e:
+                    text = f"(log not read: {e.message})"
+                data = text.encode("utf-8", "replace")
+                truncated = len(data) > self.opts.log_bytes or text.count("\n") >= _TAIL_LINES
+                tail = data[-self.opts.log_bytes:].decode("utf-8", "replace") if truncated else text
+                logs.append((model.name_of(p), cname, tail, truncated))
+        self._put(_Item("pods", "PODS", job, ns, extra=(pods, logs)))
+
+    def _log_loop(self) -> None:
+        while not self.stop.is_set() or not self._log_queue.empty():
+            try:
+                job = self._log_queue.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            self._take_logs(job)
+
+    # -- the writer ------------------------------------------------------------------------------
+    def _write(self, items: list[_Item]) -> None:
+        now = self.clock.now()
+        finished: list[Obj] = []
+        with self.ledger.writing() as w:
+            for it in items:
+                try:
+                    if it.kind == "cronjobs":
+                        w.cronjob(self.opts.cluster_name, it.obj, now, deleted=it.typ == "DELETED")
+                    elif it.kind == "jobs":
+                        w.job(self.opts.cluster_name, it.obj, now, deleted=it.typ == "DELETED")
+                        uid = str(model.meta(it.obj).get("uid") or "")
+                        if model.job_outcome(it.obj) is not None and uid not in self._logged \
+                                and it.typ != "DELETED":
+                            finished.append(it.obj)
+                    elif it.kind == "events":
+                        if not w.event(self.opts.cluster_name, it.obj):
+                            continue
+                    elif it.kind == "pods":
+                        pods, logs = it.extra
+                        w.job(self.opts.cluster_name, it.obj, now, pods=pods)
+                        for pod, container, text, truncated in logs:
+                            w.log(self.opts.cluster_name, it.obj, pod, container, text, truncated, now)
+                            self.stats.logs += 1
+                    elif it.kind == "cursor":
+                        w.cursor(self.opts.cluster_name, str(it.extra), it.scope, it.rv, now)
+                        continue
+                except BadInput as e:  # a malformed or hostile object: one line, skipped
+                    self.stats.skipped += 1
+                    self._note(f"skipped {it.kind[:-1]} {model.meta(it.obj).get('namespace')}/"
+                               f"{model.name_of(it.obj)}: {e.message}")
+                    continue
+                self.stats.items += 1
+            self.stats.rows += w.rows
+        self.stats.lag = max((time.monotonic() - it.at for it in items), default=0.0)
+        for j in finished:
+            uid = str(model.meta(j).get("uid") or "")
+            if uid not in self._logged:
+                self._logged.add(uid)
+                self._log_queue.put(j)
+
+    def _drain(self, first_wait: float) -> list[_Item]:
+        items: list[_Item] = []
+        try:
+            items.append(self.queue.get(timeout=first_wait))
+        except queue.Empty:
+            return items
+        while len(items) < self.opts.batch:
+            try:
+                items.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _note(self, line: str) -> None:
+        self.stats.errors.append(line)
+        self.say(f"record: {line}")
+
+    def status_line(self) -> str:
+        s = self.stats
+        scopes = "all namespaces" if self.opts.namespaces is None else "namespace(s) " + ", ".join(self._scopes())
+        new = s.rows - s.last_status_rows
+        s.last_status_rows = s.rows
+        return (f"record: cluster {self.opts.cluster_name}, ledger {self.ledger.shown}: watching "
+                f"{', '.join(WATCHED)} in {scopes}; {s.rows} rows written ({new} new), {s.logs} log tails, "
+                f"lag {s.lag:.1f}s, buffer {self.queue.qsize()}/{self.opts.buffer}, {s.relists} lists, "
+                f"{s.skipped} skipped, {s.write_errors} write errors")
+
+    # -- the run ---------------------------------------------------------------------------------
+    def _known_logs(self) -> None:
+        with self.ledger.reading() as r:
+            self._logged |= r.logged_jobs(self.opts.cluster_name)
+
+    def _start(self, target: Callable[..., None], *args: Any) -> None:
+        t = threading.Thread(target=target, args=args, daemon=True, name=f"record-{target.__name__}")
+        t.start()
+        self._threads.append(t)
+
+    def once(self) -> Stats:
+        """One full list of everything, written, then the log tails of the finished Jobs."""
+        self._known_logs()
+        for resource in WATCHED:
+            for scope in self._scopes():
+                self._list(resource, scope)
+        while not self.queue.empty():
+            self._write(self._drain(0))
+        while not self._log_queue.empty():
+            self._take_logs(self._log_queue.get_nowait())
+            while not self.queue.empty():
+                self._write(self._drain(0))
+        self._prune()
+        return self.stats
+
+    def _prune(self) -> None:
+        if self.opts.keep is None:
+            return
+        with self.ledger.writing() as w:
+            w.prune(self.opts.cluster_name, self.clock.now() - self.opts.keep)
+
+    def run(self) -> Stats:
+        """Record until ``stop`` is set; then write what is queued and return."""
+        if self.opts.once:
+            return self.once()
+        self._known_logs()
+        with self.ledger.reading() as r:
+            cursors = r.cursors(self.opts.cluster_name)
+        for resource in WATCHED:
+            for scope in self._scopes():
+                self._start(self._watch_loop, resource, scope, cursors.get((resource, scope), ""))
+        self._start(self._log_loop)
+        last_status = last_prune = time.monotonic()
+        pending: list[_Item] = []
+        while True:
+            stopping = self.stop.is_set()
+            if not pending:
+                pending = self._drain(0.2 if not stopping else 0)
+            if pending:
+                try:
+                    self._write(pending)
+                    pending = []
+                except LedgerError as e:
+                    self.stats.write_errors += 1
+                    self._note(f"{e.message}; {len(pending) + self.queue.qsize()} item(s) kept, "
+                               f"retrying in {self.opts.retry_seconds:g}s")
+                    if self.full.is_set():
+                        raise LedgerError(f"the write buffer is full ({self.opts.buffer} items) and the ledger "
+                                          f"cannot be written: {e.message}") from e
+                    if stopping and self.stats.write_errors >= 3:
+                        raise LedgerError(f"stopping with {len(pending) + self.queue.qsize()} item(s) not "
+                                          f"written: {e.message}") from e
+                    time.sleep(self.opts.retry_seconds)
+                    continue
+            if self.full.is_set() and self.queue.empty():
+                raise LedgerError(f"the write buffer filled up ({self.opts.buffer} items): the ledger "
+                                  f"{self.ledger.shown} is too slow for this cluster")
+            mono = time.monotonic()
+            if mono - last_status >= self.opts.status_every:
+                self.say(self.status_line())
+                last_status = mono
+            if mono - last_prune >= 3600:
+                self._prune()
+                last_prune = mono
+            if stopping and not pending and self.queue.empty():
+                break
+        return self.stats
