@@ -164,7 +164,8 @@ class Recorder:
             pods = []
         logs = []
         for p in pods:
-            for ct in ((p.get("spec") or {}).get("containers") or []):
+            spec = p.get("spec") or {}
+            for ct in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
                 cname = str(ct.get("name") or "")
                 try:
                     text = c.read_pod_log(model.name_of(p), cname, tail_lines=_TAIL_LINES)

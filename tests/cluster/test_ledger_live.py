@@ -1,0 +1,133 @@
+"""The ledger's proof on the real controller (issue 27): a `*/1` CronJob with history limits of 1
+runs six slots under two `cronctl record`s, one writing SQLite and one PostgreSQL. One slot is held
+by Forbid (a Job that runs 90 s, past startingDeadlineSeconds), one is lost to a suspend made by hand.
+Then every Job and Event of the namespace is deleted, as the history limit and the event TTL do.
+`history --ledger` must still give every slot's verdict and Job name, from either ledger, where the
+cluster alone can no longer say; `bundle --ledger` must carry the Jobs' logs.
+
+The slot times are read from the Jobs the controller created, never assumed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from cluster_support import ROOT, cronctl, cronjob_body, list_jobs, start_cronctl, wait_for
+
+pytestmark = [pytest.mark.cluster, pytest.mark.compat]
+UTC = timezone.utc
+SCHEMA = json.loads((ROOT / "cronctl" / "data" / "history.schema.json").read_text())
+TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+SIM_DURATION = "sim.cronctl.dev/duration-seconds"
+
+
+def z(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def slot_of(job: dict[str, Any]) -> datetime:
+    return datetime.strptime(job["metadata"]["annotations"][TS], "%Y-%m-%dT%H:%M:%S%z").astimezone(UTC)
+
+
+def scheduled(k8s: Any, ns: str) -> dict[datetime, dict[str, Any]]:
+    return {slot_of(j): j for j in list_jobs(k8s, ns) if TS in (j["metadata"].get("annotations") or {})}
+
+
+def sleep_until(t: datetime) -> None:
+    time.sleep(max(0.0, (t - datetime.now(UTC)).total_seconds()))
+
+
+def set_duration(k8s: Any, ns: str, seconds: int) -> None:
+    k8s.batch.patch_namespaced_cron_job("ledg", ns, {"spec": {"jobTemplate": {"spec": {"template": {
+        "metadata": {"annotations": {SIM_DURATION: str(seconds)}}}}}}})
+
+
+def history(kubeconfig: str, ns: str, *extra: str) -> dict[str, dict[str, Any]]:
+    r = cronctl(["history", "ledg", "-n", ns, "--since", "15m", "-o", "json", *extra], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    return {s["slot"]: s for s in doc["cronjobs"][0]["slots"]}
+
+
+def test_the_ledger_keeps_every_slot_after_kubernetes_deletes_the_evidence(kubeconfig: str, namespace: str,
+                                                                          k8s: Any, ledger_url: str,
+                                                                          tmp_path: Path) -> None:
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body(
+        "ledg", schedule="*/1 * * * *", policy="Forbid", history=1, deadline=20, duration=2,
+        log="hello from the ledger job\nDB_PASSWORD=hunter2-is-not-a-password"))
+    rec = start_cronctl(["record", "-n", namespace, "--ledger", ledger_url, "--status-every", "20s"], kubeconfig,
+                        run_dir=tmp_path / "rec")
+    try:
+        jobs: dict[datetime, dict[str, Any]] = {}
+
+        def slot_job(k: int) -> dict[str, Any] | None:
+            jobs.update(scheduled(k8s, namespace))
+            return jobs.get(t0 + timedelta(minutes=k)) if k else (min(jobs.items())[1] if jobs else None)
+
+        t0 = datetime(1970, 1, 1, tzinfo=UTC)
+        t0 = slot_of(wait_for("the first scheduled Job", lambda: slot_job(0), 90))
+        set_duration(k8s, namespace, 90)  # t1's Job runs past t2 + startingDeadlineSeconds: Forbid holds t2
+        wait_for("t1's Job", lambda: slot_job(1), 80)
+        set_duration(k8s, namespace, 2)
+        wait_for("t3's Job", lambda: slot_job(3), 160)
+        k8s.batch.patch_namespaced_cron_job("ledg", namespace, {"spec": {"suspend": True}})  # by hand, over t4
+        sleep_until(t0 + timedelta(minutes=4, seconds=30))  # past the deadline: un-suspending makes no catch-up
+        k8s.batch.patch_namespaced_cron_job("ledg", namespace, {"spec": {"suspend": False}})
+        wait_for("t5's Job to finish", lambda: any(c["type"] == "Complete" for c in ((slot_job(5) or {}).get(
+            "status") or {}).get("conditions") or []), 90)
+        time.sleep(5)  # the recorder takes the log tail when it sees the Job finish
+        # what the history limit and the event TTL do, for all of them at once
+        k8s.batch.delete_collection_namespaced_job(namespace, propagation_policy="Background")
+        k8s.core.delete_collection_namespaced_event(namespace)
+        wait_for("the Jobs to be gone", lambda: not list_jobs(k8s, namespace), 60)
+        time.sleep(3)
+    finally:
+        rec.send_signal(signal.SIGTERM)
+        try:
+            _out, err = rec.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            raise
+    assert rec.returncode == 0, err
+    assert "rows written" in err and "Traceback" not in err
+
+    slots = [t0 + timedelta(minutes=k) for k in range(6)]
+    want = ["ran", "ran", "skipped-forbid", "ran", "missed-suspended", "ran"]
+    names = {t: jobs[t]["metadata"]["name"] for t in slots if t in jobs}
+    assert sorted(names) == [slots[k] for k in (0, 1, 3, 5)]  # the controller did what the test set up
+
+    got = history(kubeconfig, namespace, "--ledger", ledger_url)
+    assert [got[z(t)]["verdict"] for t in slots] == want, {z(t): (got[z(t)]["verdict"], got[z(t)]["reason"])
+                                                           for t in slots}
+    for t, name in names.items():
+        assert got[z(t)]["jobs"] == [name]
+        assert [d["source"] for d in got[z(t)]["job_details"]] == ["ledger"]
+    assert "recorded in the ledger" in got[z(slots[4])]["reason"]
+    # the cluster alone has lost it: no Job and no event is left to say that t0..t5 ran
+    bare = history(kubeconfig, namespace)
+    assert not any(bare[z(t)]["verdict"] == "ran" for t in slots)
+
+    # the ledger alone (no API request), by the cluster's name the recorder used (the context)
+    context = yaml.safe_load(Path(kubeconfig).read_text())["current-context"]
+    alone = history(kubeconfig, namespace, "--ledger", ledger_url, "--cluster", context)
+    assert [alone[z(t)]["verdict"] for t in slots] == want
+
+    out = tmp_path / "bundle"
+    r = cronctl(["bundle", "ledg", "-n", namespace, "--ledger", ledger_url, "--out", str(out), "-o", "json"],
+                kubeconfig)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "bundle.json").read_text())
+    logs = [lg for cj in doc["cronjobs"] for lg in cj["logs"] if lg["container"] == "main"]
+    assert {lg["pod"].rsplit("-", 1)[0] for lg in logs} == set(names.values())
+    text = (out / logs[0]["file"]).read_text()
+    assert "hello from the ledger job" in text and "hunter2-is-not-a-password" not in text
