@@ -14,6 +14,7 @@ The run record (the lock) lives on the CronJob as annotations under :data:`PREFI
 """
 
 import copy
+import functools
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
@@ -98,6 +99,13 @@ def when(value: Any) -> datetime | None:
         return value if MIN_YEAR <= value.year <= MAX_YEAR else None
     if not isinstance(value, str) or not value:
         return None
+    return _when_text(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _when_text(value: str) -> datetime | None:
+    """:func:`when` of a string, cached: the same timestamps are read again and again (a Job's
+    times by status, history and the bundle; 13,000 Jobs in a 90-day history)."""
     try:
         t = parse_rfc3339(value)
     except BadInput:

@@ -34,11 +34,13 @@ def parse_rfc3339(text: str, *, what: str = "time") -> datetime:
 
 
 def rfc3339_z(dt: datetime) -> str:
-    """An aware datetime as RFC3339 in UTC ending in ``Z`` (seconds precision, fraction kept if any)."""
-    u = dt.astimezone(UTC)
-    if u.microsecond:
-        return u.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"
-    return u.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """An aware datetime as RFC3339 in UTC ending in ``Z`` (seconds precision, fraction kept if any).
+
+    isoformat, not strftime: three times faster (a 90-day history formats ~100,000 times), and
+    always a four-digit year."""
+    u = dt.astimezone(UTC).replace(tzinfo=None)
+    s = u.isoformat()
+    return (s.rstrip("0") if u.microsecond else s) + "Z"
 
 
 def rfc3339_local(dt: datetime) -> str:
