@@ -369,6 +369,27 @@ class KubeCluster:
         q = [(k, v) for k, v in (("fieldSelector", field_selector), ("labelSelector", label_selector)) if v]
         return self._watch("jobs", self.namespace, resource_version, q, timeout_seconds)
 
+    # -- the recorder's Lease (coordination.k8s.io/v1) -------------------------------------------
+    def get_lease(self, name: str) -> Obj | None:
+        try:
+            r: Obj = self._request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{_seg(name)}",
+                                   what=f"lease {self.namespace}/{name}")
+        except NotFound:
+            return None
+        return r
+
+    def write_lease(self, body: Obj) -> Obj:
+        """Create the Lease (no resourceVersion in ``body``) or replace it (with one: 409 Conflict
+        when another holder wrote it first)."""
+        name = str((body.get("metadata") or {}).get("name") or "")
+        base = f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
+        if (body.get("metadata") or {}).get("resourceVersion"):
+            r: Obj = self._request("PUT", f"{base}/{_seg(name)}", query=[*_MANAGER], body=body,
+                                   what=f"lease {self.namespace}/{name}")
+        else:
+            r = self._request("POST", base, query=[*_MANAGER], body=body, what=f"lease {self.namespace}/{name}")
+        return r
+
     # -- any of the resources the recorder keeps (RESOURCES), in one namespace or all ---------------
     def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Obj], str]:
         """Every object of ``resource`` in ``namespace`` (None: every namespace) and the list's

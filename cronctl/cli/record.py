@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.candidates import namespaces
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, UsageError
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, UsageError, namespace_opt
 
 
 def _namespace_list(values: Optional[list[str]]) -> Optional[list[str]]:
@@ -46,6 +46,12 @@ def record(
         min=0, max=16 * 1024 * 1024)] = 16 * 1024,
     status_every: Annotated[str, typer.Option(
         "--status-every", help="Print a status line this often.")] = "60s",
+    lease: Annotated[bool, typer.Option(
+        "--lease/--no-lease", help="Hold a Lease so that one recorder per cluster and ledger writes; another "
+        "waits on standby and takes over when the holder dies (needs get/create/update on leases).")] = True,
+    lease_namespace: Annotated[Optional[str], typer.Option(
+        "--lease-namespace", help="Where the Lease lives (default: the first -n namespace, else the context's).",
+        show_default=False, callback=namespace_opt)] = None,
     once: Annotated[bool, typer.Option(
         "--once", help="Record what the cluster holds now (logs included), then exit: for a cron-style "
         "recorder or a first import.")] = False,
@@ -58,7 +64,9 @@ def record(
     change idempotently into the ledger (SQLite by default, PostgreSQL for teams), and keeps a
     redacted tail of each finished Job's logs. history, bundle and status read it with --ledger.
     Prints a status line every --status-every. SIGTERM or Ctrl-C: writes what it holds, exit 0.
-    Exit 9 when the ledger cannot be opened or written (its buffer full), 7 API error, 5 bad input.
+    One recorder per cluster and ledger writes (a Lease); another waits on standby. Exit 9 when the
+    ledger cannot be opened or written (its buffer full), 3 when the Lease is lost or held by
+    another recorder (--once), 7 API error, 5 bad input.
     """
     import signal
     import threading
@@ -86,9 +94,19 @@ def record(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    held = None
+    if lease:
+        import copy
+
+        from cronctl.cli.runtime import holder
+        from cronctl.procedure.lease import Lease, lease_name
+
+        lc = copy.copy(kc)
+        lc.namespace = lease_namespace or (scopes[0] if scopes else kc.namespace)
+        held = Lease(lc, lease_name(name, led.shown), holder())
     rec = Recorder(kc, led, RecordOptions(cluster_name=name, namespaces=scopes, keep=keep_td, log_bytes=log_bytes,
                                           status_every=every, once=once),
-                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop)
+                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop, lease=held)
     err.print(visible(f"record: cluster {name} into {led.shown} ({led.backend}); "
                       + ("once" if once else "until SIGTERM")), markup=False)
     try:

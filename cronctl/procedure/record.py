@@ -32,10 +32,10 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Obj, WatchExpired
-from cronctl.errors import ApiError, BadInput, CronctlError, LedgerError
-from cronctl.ledger import facts
+from cronctl.errors import ApiError, BadInput, CronctlError, LedgerError, Refused
 from cronctl.ledger.store import Ledger
 from cronctl.procedure.base import Clock
+from cronctl.procedure.lease import Lease
 
 #: what the recorder watches, in the order it first lists them
 WATCHED = ("cronjobs", "jobs", "events")
@@ -85,8 +85,10 @@ class _Item:
 
 class Recorder:
     def __init__(self, cluster: Any, ledger: Ledger, opts: RecordOptions, clock: Clock,
-                 say: Callable[[str], None], stop: threading.Event | None = None) -> None:
+                 say: Callable[[str], None], stop: threading.Event | None = None, lease: Lease | None = None) -> None:
         self.cluster = cluster
+        self.lease = lease
+        self._renewed = 0.0
         self.ledger = ledger
         self.opts = opts
         self.clock = clock
@@ -265,6 +267,9 @@ class Recorder:
 
     def once(self) -> Stats:
         """One full list of everything, written, then the log tails of the finished Jobs."""
+        if self.lease is not None and not self.lease.try_hold(self.clock.now()):
+            raise Refused(f"another recorder ({self.lease.other}) holds the lease {self.lease.name} until "
+                          f"{self._until()}: it records this cluster into this ledger")
         self._known_logs()
         for resource in WATCHED:
             for scope in self._scopes():
@@ -278,6 +283,47 @@ class Recorder:
         self._prune()
         return self.stats
 
+    def _until(self) -> str:
+        from cronctl.timeutil import rfc3339_z
+
+        t = self.lease.other_until if self.lease is not None else None
+        return rfc3339_z(t) if t is not None else "unknown"
+
+    def _standby(self) -> bool:
+        """Wait until this recorder holds the Lease (True), or until stopped (False)."""
+        if self.lease is None:
+            return True
+        said = -1e9
+        while not self.stop.is_set():
+            try:
+                if self.lease.try_hold(self.clock.now()):
+                    self._renewed = time.monotonic()
+                    self.say(f"record: holding the lease {self.lease.name} (transitions {self.lease.transitions})")
+                    return True
+            except CronctlError as e:
+                if not isinstance(e, ApiError) or e.status == 403:
+                    raise
+                self._note(f"lease {self.lease.name}: {e.message}")
+            if time.monotonic() - said >= self.opts.status_every:
+                self.say(f"record: standby: {self.lease.other} holds the lease {self.lease.name} until "
+                         f"{self._until()}")
+                said = time.monotonic()
+            self.stop.wait(2.0)
+        return False
+
+    def _renew(self) -> None:
+        assert self.lease is not None
+        try:
+            held = self.lease.try_hold(self.clock.now())
+        except ApiError as e:  # the API server away: keep writing until the Lease would have expired
+            if time.monotonic() - self._renewed > self.lease.duration:
+                raise ApiError(f"cannot renew the lease {self.lease.name} for {self.lease.duration}s "
+                               f"(another recorder may take over): {e.message}") from e
+            return
+        if not held:
+            raise Refused(f"lost the lease {self.lease.name} to {self.lease.other}: it records now")
+        self._renewed = time.monotonic()
+
     def _prune(self) -> None:
         if self.opts.keep is None:
             return
@@ -285,9 +331,19 @@ class Recorder:
             w.prune(self.opts.cluster_name, self.clock.now() - self.opts.keep)
 
     def run(self) -> Stats:
-        """Record until ``stop`` is set; then write what is queued and return."""
-        if self.opts.once:
-            return self.once()
+        """Record until ``stop`` is set; then write what is queued, give the Lease up and return."""
+        try:
+            return self.once() if self.opts.once else self._record()
+        finally:
+            if self.lease is not None:
+                try:
+                    self.lease.release()
+                except CronctlError:
+                    pass  # it expires by itself
+
+    def _record(self) -> Stats:
+        if not self._standby():
+            return self.stats
         self._known_logs()
         with self.ledger.reading() as r:
             cursors = r.cursors(self.opts.cluster_name)
@@ -324,6 +380,8 @@ class Recorder:
             if mono - last_status >= self.opts.status_every:
                 self.say(self.status_line())
                 last_status = mono
+            if self.lease is not None and mono - self._renewed >= self.lease.duration / 3:
+                self._renew()
             if mono - last_prune >= 3600:
                 self._prune()
                 last_prune = mono

@@ -1,0 +1,67 @@
+"""The recorder's handling of objects a real API server never serves (it is tested against the real
+control plane in tests/cluster/test_ledger_live.py and test_ledger_reliability.py): a Job without a
+uid, an event with garbage times. The cluster here is a fake for exactly that reason, and serves
+only what `cronctl record --once` asks for."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cronctl.ledger.store import open_ledger
+from cronctl.procedure.record import Recorder, RecordOptions
+from test_history import T, cronjob, scheduled
+
+
+class _Served:
+    """Serves fixed lists for list_resource; pods and logs empty."""
+
+    namespace = "ns"
+    request_count = 0
+
+    def __init__(self, objs: dict[str, list[Any]]) -> None:
+        self.objs = objs
+
+    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Any], str]:
+        return self.objs.get(resource, []), "7"
+
+    def list_pods(self, **_kw: Any) -> list[Any]:
+        return []
+
+
+class _Clock:
+    def now(self) -> datetime:
+        return T(10, 0)
+
+    def monotonic(self) -> float:
+        return 0.0
+
+    def sleep(self, s: float) -> None:
+        pass
+
+
+def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any) -> None:
+    bad = scheduled(T(9, 1))
+    del bad["metadata"]["uid"]
+    weird_event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "ns", "uid": "e1"},
+                   "involvedObject": {"kind": "CronJob", "name": "cj"}, "reason": "SuccessfulCreate",
+                   "firstTimestamp": "not a time", "lastTimestamp": 12}
+    served = _Served({"cronjobs": [cronjob()], "jobs": [bad, scheduled(T(9, 2))], "events": [weird_event]})
+    lines: list[str] = []
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    led = open_ledger(url)
+    try:
+        rec = Recorder(served, led, RecordOptions(cluster_name="c", namespaces=("ns",), keep=None, once=True), _Clock(),
+                       lines.append)
+        stats = rec.run()
+        with led.reading() as r:
+            ev = r.evidence("c", namespace="ns", name="cj", since=None)
+            cursors = r.cursors("c")
+    finally:
+        led.close()
+    assert stats.skipped == 1
+    assert [ln for ln in lines if "skipped" in ln] == [f"record: skipped job ns/{bad['metadata']['name']}: job "
+                                                       f"{bad['metadata']['name']} has no uid"]
+    assert [j["metadata"]["name"] for j in ev.jobs] == [scheduled(T(9, 2))["metadata"]["name"]]
+    assert [e["reason"] for e in ev.events] == ["SuccessfulCreate"]  # kept, its times absent
+    assert cursors == {("cronjobs", "ns"): "7", ("jobs", "ns"): "7", ("events", "ns"): "7"}
