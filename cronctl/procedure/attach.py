@@ -46,7 +46,7 @@ class AttachOptions:
 
 def _attach(ctx: RunContext, a: AttachOptions) -> RunResult:
     """Take the run over from its record, follow its Job, then finish it as run-manual would."""
-    ctx.cj = ctx.c.get_cronjob(ctx.name)
+    ctx.cj = ctx.cluster.get_cronjob(ctx.name)
     rec = model.read_record(ctx.cj)
     restore_cmd = f"cronctl restore {ctx.name} -n {ctx.ns}"
     if rec is None:
@@ -60,35 +60,35 @@ def _attach(ctx: RunContext, a: AttachOptions) -> RunResult:
                            "restores it on purpose")
     ctx.run_id, ctx.job_name = rec.run_id, rec.job_name
     ctx.original_suspend, ctx.operator = rec.original_suspend, rec.operator or "unknown"
-    job = ctx.c.get_job(rec.job_name)
+    job = ctx.cluster.get_job(rec.job_name)
     if job is None:
         never = rec.step in ("suspended", "verified", "aborted")
         raise Refused(f"run {rec.run_id}'s Job {ctx.ns}/{rec.job_name} "
                       + ("was never created" if never else "does not exist (deleted?)")
                       + "; nothing to wait for", hint=f"what is left is the restore: {restore_cmd}")
     if a.holder_alive is not None and rec.holder and a.holder_alive(rec.holder):
-        ctx.r.warn(f"the run's own process {rec.holder} is still alive on this host and follows the Job too; "
-                   "whichever finishes first restores, the other is refused")
+        ctx.reporter.warn(f"the run's own process {rec.holder} is still alive on this host and follows the Job too; "
+                          "whichever finishes first restores, the other is refused")
     _use_job_slot(ctx, job)
     ctx.record = {"schema": "cronctl.dev/run-record/v1", "kind": "wait", "run_id": rec.run_id,
-                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.c.server_url(),
+                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.cluster.server_url(),
                   "job_name": rec.job_name, "operator": rec.operator, "reason": rec.reason,
                   "occurrence": rfc3339_z(ctx.occurrence) if ctx.occurrence else None,
-                  "holder": ctx.o.holder, "started": rec.started, "attached": timestamp(ctx),
+                  "holder": ctx.opts.holder, "started": rec.started, "attached": timestamp(ctx),
                   "original_suspend": rec.original_suspend, "suspended_at": rec.started,
                   "job": {"name": rec.job_name, "uid": model.meta(job).get("uid"),
                           "created": model.meta(job).get("creationTimestamp")}}
-    ctx.dir = RunDir.create(ctx.o.run_dir, ctx.name, f"{rec.run_id}-wait-{secrets.token_hex(2)}")
+    ctx.dir = RunDir.create(ctx.opts.run_dir, ctx.name, f"{rec.run_id}-wait-{secrets.token_hex(2)}")
     ctx.record["run_dir"] = str(ctx.dir.path)
     save(ctx)
     outcome = model.job_outcome(job)
-    ctx.r.step(f"attached to run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step}): Job "
-               f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
-    deadline = ctx.clock.monotonic() + ctx.o.timeout
+    ctx.reporter.step(f"attached to run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step}): Job "
+                      f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
+    deadline = ctx.clock.monotonic() + ctx.opts.timeout
     ctx.deadline = deadline  # an API server restart while following the Job is ridden out until it
     if not model.is_suspended(ctx.cj) and not rec.original_suspend:
-        ctx.r.warn(f"cronjob {ctx.ns}/{ctx.name} is not suspended although run {rec.run_id} holds it: "
-                   + model.hold_reverted(ctx.cj))
+        ctx.reporter.warn(f"cronjob {ctx.ns}/{ctx.name} is not suspended although run {rec.run_id} holds it: "
+                          + model.hold_reverted(ctx.cj))
     start_guard(ctx)  # the hold is watched again while this process follows the Job
     nxt = next_commands(ctx.name, ctx.ns)
     final: Obj | None = job
@@ -111,7 +111,7 @@ def _use_job_slot(ctx: RunContext, job: Obj) -> None:
     except CronctlError:
         return
     ctx.occurrence = ctx.slot.at
-    ok, _why = ctx.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
+    ok, _why = ctx.cluster.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
     ctx.can_patch_status = ok
 
 
@@ -120,7 +120,7 @@ def _detached(ctx: RunContext, e: BaseException) -> RunResult:
     save_logs_so_far(ctx)
     timeout = isinstance(e, WaitTimeout)
     code = ExitCode.TIMEOUT if timeout else ExitCode.INTERRUPTED
-    msg = ((f"{getattr(e, 'message', e)} (--timeout {human_duration(ctx.o.timeout)})" if timeout else "interrupted")
+    msg = ((f"{getattr(e, 'message', e)} (--timeout {human_duration(ctx.opts.timeout)})" if timeout else "interrupted")
            + f": stopped waiting; job {ctx.job_name} is still running and the CronJob stays suspended "
              f"under run {ctx.run_id}; the logs so far are in {ctx.dir.path if ctx.dir else '?'}; "
              f"cronctl wait {ctx.name} -n {ctx.ns} follows it again")

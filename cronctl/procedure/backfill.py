@@ -150,31 +150,31 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
 def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the steps in order
     """run-manual's steps, with one Job per slot between the suspend and the restore."""
     ctx.record = {"schema": "cronctl.dev/run-record/v1", "kind": "backfill", "run_id": ctx.run_id,
-                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.c.server_url(),
-                  "reason": ctx.o.reason, "holder": ctx.o.holder, "started": timestamp(ctx),
-                  "dry_run": ctx.o.dry_run}
-    ctx.cj = ctx.c.get_cronjob(ctx.name)
+                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.cluster.server_url(),
+                  "reason": ctx.opts.reason, "holder": ctx.opts.holder, "started": timestamp(ctx),
+                  "dry_run": ctx.opts.dry_run}
+    ctx.cj = ctx.cluster.get_cronjob(ctx.name)
     policy = model.cronjob_view(ctx.cj).policy
     if b.parallel < 1:
         raise BadInput(f"bad {option('parallel')} {b.parallel}: must be 1 or more")
     if b.parallel > 1 and policy != "Allow":
         raise BadInput(f"{option('parallel')} {b.parallel} needs concurrencyPolicy Allow; cronjob {ctx.ns}/{ctx.name} "
                        f"has {policy}, which promises one run at a time: its slots run one after the other")
-    mode = ctx.o.catch_up
+    mode = ctx.opts.catch_up
     if mode == "all":
-        ctx.o.catch_up = "none"  # the slots lost meanwhile are run here; then nothing is left to catch up
+        ctx.opts.catch_up = "none"  # the slots lost meanwhile are run here; then nothing is left to catch up
     today = ctx.clock.now()
-    jobs, _ = ctx.c.list_jobs()
+    jobs, _ = ctx.cluster.list_jobs()
     events: list[Obj] = []
     if b.missed:
         try:
-            events = ctx.c.list_events(
+            events = ctx.cluster.list_events(
                 field_selector=f"involvedObject.kind=CronJob,involvedObject.name={ctx.name}")
         except CronctlError as e:
-            ctx.r.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
+            ctx.reporter.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
     ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today)
     for t, why in skipped:
-        ctx.r.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")
+        ctx.reporter.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")
     ctx.record["slots"] = [rfc3339_z(t) for t in ctx.todo]
     ctx.record["skipped"] = [{"slot": rfc3339_z(t), "why": why} for t, why in skipped]
     if not ctx.todo:
@@ -182,19 +182,19 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
             f" ({len(skipped)} slot(s) skipped)" if skipped else "")
         return RunResult(ExitCode.OK, msg, ctx.record)
     # preflight as a slot run of the first slot (permissions incl. cronjobs/status, the lock)
-    ctx.o.occurrence = ctx.todo[0]
+    ctx.opts.occurrence = ctx.todo[0]
     preflight(ctx)
     ctx.record["operator"] = ctx.operator
     first = plan(ctx)
-    ctx.r.show("backfill", [(local_and_utc(t, ctx.zone), f"{resolve(ctx.cj, t, latest=False, now=today).job_name}")
-                            for t in ctx.todo[:50]]
-               + ([("...", f"{len(ctx.todo) - 50} more")] if len(ctx.todo) > 50 else []))
-    if ctx.o.dry_run:
+    ctx.reporter.show("backfill", [(local_and_utc(t, ctx.zone), resolve(ctx.cj, t, latest=False, now=today).job_name)
+                                   for t in ctx.todo[:50]]
+                      + ([("...", f"{len(ctx.todo) - 50} more")] if len(ctx.todo) > 50 else []))
+    if ctx.opts.dry_run:
         ctx.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
         return RunResult(ExitCode.OK, f"dry run: {len(ctx.todo)} slot(s) would run, oldest first; nothing "
                          "was changed", ctx.record, first)
-    confirm(ctx, (f"Take over run record {ctx.o.takeover} (it keeps {ctx.ns}/{ctx.name} suspended)"
-                  if ctx.o.takeover else f"Suspend {ctx.ns}/{ctx.name}")
+    confirm(ctx, (f"Take over run record {ctx.opts.takeover} (it keeps {ctx.ns}/{ctx.name} suspended)"
+                  if ctx.opts.takeover else f"Suspend {ctx.ns}/{ctx.name}")
             + f" and run {len(ctx.todo)} slot(s), oldest first ({rfc3339_z(ctx.todo[0])} .. "
               f"{rfc3339_z(ctx.todo[-1])})?")
     deadline, nxt = open_run(ctx)
@@ -216,12 +216,12 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
                        "stays suspended", nxt)
     except WaitTimeout as e:
         return stopped(ctx, "timeout", ExitCode.TIMEOUT,
-                       f"{e.message} (--timeout {human_duration(ctx.o.timeout)}) after {len(ctx.done)} "
+                       f"{e.message} (--timeout {human_duration(ctx.opts.timeout)}) after {len(ctx.done)} "
                        f"of {len(ctx.todo)} slot(s); the CronJob stays suspended", nxt)
     hold = end_hold(ctx)
-    res = restore(ctx.c, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
-                                        expect_original=ctx.original_suspend,
-                                        catch_up=ctx.o.catch_up, outcome="succeeded"), ctx.clock, ctx.r)
+    res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
+                                              expect_original=ctx.original_suspend,
+                                              catch_up=ctx.opts.catch_up, outcome="succeeded"), ctx.clock, ctx.reporter)
     ctx.record.update(outcome="succeeded", restored_at=timestamp(ctx), prediction=res.get("prediction"),
                       catch_up={"mode": mode, "given_up": res.get("given_up", [])},
                       exit_code=int(ExitCode.OK))

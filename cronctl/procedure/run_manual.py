@@ -45,23 +45,23 @@ from cronctl.timeutil import human_duration, rfc3339_z
 def _run(ctx: RunContext) -> RunResult:
     """The steps in order; refusals before the suspend raise, every end after it is returned."""
     ctx.record = {"schema": "cronctl.dev/run-record/v1", "run_id": ctx.run_id, "cronjob": ctx.name,
-                  "namespace": ctx.ns, "server": ctx.c.server_url(), "job_name": ctx.job_name,
-                  "reason": ctx.o.reason,
-                  "occurrence": rfc3339_z(ctx.o.occurrence) if ctx.o.occurrence else None,
-                  "holder": ctx.o.holder, "started": timestamp(ctx), "dry_run": ctx.o.dry_run}
+                  "namespace": ctx.ns, "server": ctx.cluster.server_url(), "job_name": ctx.job_name,
+                  "reason": ctx.opts.reason,
+                  "occurrence": rfc3339_z(ctx.opts.occurrence) if ctx.opts.occurrence else None,
+                  "holder": ctx.opts.holder, "started": timestamp(ctx), "dry_run": ctx.opts.dry_run}
     preflight(ctx)
     ctx.record["operator"] = ctx.operator
     ctx.record["job_name"] = ctx.job_name
-    ctx.record["reason"] = ctx.o.reason
+    ctx.record["reason"] = ctx.opts.reason
     ctx.record["occurrence"] = rfc3339_z(ctx.occurrence) if ctx.occurrence else None
     if ctx.slot is not None:
         ctx.record["slot"] = ctx.slot.as_dict()
     elif ctx.occurrence is not None:
         ctx.record["ad_hoc_occurrence"] = True
     job = plan(ctx)
-    if ctx.o.dry_run:
+    if ctx.opts.dry_run:
         ctx.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
-        ctx.record["api_requests"] = ctx.c.request_count - ctx.requests_at_start
+        ctx.record["api_requests"] = ctx.cluster.request_count - ctx.requests_at_start
         return RunResult(ExitCode.OK, "dry run: nothing was changed", ctx.record, job)
     confirm(ctx)
     deadline, nxt = open_run(ctx)
@@ -86,7 +86,7 @@ def _run(ctx: RunContext) -> RunResult:
         if j is not None:
             save_logs(ctx, j)
         return stopped(ctx, "timeout", ExitCode.TIMEOUT,
-                       f"{e.message} (--timeout {human_duration(ctx.o.timeout)}); the CronJob stays "
+                       f"{e.message} (--timeout {human_duration(ctx.opts.timeout)}); the CronJob stays "
                        f"suspended", nxt)
     except CronctlError as e:
         if ctx.record.get("step") == "aborted":

@@ -121,7 +121,7 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
     opts = RunOptions(cronjob="job", reason="rotate key, was AKIAIOSFODNN7EXAMPLE")
     run = RunContext(cluster, opts, SystemClock(), QuietReporter())  # type: ignore[arg-type]
     run.dir = RunDir.create(str(tmp_path), "job", "r1")
-    run.record = {"reason": run.o.reason, "server": cluster.server_url()}
+    run.record = {"reason": run.opts.reason, "server": cluster.server_url()}
     tail = save_logs(run, _job())
     run.record["log_tail"] = tail
     save(run)
@@ -146,10 +146,10 @@ def test_what_a_run_reports_while_it_goes_on_is_masked_too() -> None:
     rep = QuietReporter()
     run = RunContext(_LogCluster(""), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
     run.red.learn(_pod())
-    run.r.step(f"job started with {PASSWORD}")
-    run.r.warn("cannot read https://bot:hunter22@ci.example/x: refused")
-    run.r.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])
-    run.r.progress(Progress(elapsed=1.0, last_log=f"GITHUB_TOKEN=ghp_{'a1' * 18}"))
+    run.reporter.step(f"job started with {PASSWORD}")
+    run.reporter.warn("cannot read https://bot:hunter22@ci.example/x: refused")
+    run.reporter.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])
+    run.reporter.progress(Progress(elapsed=1.0, last_log=f"GITHUB_TOKEN=ghp_{'a1' * 18}"))
     shown = "\n".join(rep.lines)
     for secret in (PASSWORD, "hunter22", "AKIAIOSFODNN7EXAMPLE", "a1a1a1a1"):
         assert secret not in shown, secret

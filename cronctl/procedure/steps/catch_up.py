@@ -35,34 +35,34 @@ def mark_slot_done(ctx: RunContext) -> str:
         info["why"] = "no permission to patch cronjobs/status"
         if not lp.needed:
             info["why"] += f"; not needed: {lp.why}"
-            ctx.r.step(f"lastScheduleTime left as it is: {info['why']}")
+            ctx.reporter.step(f"lastScheduleTime left as it is: {info['why']}")
             save(ctx)
             return ""
-        ctx.r.warn(f"lastScheduleTime not set to {ctx.slot.shown}: no permission to patch cronjobs/status; "
-                   f"{ctx.without_patch}")
+        ctx.reporter.warn(f"lastScheduleTime not set to {ctx.slot.shown}: no permission to patch cronjobs/status; "
+                          f"{ctx.without_patch}")
         save(ctx)
         return "; lastScheduleTime not set (no permission)"
     why = f"cronjob {ctx.ns}/{ctx.name} kept changing"
     try:
-        cj = ctx.c.get_cronjob(ctx.name)
+        cj = ctx.cluster.get_cronjob(ctx.name)
         for _ in range(5):
             lp = last_schedule_plan(cj, ctx.slot)
             info["previous"] = rfc3339_z(lp.current) if lp.current else None
             if not lp.patch:
                 info["why"] = lp.why
-                ctx.r.step(f"lastScheduleTime left as it is: {lp.why}")
+                ctx.reporter.step(f"lastScheduleTime left as it is: {lp.why}")
                 save(ctx)
                 return ""
             try:
-                cj = ctx.c.patch_cronjob_status(ctx.name, {"status": {"lastScheduleTime": t}},
-                                                resource_version=rv(cj))
+                cj = ctx.cluster.patch_cronjob_status(ctx.name, {"status": {"lastScheduleTime": t}},
+                                                      resource_version=rv(cj))
             except Conflict:
-                cj = ctx.c.get_cronjob(ctx.name)  # the controller wrote status meanwhile
+                cj = ctx.cluster.get_cronjob(ctx.name)  # the controller wrote status meanwhile
                 continue
             ctx.cj = cj
             info.update(patched=True, why=lp.why, at=timestamp(ctx),
                         value=(cj.get("status") or {}).get("lastScheduleTime"))
-            ctx.r.step(f"slot {ctx.slot.shown} recorded as run: {lp.why}")
+            ctx.reporter.step(f"slot {ctx.slot.shown} recorded as run: {lp.why}")
             ctx.audit.event(cj, "CronctlSlotMarked", f"cronctl {who(ctx)}: status.lastScheduleTime set to "
                             f"{t} (the slot was run by Job {ctx.job_name}): the controller will not run it again")
             save(ctx)
@@ -70,8 +70,8 @@ def mark_slot_done(ctx: RunContext) -> str:
     except CronctlError as e:
         why = e.message
     info["why"] = f"the patch failed: {why}"
-    ctx.r.warn(f"lastScheduleTime not set to {ctx.slot.shown}: {why}; the Job's name still keeps the "
-               f"controller from running the slot twice, but it may try to (see cronctl status)")
+    ctx.reporter.warn(f"lastScheduleTime not set to {ctx.slot.shown}: {why}; the Job's name still keeps the "
+                      f"controller from running the slot twice, but it may try to (see cronctl status)")
     save(ctx)
     return f"; lastScheduleTime NOT set ({why})"
 
@@ -97,8 +97,8 @@ def run_group(ctx: RunContext, group: list[datetime], deadline: float, nxt: list
     if len(made) == 1:  # one at a time: run-manual's wait, with its progress
         states = {made[0][1]: wait(ctx, job, deadline)}
     else:
-        ctx.r.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
-        states = wait_for_jobs(ctx.c, {n for _, n in made}, deadline=deadline, clock=ctx.clock,
+        ctx.reporter.step(f"waiting for {len(made)} Jobs: {', '.join(n for _, n in made)}")
+        states = wait_for_jobs(ctx.cluster, {n for _, n in made}, deadline=deadline, clock=ctx.clock,
                                stats=ctx.wait_stats, on_unreachable=lambda e: unreachable(ctx, e))
     failures: list[str] = []
     for t, name in made:
@@ -117,7 +117,7 @@ def run_group(ctx: RunContext, group: list[datetime], deadline: float, nxt: list
         note = mark_slot_done(ctx)
         ctx.done.append(rfc3339_z(t))
         ctx.record["done"] = ctx.done
-        ctx.r.step(f"slot {len(ctx.done)}/{len(ctx.todo)} {rfc3339_z(t)} done ({name}){note}")
+        ctx.reporter.step(f"slot {len(ctx.done)}/{len(ctx.todo)} {rfc3339_z(t)} done ({name}){note}")
         save(ctx)
         hook(ctx, "slot-done")
     if not failures:
@@ -140,11 +140,11 @@ def lost_meanwhile(ctx: RunContext) -> list[datetime]:
     if not start:
         return []
     queued = set(ctx.record.get("slots") or [])
-    out = [t for t in lost_while_held(ctx.cj, ctx.c.list_jobs()[0], parse_rfc3339(start), ctx.clock.now(),
+    out = [t for t in lost_while_held(ctx.cj, ctx.cluster.list_jobs()[0], parse_rfc3339(start), ctx.clock.now(),
                                       MAX_SLOTS) if rfc3339_z(t) not in queued]
     if out:
-        ctx.r.step(f"--catch-up all: {len(out)} slot(s) passed while suspended: "
-                   + ", ".join(rfc3339_z(t) for t in out))
+        ctx.reporter.step(f"--catch-up all: {len(out)} slot(s) passed while suspended: "
+                          + ", ".join(rfc3339_z(t) for t in out))
         ctx.record.setdefault("slots", []).extend(rfc3339_z(t) for t in out)
         ctx.todo.extend(out)
     return out

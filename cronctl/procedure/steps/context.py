@@ -29,10 +29,10 @@ class RunContext:
     """One run's state, handed to every step: the cluster, the options, the clock, the (masking)
     reporter, the record and the audit. The steps are functions of it; none is a method here."""
 
-    c: Cluster
-    o: RunOptions
+    cluster: Cluster
+    opts: RunOptions
     clock: Clock
-    r: Reporter                                   # masked in __post_init__: every line the run says
+    reporter: Reporter                            # masked in __post_init__: every line the run says
     red: Redactor = field(default_factory=Redactor)  # one for the whole run: run dir, record, log tail, -o json
     operator: str = "unknown"
     cj: Obj = field(default_factory=dict)
@@ -65,14 +65,14 @@ class RunContext:
     audit: Audit = field(init=False)              # Events on the CronJob, one per change
 
     def __post_init__(self) -> None:
-        self.r = MaskingReporter(self.r, self.red)
-        self.name = self.o.cronjob
-        self.ns = self.c.namespace
-        self.job_name = self.o.job_name or f"{self.o.cronjob}-manual"
-        self.run_id = self.o.run_id or secrets.token_hex(4)
-        self.requests_at_start = self.c.request_count
-        self.occurrence = self.o.occurrence
-        self.audit = Audit(self.c, self.r, self.clock)
+        self.reporter = MaskingReporter(self.reporter, self.red)
+        self.name = self.opts.cronjob
+        self.ns = self.cluster.namespace
+        self.job_name = self.opts.job_name or f"{self.opts.cronjob}-manual"
+        self.run_id = self.opts.run_id or secrets.token_hex(4)
+        self.requests_at_start = self.cluster.request_count
+        self.occurrence = self.opts.occurrence
+        self.audit = Audit(self.cluster, self.reporter, self.clock)
         self.go_on = self.go_on or f"cronctl backfill {self.name} -n {self.ns} --missed"
 
     @property
@@ -93,7 +93,7 @@ def step_local(ctx: RunContext, step: str, note: str = "") -> None:
 
 def save(ctx: RunContext) -> None:
     # the run's own requests; the hold guard's reads are counted apart (record hold_guard.api_requests)
-    ctx.record["api_requests"] = (ctx.c.request_count - ctx.requests_at_start
+    ctx.record["api_requests"] = (ctx.cluster.request_count - ctx.requests_at_start
                                   - (ctx.guard.requests if ctx.guard is not None else 0))
     if ctx.wait_stats:
         ctx.record["watch"] = dict(ctx.wait_stats)
@@ -104,13 +104,13 @@ def save(ctx: RunContext) -> None:
             # Once the CronJob is suspended, a full or broken disk must not stop the run from
             # finishing and restoring: say it once; the record on the CronJob still holds the state.
             if not ctx.write_failed:
-                ctx.r.warn(f"cannot write {ctx.dir.path / 'record.json'}: {e.strerror or e}; "
-                           f"the run goes on, but its local record is incomplete")
+                ctx.reporter.warn(f"cannot write {ctx.dir.path / 'record.json'}: {e.strerror or e}; "
+                                  f"the run goes on, but its local record is incomplete")
             ctx.write_failed = True
 
 
 def who(ctx: RunContext) -> str:
-    return run_words(ctx.run_id, ctx.operator, ctx.o.reason,
+    return run_words(ctx.run_id, ctx.operator, ctx.opts.reason,
                      rfc3339_z(ctx.occurrence) if ctx.occurrence else "")
 
 
@@ -121,8 +121,8 @@ def retry_note(ctx: RunContext) -> str:
 
 
 def hook(ctx: RunContext, step: str) -> None:
-    if ctx.o.after_step is not None:
-        ctx.o.after_step(step)
+    if ctx.opts.after_step is not None:
+        ctx.opts.after_step(step)
 
 
 def unreachable(ctx: RunContext, e: CronctlError) -> None:
@@ -132,8 +132,8 @@ def unreachable(ctx: RunContext, e: CronctlError) -> None:
         return
     ctx.unreachable_said = True
     until = ctx.clock.now() + timedelta(seconds=max(0.0, ctx.deadline - ctx.clock.monotonic()))
-    ctx.r.warn(f"{e.message}; the Job is in flight, so cronctl tries again every {RETRY_EVERY:g}s until the "
-               f"run's deadline ({local_and_utc(until.replace(microsecond=0), ctx.zone)}); Ctrl-C stops waiting")
+    ctx.reporter.warn(f"{e.message}; the Job is in flight, so cronctl tries again every {RETRY_EVERY:g}s until the "
+                      f"run's deadline ({local_and_utc(until.replace(microsecond=0), ctx.zone)}); Ctrl-C stops waiting")
 
 
 def ride_out(ctx: RunContext, call: Callable[[], T]) -> T:
@@ -159,12 +159,12 @@ def update_step(ctx: RunContext, step: str, note: str = "", *, ride: bool = Fals
         patch = {"metadata": {"annotations": {model.ANN_STEP: step, model.ANN_UPDATED: timestamp(ctx),
                                               model.ANN_NOTE: note}}}
         try:
-            ctx.cj = call(lambda: ctx.c.patch_cronjob(ctx.name, patch, resource_version=rv(cj)))
+            ctx.cj = call(lambda: ctx.cluster.patch_cronjob(ctx.name, patch, resource_version=rv(cj)))
             step_local(ctx, step, note)
             return
         except Conflict:
             # a competing write, or our own patch applied before a dropped answer: read again
-            cj = call(lambda: ctx.c.get_cronjob(ctx.name))
+            cj = call(lambda: ctx.cluster.get_cronjob(ctx.name))
     raise Conflict(f"cronjob {ctx.ns}/{ctx.name} kept changing; could not record step {step}")
 
 

@@ -16,8 +16,8 @@ from cronctl.timeutil import rfc3339_z
 
 def build_job(ctx: RunContext) -> Obj:
     extra = {model.ANN_RUN_ID: ctx.run_id, model.ANN_OPERATOR: ctx.operator}
-    if ctx.o.reason:
-        extra[model.ANN_REASON] = ctx.o.reason
+    if ctx.opts.reason:
+        extra[model.ANN_REASON] = ctx.opts.reason
     if ctx.occurrence:
         extra[model.ANN_OCCURRENCE] = rfc3339_z(ctx.occurrence)
     if ctx.slot is not None:
@@ -33,7 +33,7 @@ def create(ctx: RunContext) -> Obj:
     if ctx.occurrence is not None:
         # again right before creating: the controller (before the suspend) or a person may
         # have made a Job for this instant since the preflight check
-        found = standing(ctx, ctx.c.list_jobs()[0])
+        found = standing(ctx, ctx.cluster.list_jobs()[0])
         if found:
             tz = ctx.slot.time_zone if ctx.slot else None
             abort(ctx, f"{describe_job(found[0])} appeared for {show(ctx.occurrence, tz)} since the preflight "
@@ -41,7 +41,7 @@ def create(ctx: RunContext) -> Obj:
                                        f"{ctx.name} -n {ctx.ns}")
     body = build_job(ctx)
     try:
-        job = ctx.c.create_job(body)
+        job = ctx.cluster.create_job(body)
     except Conflict:
         abort(ctx, f"job {ctx.ns}/{ctx.job_name} appeared since the preflight check",
               hint="someone created it meanwhile; see cronctl status")
@@ -49,14 +49,14 @@ def create(ctx: RunContext) -> Obj:
     except CronctlError as e:
         # Refused by the API (admission, quota, validation). If it really was not created,
         # put suspend back: the run changed nothing. If we cannot tell, leave it suspended.
-        if ctx.c.get_job(ctx.job_name) is None:
+        if ctx.cluster.get_job(ctx.job_name) is None:
             undo(ctx, f"the API server refused the Job: {e.message}")
             e.message = f"{e.message}; {set_back(ctx)}"
             e.args = (e.message,)
         raise
     ctx.record["job"] = {"name": ctx.job_name, "uid": model.meta(job).get("uid"),
                          "created": model.meta(job).get("creationTimestamp")}
-    ctx.r.step(f"created Job {ctx.ns}/{ctx.job_name}")
+    ctx.reporter.step(f"created Job {ctx.ns}/{ctx.job_name}")
     hook(ctx, "job-made")
     ctx.audit.event(ctx.cj, "CronctlJobCreated", f"cronctl {who(ctx)}: created Job {ctx.job_name}")
     update_step(ctx, "created", ride=True)  # the Job is in flight: an API restart is waited out

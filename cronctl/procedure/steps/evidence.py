@@ -23,7 +23,7 @@ def save_logs(ctx: RunContext, job: Obj) -> list[str]:
     tail: list[str] = []
     exits: list[dict[str, Any]] = []
     try:
-        pods = ctx.c.list_pods(label_selector=f"batch.kubernetes.io/controller-uid={uid}")
+        pods = ctx.cluster.list_pods(label_selector=f"batch.kubernetes.io/controller-uid={uid}")
     except CronctlError as e:
         ctx.record["log_errors"] = [f"cannot list pods: {e.message}"]
         return []
@@ -51,7 +51,7 @@ def save_logs(ctx: RunContext, job: Obj) -> list[str]:
             for previous in ([True] if restarts else []) + [False]:
                 rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
                 try:
-                    text = ctx.red.text(ctx.c.read_pod_log(pname, cname, previous=previous))
+                    text = ctx.red.text(ctx.cluster.read_pod_log(pname, cname, previous=previous))
                 except CronctlError as e:
                     errors.append(f"{pname}/{cname}{' (previous)' if previous else ''}: {e.message}")
                     continue
@@ -70,10 +70,10 @@ def save_logs(ctx: RunContext, job: Obj) -> list[str]:
     if errors:
         ctx.record["log_errors"] = errors
     save(ctx)
-    ctx.r.step(f"logs: {len(logs)} file(s) saved under {ctx.dir.path / 'logs'}"
-               + (f"; {len(errors)} could not be read or saved" if errors else ""))
+    ctx.reporter.step(f"logs: {len(logs)} file(s) saved under {ctx.dir.path / 'logs'}"
+                      + (f"; {len(errors)} could not be read or saved" if errors else ""))
     for missing in errors:
-        ctx.r.warn(f"missing from the run directory: {missing}")
+        ctx.reporter.warn(f"missing from the run directory: {missing}")
     return tail[-TAIL_MAX:]
 
 
@@ -87,7 +87,7 @@ def failed_words(ctx: RunContext) -> str:
 
 def failure_events(ctx: RunContext) -> list[str]:
     try:
-        evs = ctx.c.list_events(field_selector=f"involvedObject.name={ctx.job_name}")
+        evs = ctx.cluster.list_events(field_selector=f"involvedObject.name={ctx.job_name}")
     except CronctlError:
         return []
     return [f"{e.get('type')} {e.get('reason')}: {e.get('message')}" for e in evs if e.get("type") == "Warning"]

@@ -44,7 +44,7 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
         try:
             update_step(ctx, "failed", why)
         except CronctlError as e:
-            ctx.r.warn(f"could not write step=failed on the CronJob: {e.message}")
+            ctx.reporter.warn(f"could not write step=failed on the CronJob: {e.message}")
         slot_note = ""
         if ctx.slot is not None:
             slot_note = f"; slot {ctx.slot.shown} is not done: lastScheduleTime was not set to it"
@@ -54,10 +54,10 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
                                      f"`{retry}` runs it again (attempt {ctx.attempt + 1}) without "
                                      f"un-suspending in between", ctx.record, final, [retry, *nxt]),
                       "failed", tail, events)
-    ctx.r.step(f"job {ctx.job_name} completed in {human_duration(job_seconds(final) or 0)}")
+    ctx.reporter.step(f"job {ctx.job_name} completed in {human_duration(job_seconds(final) or 0)}")
     slot_note = mark_slot_done(ctx) if ctx.slot is not None else ""
     manual = ctx.job_name
-    if ctx.o.catch_up == "all":
+    if ctx.opts.catch_up == "all":
         try:
             failed = catch_up_all(ctx, deadline, nxt)
         except KeyboardInterrupt:
@@ -66,7 +66,7 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
                            f"{len(ctx.done)} slot(s) done): the CronJob stays suspended", nxt)
         except WaitTimeout as e:
             return stopped(ctx, "timeout", ExitCode.TIMEOUT,
-                           f"{e.message} (--timeout {human_duration(ctx.o.timeout)}) while running the "
+                           f"{e.message} (--timeout {human_duration(ctx.opts.timeout)}) while running the "
                            f"slots that passed (job {manual} had succeeded); the CronJob stays suspended",
                            nxt)
         ctx.job_name = manual
@@ -77,11 +77,11 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
         return finish(ctx, declined, "succeeded-not-restored", tail, [])
     end_hold(ctx)
     try:
-        res = restore(ctx.c, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
-                                            expect_original=ctx.original_suspend,
-                                            catch_up="none" if ctx.o.catch_up == "all" else ctx.o.catch_up,
-                                            outcome="succeeded"),
-                      ctx.clock, ctx.r)
+        res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
+                                                  expect_original=ctx.original_suspend,
+                                                  catch_up="none" if ctx.opts.catch_up == "all" else ctx.opts.catch_up,
+                                                  outcome="succeeded"),
+                      ctx.clock, ctx.reporter)
     except CronctlError as e:
         # The Job succeeded but the restore could not be done (record changed, API down):
         # keep the evidence and say exactly what is left.
@@ -94,8 +94,8 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
     ctx.record["prediction"] = res.get("prediction")
     slot_note += check_prediction(ctx, res.get("prediction"))
     ctx.record["restored_suspend"] = res.get("suspend")
-    ctx.record["catch_up"] = {"mode": ctx.o.catch_up, "given_up": res.get("given_up", []),
-                              **({"ran": list(ctx.done)} if ctx.o.catch_up == "all" else {})}
+    ctx.record["catch_up"] = {"mode": ctx.opts.catch_up, "given_up": res.get("given_up", []),
+                              **({"ran": list(ctx.done)} if ctx.opts.catch_up == "all" else {})}
     if ctx.done:
         slot_note += f"; {len(ctx.done)} slot(s) that passed meanwhile ran as their own Jobs"
     if ctx.suspended_mono is not None:
@@ -114,27 +114,27 @@ def confirm_restore(ctx: RunContext) -> RunResult | None:
     """On a terminal without --yes: when the restore would start a catch-up Job that the plan did
     not announce (the run took longer, a slot passed), ask again. Declined: the CronJob stays
     suspended with the record at step succeeded (exit 3); ``cronctl restore`` finishes later."""
-    if ctx.o.yes or not ctx.o.interactive or ctx.o.catch_up != "latest" or ctx.announced is not False \
+    if ctx.opts.yes or not ctx.opts.interactive or ctx.opts.catch_up != "latest" or ctx.announced is not False \
             or ctx.original_suspend:
         return None
     try:
-        cj = ctx.c.get_cronjob(ctx.name)
-        jobs, _ = ctx.c.list_jobs()
+        cj = ctx.cluster.get_cronjob(ctx.name)
+        jobs, _ = ctx.cluster.list_jobs()
     except CronctlError:
         return None  # the restore reads again and says what it does
     pred = predict(cj, ctx.clock.now(), suspended=False, jobs=jobs)
     if not starts_catch_up(pred):
         return None
     ctx.record["unannounced_catch_up"] = pred.as_dict()
-    if ctx.r.confirm(f"The restore would start what the plan did not announce: {pred.text}. Restore now "
-                     f"(no: it stays suspended; `cronctl restore {ctx.name} -n {ctx.ns} --catch-up none` "
-                     f"gives the slot up)?"):
+    if ctx.reporter.confirm(f"The restore would start what the plan did not announce: {pred.text}. Restore now "
+                            f"(no: it stays suspended; `cronctl restore {ctx.name} -n {ctx.ns} --catch-up none` "
+                            f"gives the slot up)?"):
         return None
     try:
         update_step(ctx, "succeeded", "the restore was declined: it would start a catch-up the plan did not "
                                        "announce")
     except CronctlError as e:
-        ctx.r.warn(f"could not write step=succeeded on the CronJob: {e.message}")
+        ctx.reporter.warn(f"could not write step=succeeded on the CronJob: {e.message}")
     return RunResult(ExitCode.REFUSED, f"job {ctx.job_name} succeeded; the restore was declined (it would "
                      f"start: {pred.text}): the CronJob stays suspended",
                      ctx.record, None, [f"cronctl restore {ctx.name} -n {ctx.ns}",
@@ -151,7 +151,7 @@ def check_prediction(ctx: RunContext, pred: dict[str, Any] | None) -> str:
     seen: Obj | None = None
     while seen is None and ctx.clock.monotonic() < until:
         try:
-            seen = ctx.c.get_job(name)
+            seen = ctx.cluster.get_job(name)
         except CronctlError:
             break
         if seen is None:
@@ -159,10 +159,10 @@ def check_prediction(ctx: RunContext, pred: dict[str, Any] | None) -> str:
     ctx.record["restore_check"] = {"expected_job": name, "seen": seen is not None,
                                    "created": model.meta(seen).get("creationTimestamp") if seen else None}
     if seen is not None:
-        ctx.r.step(f"as predicted, the controller started the catch-up Job {name}")
+        ctx.reporter.step(f"as predicted, the controller started the catch-up Job {name}")
         return f"; as predicted, the controller started {name}"
-    ctx.r.warn(f"the catch-up Job {name} the restore predicted was not seen within "
-               f"{human_duration(CHECK_AFTER_RESTORE)}; see cronctl status {ctx.name} -n {ctx.ns}")
+    ctx.reporter.warn(f"the catch-up Job {name} the restore predicted was not seen within "
+                      f"{human_duration(CHECK_AFTER_RESTORE)}; see cronctl status {ctx.name} -n {ctx.ns}")
     return f"; the predicted catch-up Job {name} was NOT seen within {human_duration(CHECK_AFTER_RESTORE)}"
 
 
@@ -173,7 +173,7 @@ def stopped(ctx: RunContext, step: str, code: ExitCode, message: str, nxt: list[
     try:
         update_step(ctx, step, message)
     except (CronctlError, KeyboardInterrupt) as e:
-        ctx.r.warn(f"could not write step={step} on the CronJob: {getattr(e, 'message', e)}")
+        ctx.reporter.warn(f"could not write step={step} on the CronJob: {getattr(e, 'message', e)}")
     ctx.record.update(outcome=step, exit_code=int(code), next_commands=nxt)
     if ctx.slot is not None:
         ctx.record["last_schedule_time"] = {"patched": False, "why": f"the run stopped ({step}): the slot "

@@ -22,28 +22,28 @@ def wait(ctx: RunContext, job: Obj, deadline: float) -> Obj | None:
     def on_change(j: Obj) -> None:
         st = j.get("status") or {}
         key = (int(st.get("active") or 0), int(st.get("succeeded") or 0), int(st.get("failed") or 0))
-        if not ctx.r.live and (not last or last[-1] != key):
-            ctx.r.step(f"job {ctx.job_name}: active={key[0]} succeeded={key[1]} failed={key[2]} "
-                       f"({human_duration(ctx.clock.monotonic() - t0)})")
+        if not ctx.reporter.live and (not last or last[-1] != key):
+            ctx.reporter.step(f"job {ctx.job_name}: active={key[0]} succeeded={key[1]} failed={key[2]} "
+                              f"({human_duration(ctx.clock.monotonic() - t0)})")
         last.append(key)
 
-    sampler = ProgressSampler(ctx.c, job, ctx.clock, ctx.r, t0) if ctx.r.live else None
+    sampler = ProgressSampler(ctx.cluster, job, ctx.clock, ctx.reporter, t0) if ctx.reporter.live else None
     if sampler:
         sampler.start()
     try:
-        state = wait_for_jobs(ctx.c, {ctx.job_name}, deadline=deadline, clock=ctx.clock, on_change=on_change,
+        state = wait_for_jobs(ctx.cluster, {ctx.job_name}, deadline=deadline, clock=ctx.clock, on_change=on_change,
                               stats=ctx.wait_stats, on_unreachable=lambda e: unreachable(ctx, e))
     finally:
         if sampler:
             sampler.stop()
-        ctx.r.progress_done()
+        ctx.reporter.progress_done()
     return state[ctx.job_name]
 
 
 def save_logs_so_far(ctx: RunContext) -> None:
     """After Ctrl-C: the logs the Job's pods have written so far (a second Ctrl-C skips them)."""
     try:
-        job = ctx.c.get_job(ctx.job_name)
+        job = ctx.cluster.get_job(ctx.job_name)
         if job is not None and ctx.dir is not None:
             save_logs(ctx, job)
     except (CronctlError, OSError, KeyboardInterrupt):

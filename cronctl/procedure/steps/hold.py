@@ -36,19 +36,19 @@ def check_run_dir(ctx: RunContext) -> None:
 def run_record(ctx: RunContext, step: str, note: str = "") -> model.RunRecord:
     return model.RunRecord(
         run_id=ctx.run_id, original_suspend=ctx.original_suspend, operator=ctx.operator,
-        reason=ctx.o.reason, job_name=ctx.job_name, step=step, started=ctx.record["started"],
-        holder=ctx.o.holder, updated=timestamp(ctx),
+        reason=ctx.opts.reason, job_name=ctx.job_name, step=step, started=ctx.record["started"],
+        holder=ctx.opts.holder, updated=timestamp(ctx),
         occurrence=rfc3339_z(ctx.occurrence) if ctx.occurrence else "", note=note,
         gitops=gitops_annotation(ctx))
 
 
 def open_run(ctx: RunContext) -> tuple[float, list[str]]:
     """The run directory, then the suspend: returns (the deadline, the next commands)."""
-    ctx.dir = RunDir.create(ctx.o.run_dir, ctx.name, ctx.run_id)
+    ctx.dir = RunDir.create(ctx.opts.run_dir, ctx.name, ctx.run_id)
     ctx.record["run_dir"] = str(ctx.dir.path)
     check_run_dir(ctx)
     # One deadline for everything that waits, counted from the suspend (not from the prompt).
-    deadline = ctx.clock.monotonic() + ctx.o.timeout
+    deadline = ctx.clock.monotonic() + ctx.opts.timeout
     ctx.deadline = deadline
     suspend(ctx)
     start_guard(ctx)
@@ -63,8 +63,8 @@ def suspend(ctx: RunContext) -> None:
         rec = model.read_record(cj)
         if rec is not None and not taking_over(ctx, rec):
             raise Refused(locked_message(cj, rec) + "; nothing was changed")
-        if rec is None and ctx.o.takeover:
-            raise Refused(f"the run record {ctx.o.takeover} on cronjob {ctx.ns}/{ctx.name} was removed "
+        if rec is None and ctx.opts.takeover:
+            raise Refused(f"the run record {ctx.opts.takeover} on cronjob {ctx.ns}/{ctx.name} was removed "
                           f"meanwhile; nothing was changed")
         if model.meta(cj).get("generation") != plan_generation:
             raise Refused(f"cronjob {ctx.ns}/{ctx.name} was changed (spec generation "
@@ -81,11 +81,11 @@ def suspend(ctx: RunContext) -> None:
             ann[gitops.FLUX_RECONCILE] = gitops.FLUX_DISABLED
         patch = {"spec": {"suspend": True}, "metadata": {"annotations": ann}}
         try:
-            ctx.cj = ctx.c.patch_cronjob(ctx.name, patch, resource_version=rv(cj))
+            ctx.cj = ctx.cluster.patch_cronjob(ctx.name, patch, resource_version=rv(cj))
         except Conflict:
             # Someone else wrote first (the controller's status update, or another operator):
             # read again and re-check the lock, never overwrite blindly.
-            cj = ctx.c.get_cronjob(ctx.name)
+            cj = ctx.cluster.get_cronjob(ctx.name)
             continue
         ctx.suspended_mono = ctx.clock.monotonic()
         ctx.record["original_suspend"] = ctx.original_suspend
@@ -98,10 +98,10 @@ def suspend(ctx: RunContext) -> None:
                            f"{str(ctx.original_suspend).lower()} before it)" if rec is not None else
                            f"suspended the CronJob (it was suspend={str(ctx.original_suspend).lower()}) "
                            f"for a manual run") + hold_change_words(ctx))
-        ctx.r.step(f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspended since "
-                   f"{rec.started}, suspend={str(ctx.original_suspend).lower()} before it): run record "
-                   f"{ctx.run_id} written on it" if rec is not None else
-                   f"suspended {ctx.ns}/{ctx.name} (it was suspend={str(ctx.original_suspend).lower()}); "
-                   f"run record {ctx.run_id} written on it" + hold_change_words(ctx))
+        ctx.reporter.step(f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspended since "
+                          f"{rec.started}, suspend={str(ctx.original_suspend).lower()} before it): run record "
+                          f"{ctx.run_id} written on it" if rec is not None else
+                          f"suspended {ctx.ns}/{ctx.name} (it was suspend={str(ctx.original_suspend).lower()}); "
+                          f"run record {ctx.run_id} written on it" + hold_change_words(ctx))
         return
     raise Conflict(f"cronjob {ctx.ns}/{ctx.name} kept changing while suspending; nothing was changed")

@@ -15,9 +15,9 @@ from cronctl.procedure.steps.context import RunContext
 def decide_gitops(ctx: RunContext) -> None:
     """Before any write: which tool manages the CronJob and how the hold is made under it."""
     ctx.seen = gitops.detect(ctx.cj)
-    ctx.strategy = gitops.choose(ctx.seen, ctx.o.gitops)
+    ctx.strategy = gitops.choose(ctx.seen, ctx.opts.gitops)
     if ctx.seen.tool is not None:
-        ctx.r.step(f"preflight: {ctx.seen.words()}")
+        ctx.reporter.step(f"preflight: {ctx.seen.words()}")
 
 
 def gitops_annotation(ctx: RunContext) -> str:
@@ -48,8 +48,8 @@ def hold_change_words(ctx: RunContext) -> str:
 
 def hold_words(ctx: RunContext) -> str:
     """The plan's "hold" row: how the suspend is made and guarded."""
-    guard = (f"watched every {ctx.o.guard_every:g}s; a revert of spec.suspend is "
-             + ("suspended again once, then reported without fighting" if ctx.o.on_revert == "suspend-again"
+    guard = (f"watched every {ctx.opts.guard_every:g}s; a revert of spec.suspend is "
+             + ("suspended again once, then reported without fighting" if ctx.opts.on_revert == "suspend-again"
                 else "reported, not fought (--on-revert stop)"))
     if ctx.strategy.kind == "refuse":
         return f"REFUSED: {ctx.strategy.why}"
@@ -58,8 +58,8 @@ def hold_words(ctx: RunContext) -> str:
 
 def start_guard(ctx: RunContext) -> None:
     since = ctx.clock.now().replace(microsecond=0)
-    ctx.guard = HoldGuard(ctx.c, ctx.name, ctx.run_id, ctx.clock, ctx.r, ctx.audit,
-                          on_revert=ctx.o.on_revert, every=ctx.o.guard_every,
+    ctx.guard = HoldGuard(ctx.cluster, ctx.name, ctx.run_id, ctx.clock, ctx.reporter, ctx.audit,
+                          on_revert=ctx.opts.on_revert, every=ctx.opts.guard_every,
                           since=since, on_change=lambda: guard_changed(ctx))
     # the key exists before the thread runs: the guard only replaces its value, so the main thread's
     # json.dumps of the record never sees the dict change size; the main thread's next save writes it

@@ -55,22 +55,22 @@ def locked_message(cronjob: Obj, rec: model.RunRecord) -> str:
 
 
 def slot_mode(ctx: RunContext) -> bool:
-    return (ctx.o.occurrence is not None or ctx.o.occurrence_latest) and not ctx.o.ad_hoc_occurrence
+    return (ctx.opts.occurrence is not None or ctx.opts.occurrence_latest) and not ctx.opts.ad_hoc_occurrence
 
 
 def check_flags(ctx: RunContext) -> None:
-    if ctx.o.ad_hoc_occurrence and ctx.o.occurrence_latest:
+    if ctx.opts.ad_hoc_occurrence and ctx.opts.occurrence_latest:
         raise BadInput(f"{option('ad_hoc_occurrence')} cannot be used with {option('occurrence')} latest (latest "
                        "is always a slot)")
-    if ctx.o.ad_hoc_occurrence and ctx.o.occurrence is None:
+    if ctx.opts.ad_hoc_occurrence and ctx.opts.occurrence is None:
         raise BadInput(f"{option('ad_hoc_occurrence')} needs {option('occurrence')} RFC3339 (the instant the "
                        "run stands for)")
-    if ctx.o.retry and (ctx.o.occurrence is not None or ctx.o.occurrence_latest or ctx.o.job_name
-                        or ctx.o.ad_hoc_occurrence or ctx.o.takeover):
+    if ctx.opts.retry and (ctx.opts.occurrence is not None or ctx.opts.occurrence_latest or ctx.opts.job_name
+                           or ctx.opts.ad_hoc_occurrence or ctx.opts.takeover):
         raise BadInput(f"{option('retry')} runs the failed run's own occurrence again under a name derived from "
                        f"its Job: it takes no {option('occurrence')}, {option('ad_hoc_occurrence')} or "
                        f"{option('job_name')}")
-    if slot_mode(ctx) and ctx.o.job_name:
+    if slot_mode(ctx) and ctx.opts.job_name:
         raise BadInput(f"{option('job_name')} cannot be used with a slot {option('occurrence')}: the Job takes "
                        "the name the controller gives that slot (<cronjob>-<unix minutes>)",
                        hint=f"drop {option('job_name')}, or add {option('ad_hoc_occurrence')} for a fixed-name "
@@ -82,33 +82,33 @@ def preflight(ctx: RunContext) -> None:
     if not _DNS_LABEL.match(ctx.job_name) or len(ctx.job_name) > 63:
         raise BadInput(f"bad {option('job_name')} {ctx.job_name!r}: must be a DNS label (a-z, 0-9, '-', "
                        f"at most 63 characters)")
-    ctx.cj = ctx.c.get_cronjob(ctx.name)
+    ctx.cj = ctx.cluster.get_cronjob(ctx.name)
     ctx.red.learn(ctx.cj)  # its secret env values, masked wherever the run echoes them
-    ctx.r.step(f"preflight: cronjob {ctx.ns}/{ctx.name} found")
+    ctx.reporter.step(f"preflight: cronjob {ctx.ns}/{ctx.name} found")
     decide_gitops(ctx)
-    if ctx.o.retry:
+    if ctx.opts.retry:
         prepare_retry(ctx)
     if slot_mode(ctx):
-        ctx.slot = resolve(ctx.cj, ctx.o.occurrence, latest=ctx.o.occurrence_latest, now=ctx.clock.now())
+        ctx.slot = resolve(ctx.cj, ctx.opts.occurrence, latest=ctx.opts.occurrence_latest, now=ctx.clock.now())
         ctx.occurrence = ctx.slot.at
         ctx.job_name = ctx.slot.job_name
-        ctx.r.step(f"preflight: {'the latest slot' if ctx.slot.latest else 'slot'} {ctx.slot.shown} of "
-                   f"the schedule: Job {ctx.job_name}, the controller's name for it")
-    elif ctx.occurrence is not None and not ctx.o.retry:
+        ctx.reporter.step(f"preflight: {'the latest slot' if ctx.slot.latest else 'slot'} {ctx.slot.shown} of "
+                          f"the schedule: Job {ctx.job_name}, the controller's name for it")
+    elif ctx.occurrence is not None and not ctx.opts.retry:
         warn_ad_hoc(ctx, ctx.occurrence)
-    check_permissions(ctx.c, ctx.name)
-    ctx.r.step("preflight: every permission the run needs is granted")
+    check_permissions(ctx.cluster, ctx.name)
+    ctx.reporter.step("preflight: every permission the run needs is granted")
     if ctx.slot is not None:
         check_status_permission(ctx)
-    if ctx.o.catch_up in ("none", "all"):
-        ok, why = ctx.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
+    if ctx.opts.catch_up in ("none", "all"):
+        ok, why = ctx.cluster.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
         if not ok:
-            what = ("mark the latest due slot processed before the restore" if ctx.o.catch_up == "none" else
+            what = ("mark the latest due slot processed before the restore" if ctx.opts.catch_up == "none" else
                     "mark each slot run processed")
-            raise PermissionMissing(f"{option('catch_up')} {ctx.o.catch_up} needs patch on cronjobs/status (to "
+            raise PermissionMissing(f"{option('catch_up')} {ctx.opts.catch_up} needs patch on cronjobs/status (to "
                                     f"{what}){': ' + why if why else ''}; nothing was changed",
                                     hint=f"use {option('catch_up')} latest, or see cronctl runbook rbac")
-        ctx.r.step(f"preflight: may patch cronjobs/status (--catch-up {ctx.o.catch_up})")
+        ctx.reporter.step(f"preflight: may patch cronjobs/status (--catch-up {ctx.opts.catch_up})")
     rec = model.read_record(ctx.cj)
     if rec is not None and not taking_over(ctx, rec):
         raise Refused(locked_message(ctx.cj, rec) + "; nothing was changed",
@@ -116,13 +116,13 @@ def preflight(ctx: RunContext) -> None:
                            f"cronctl restore {ctx.name} -n {ctx.ns}")
     check_name_free(ctx)
     if ctx.occurrence is not None:
-        check_occurrence_free(ctx, ctx.c.list_jobs()[0])
-    ctx.operator = ctx.c.whoami()
+        check_occurrence_free(ctx, ctx.cluster.list_jobs()[0])
+    ctx.operator = ctx.cluster.whoami()
 
 
 def taking_over(ctx: RunContext, rec: model.RunRecord | None) -> bool:
     """Whether ``rec`` is the interrupted run's record this run was asked to take over."""
-    return rec is not None and ctx.o.takeover is not None and rec.run_id == ctx.o.takeover
+    return rec is not None and ctx.opts.takeover is not None and rec.run_id == ctx.opts.takeover
 
 
 def warn_ad_hoc(ctx: RunContext, at: datetime) -> None:
@@ -134,19 +134,19 @@ def warn_ad_hoc(ctx: RunContext, at: datetime) -> None:
         slot = False
     what = ("is a slot of the schedule, but runs as an ad-hoc Job" if slot
             else "is not a slot of the schedule")
-    ctx.r.warn(f"--ad-hoc-occurrence: {show(at, tz)} {what}: the controller does not know this instant "
-               f"(Job {ctx.job_name} carries it only as {model.ANN_OCCURRENCE} and {model.OCCURRENCE_ENV})"
-               + ("; the controller still starts that slot itself if it is due" if slot else ""))
+    ctx.reporter.warn(f"--ad-hoc-occurrence: {show(at, tz)} {what}: the controller does not know this instant "
+                      f"(Job {ctx.job_name} carries it only as {model.ANN_OCCURRENCE} and {model.OCCURRENCE_ENV})"
+                      + ("; the controller still starts that slot itself if it is due" if slot else ""))
 
 
 def check_status_permission(ctx: RunContext) -> None:
-    ok, _why = ctx.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
+    ok, _why = ctx.cluster.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
     ctx.can_patch_status = ok
     if ok:
-        ctx.r.step("preflight: may patch cronjobs/status (lastScheduleTime = the slot after success)")
+        ctx.reporter.step("preflight: may patch cronjobs/status (lastScheduleTime = the slot after success)")
         return
     try:
-        version: str | None = ctx.c.server_version()
+        version: str | None = ctx.cluster.server_version()
     except CronctlError:
         version = None
     assert ctx.slot is not None
@@ -156,7 +156,7 @@ def check_status_permission(ctx: RunContext) -> None:
 
 
 def check_name_free(ctx: RunContext) -> None:
-    existing = ctx.c.get_job(ctx.job_name)
+    existing = ctx.cluster.get_job(ctx.job_name)
     if existing is not None:
         outcome = model.job_outcome(existing) or "still running"
         if ctx.slot is not None:

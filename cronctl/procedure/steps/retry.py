@@ -36,7 +36,7 @@ def prepare_retry(ctx: RunContext) -> None:
         raise Refused(f"run record {rec.run_id} on cronjob {ctx.ns}/{ctx.name} is {unconfirmed}; "
                       f"{option('retry')} takes over only a record cronctl wrote; nothing was changed",
                       hint=f"check with {rec.operator or 'its operator'}; cronctl restore --force clears it")
-    failed = ctx.c.get_job(rec.job_name) if rec.job_name else None
+    failed = ctx.cluster.get_job(rec.job_name) if rec.job_name else None
     if failed is not None and not model.is_finished(failed):
         raise Refused(f"job {ctx.ns}/{rec.job_name} of run {rec.run_id} is still running; nothing was changed",
                       hint=f"cronctl wait {ctx.name} -n {ctx.ns} follows it to its end")
@@ -45,9 +45,9 @@ def prepare_retry(ctx: RunContext) -> None:
     ctx.attempt = last + 1
     ctx.job_name = retry_job_name(base, ctx.attempt)
     ctx.retry_of = rec
-    ctx.o.takeover = rec.run_id
-    if not ctx.o.reason:
-        ctx.o.reason = rec.reason
+    ctx.opts.takeover = rec.run_id
+    if not ctx.opts.reason:
+        ctx.opts.reason = rec.reason
     if rec.occurrence:
         try:
             at = parse_rfc3339(rec.occurrence)
@@ -60,6 +60,6 @@ def prepare_retry(ctx: RunContext) -> None:
             except CronctlError:
                 ctx.slot = None  # an ad-hoc instant: carried by annotation and env only
     ctx.record["retry_of"] = {"run_id": rec.run_id, "job": rec.job_name, "attempt": ctx.attempt}
-    ctx.r.step(f"preflight: retry of run {rec.run_id} of {rec.operator or 'unknown'} (job {rec.job_name} "
-               f"failed): attempt {ctx.attempt} as Job {ctx.job_name}"
-               + (f" for {rec.occurrence}" if rec.occurrence else "") + "; the CronJob stays suspended")
+    ctx.reporter.step(f"preflight: retry of run {rec.run_id} of {rec.operator or 'unknown'} (job {rec.job_name} "
+                      f"failed): attempt {ctx.attempt} as Job {ctx.job_name}"
+                      + (f" for {rec.occurrence}" if rec.occurrence else "") + "; the CronJob stays suspended")

@@ -17,9 +17,9 @@ WAIT_ACTIVE_HINT = f"use {option('wait_active')} to wait for them (bounded by {o
 
 
 def running_now(ctx: RunContext) -> list[str]:
-    cj = ctx.c.get_cronjob(ctx.name)
+    cj = ctx.cluster.get_cronjob(ctx.name)
     ctx.cj = cj
-    return running_of(cj, ctx.c.list_jobs()[0])
+    return running_of(cj, ctx.cluster.list_jobs()[0])
 
 
 def running_of(cj: Obj, jobs: list[Obj]) -> list[str]:
@@ -37,14 +37,14 @@ def running_of(cj: Obj, jobs: list[Obj]) -> list[str]:
 def verify(ctx: RunContext, deadline: float) -> None:
     for attempt in ("now", "after settle"):
         if attempt == "after settle":
-            ctx.r.step(f"verify: waiting {human_duration(ctx.o.settle)} for a creation the controller "
-                       f"may have in flight")
-            ctx.clock.sleep(ctx.o.settle)
+            ctx.reporter.step(f"verify: waiting {human_duration(ctx.opts.settle)} for a creation the controller "
+                              f"may have in flight")
+            ctx.clock.sleep(ctx.opts.settle)
         running = running_now(ctx)
-        if running and ctx.o.wait_active:
-            ctx.r.step(f"verify: waiting for running Jobs to finish: {', '.join(running)}")
+        if running and ctx.opts.wait_active:
+            ctx.reporter.step(f"verify: waiting for running Jobs to finish: {', '.join(running)}")
             try:
-                wait_for_jobs(ctx.c, set(running), deadline=deadline, clock=ctx.clock,
+                wait_for_jobs(ctx.cluster, set(running), deadline=deadline, clock=ctx.clock,
                               stats=ctx.wait_stats)
             except WaitTimeout as e:
                 # Nothing of ours exists yet: go back to where we started, then report the timeout.
@@ -54,16 +54,16 @@ def verify(ctx: RunContext, deadline: float) -> None:
             running = running_now(ctx)
         if running:
             abort(ctx, f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)}")
-        ctx.r.step(f"verify ({attempt}): no active or unfinished child Job")
+        ctx.reporter.step(f"verify ({attempt}): no active or unfinished child Job")
     update_step(ctx, "verified")
 
 
 def undo(ctx: RunContext, why: str) -> None:
     """Set suspend back to the original value and clear our record; nothing was created."""
     end_hold(ctx)
-    restore(ctx.c, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
-                                  expect_original=ctx.original_suspend,
-                                  check_children=False, outcome="aborted"), ctx.clock, ctx.r)
+    restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
+                                        expect_original=ctx.original_suspend,
+                                        check_children=False, outcome="aborted"), ctx.clock, ctx.reporter)
     ctx.record["restored_at"] = timestamp(ctx)
     step_local(ctx, "aborted", why)
 
