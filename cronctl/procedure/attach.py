@@ -23,8 +23,12 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import CronctlError, ExitCode, Refused
 from cronctl.procedure.base import Clock, Reporter, RunDir, next_commands
-from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
 from cronctl.procedure.slot import resolve
+from cronctl.procedure.steps.context import RunContext, save, timestamp
+from cronctl.procedure.steps.finish import conclude
+from cronctl.procedure.steps.follow import save_logs_so_far, wait
+from cronctl.procedure.steps.hold_guard import end_hold, start_guard
+from cronctl.procedure.steps.options import RunOptions, RunResult
 from cronctl.procedure.wait import WaitTimeout
 from cronctl.timeutil import human_duration, rfc3339_z
 
@@ -40,102 +44,100 @@ class AttachOptions:
     holder_alive: Callable[[str], bool | None] | None = None
 
 
-class _Attach(_Run):
-    def __init__(self, cluster: Cluster, opts: AttachOptions, clock: Clock, reporter: Reporter) -> None:
-        super().__init__(cluster, RunOptions(cronjob=opts.cronjob, timeout=opts.timeout, run_dir=opts.run_dir,
-                                             catch_up=opts.catch_up, holder=opts.holder, yes=True), clock, reporter)
-        self.a = opts
-
-    def attach(self) -> RunResult:
-        self.cj = self.c.get_cronjob(self.name)
-        rec = model.read_record(self.cj)
-        restore_cmd = f"cronctl restore {self.name} -n {self.ns}"
-        if rec is None:
-            raise Refused(f"no cronctl run holds cronjob {self.ns}/{self.name}: nothing to wait for",
-                          hint=f"cronctl status {self.name} -n {self.ns}")
-        unconfirmed = model.record_unconfirmed(self.cj)
-        if unconfirmed:  # a record is not a credential: wait would restore what it says, unasked
-            raise Refused(f"run record {rec.run_id} on cronjob {self.ns}/{self.name} cannot be confirmed as "
-                          f"cronctl's: {unconfirmed}; cronctl wait does not finish it, nothing changed",
-                          hint=f"cronctl status {self.name} -n {self.ns} shows it; {restore_cmd} --force "
-                               "restores it on purpose")
-        self.run_id, self.job_name = rec.run_id, rec.job_name
-        self.original_suspend, self.operator = rec.original_suspend, rec.operator or "unknown"
-        job = self.c.get_job(rec.job_name)
-        if job is None:
-            never = rec.step in ("suspended", "verified", "aborted")
-            raise Refused(f"run {rec.run_id}'s Job {self.ns}/{rec.job_name} "
-                          + ("was never created" if never else "does not exist (deleted?)")
-                          + "; nothing to wait for", hint=f"what is left is the restore: {restore_cmd}")
-        if self.a.holder_alive is not None and rec.holder and self.a.holder_alive(rec.holder):
-            self.r.warn(f"the run's own process {rec.holder} is still alive on this host and follows the Job too; "
-                        "whichever finishes first restores, the other is refused")
-        self._use_job_slot(job)
-        self.record = {"schema": "cronctl.dev/run-record/v1", "kind": "wait", "run_id": rec.run_id,
-                       "cronjob": self.name, "namespace": self.ns, "server": self.c.server_url(),
-                       "job_name": rec.job_name, "operator": rec.operator, "reason": rec.reason,
-                       "occurrence": rfc3339_z(self.occurrence) if self.occurrence else None,
-                       "holder": self.o.holder, "started": rec.started, "attached": self._now(),
-                       "original_suspend": rec.original_suspend, "suspended_at": rec.started,
-                       "job": {"name": rec.job_name, "uid": model.meta(job).get("uid"),
-                               "created": model.meta(job).get("creationTimestamp")}}
-        self.dir = RunDir.create(self.o.run_dir, self.name, f"{rec.run_id}-wait-{secrets.token_hex(2)}")
-        self.record["run_dir"] = str(self.dir.path)
-        self._save()
-        outcome = model.job_outcome(job)
-        self.r.step(f"attached to run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step}): Job "
-                    f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
-        deadline = self.clock.monotonic() + self.o.timeout
-        self.deadline = deadline  # an API server restart while following the Job is ridden out until it
-        if not model.is_suspended(self.cj) and not rec.original_suspend:
-            self.r.warn(f"cronjob {self.ns}/{self.name} is not suspended although run {rec.run_id} holds it: "
-                        + model.hold_reverted(self.cj))
-        self._start_guard()  # the hold is watched again while this process follows the Job
-        nxt = next_commands(self.name, self.ns)
-        final: Obj | None = job
-        if outcome is None:
-            try:
-                final = self.wait(job, deadline)
-            except (KeyboardInterrupt, WaitTimeout) as e:
-                return self._detached(e)
-        return self._conclude(final, deadline, nxt)
-
-    def _use_job_slot(self, job: Obj) -> None:
-        """The instant the Job stands for, and the slot when it is one (run-manual --occurrence T)."""
-        self.occurrence = model.occurrence(job) or None
-        at = model.scheduled_for(job)
-        if at is None:
-            return
+def _attach(ctx: RunContext, a: AttachOptions) -> RunResult:
+    """Take the run over from its record, follow its Job, then finish it as run-manual would."""
+    ctx.cj = ctx.cluster.get_cronjob(ctx.name)
+    rec = model.read_record(ctx.cj)
+    restore_cmd = f"cronctl restore {ctx.name} -n {ctx.ns}"
+    if rec is None:
+        raise Refused(f"no cronctl run holds cronjob {ctx.ns}/{ctx.name}: nothing to wait for",
+                      hint=f"cronctl status {ctx.name} -n {ctx.ns}")
+    unconfirmed = model.record_unconfirmed(ctx.cj)
+    if unconfirmed:  # a record is not a credential: wait would restore what it says, unasked
+        raise Refused(f"run record {rec.run_id} on cronjob {ctx.ns}/{ctx.name} cannot be confirmed as "
+                      f"cronctl's: {unconfirmed}; cronctl wait does not finish it, nothing changed",
+                      hint=f"cronctl status {ctx.name} -n {ctx.ns} shows it; {restore_cmd} --force "
+                           "restores it on purpose")
+    ctx.run_id, ctx.job_name = rec.run_id, rec.job_name
+    ctx.original_suspend, ctx.operator = rec.original_suspend, rec.operator or "unknown"
+    job = ctx.cluster.get_job(rec.job_name)
+    if job is None:
+        never = rec.step in ("suspended", "verified", "aborted")
+        raise Refused(f"run {rec.run_id}'s Job {ctx.ns}/{rec.job_name} "
+                      + ("was never created" if never else "does not exist (deleted?)")
+                      + "; nothing to wait for", hint=f"what is left is the restore: {restore_cmd}")
+    if a.holder_alive is not None and rec.holder and a.holder_alive(rec.holder):
+        ctx.reporter.warn(f"the run's own process {rec.holder} is still alive on this host and follows the Job too; "
+                          "whichever finishes first restores, the other is refused")
+    _use_job_slot(ctx, job)
+    ctx.record = {"schema": "cronctl.dev/run-record/v1", "kind": "wait", "run_id": rec.run_id,
+                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.cluster.server_url(),
+                  "job_name": rec.job_name, "operator": rec.operator, "reason": rec.reason,
+                  "occurrence": rfc3339_z(ctx.occurrence) if ctx.occurrence else None,
+                  "holder": ctx.opts.holder, "started": rec.started, "attached": timestamp(ctx),
+                  "original_suspend": rec.original_suspend, "suspended_at": rec.started,
+                  "job": {"name": rec.job_name, "uid": model.meta(job).get("uid"),
+                          "created": model.meta(job).get("creationTimestamp")}}
+    ctx.dir = RunDir.create(ctx.opts.run_dir, ctx.name, f"{rec.run_id}-wait-{secrets.token_hex(2)}")
+    ctx.record["run_dir"] = str(ctx.dir.path)
+    save(ctx)
+    outcome = model.job_outcome(job)
+    ctx.reporter.step(f"attached to run {rec.run_id} of {rec.operator or 'unknown'} (step {rec.step}): Job "
+                      f"{rec.job_name} " + (f"already ended ({outcome})" if outcome else "is still running"))
+    deadline = ctx.clock.monotonic() + ctx.opts.timeout
+    ctx.deadline = deadline  # an API server restart while following the Job is ridden out until it
+    if not model.is_suspended(ctx.cj) and not rec.original_suspend:
+        ctx.reporter.warn(f"cronjob {ctx.ns}/{ctx.name} is not suspended although run {rec.run_id} holds it: "
+                          + model.hold_reverted(ctx.cj))
+    start_guard(ctx)  # the hold is watched again while this process follows the Job
+    nxt = next_commands(ctx.name, ctx.ns)
+    final: Obj | None = job
+    if outcome is None:
         try:
-            self.slot = resolve(self.cj, at, latest=False, now=self.clock.now())
-        except CronctlError:
-            return
-        self.occurrence = self.slot.at
-        ok, _why = self.c.can_i("patch", "cronjobs", group="batch", subresource="status", name=self.name)
-        self.can_patch_status = ok
+            final = wait(ctx, job, deadline)
+        except (KeyboardInterrupt, WaitTimeout) as e:
+            return _detached(ctx, e)
+    return conclude(ctx, final, deadline, nxt)
 
-    def _detached(self, e: BaseException) -> RunResult:
-        """Ctrl-C or the timeout while waiting: save the logs so far; the Job runs on; nothing changes."""
-        self._save_logs_so_far()
-        timeout = isinstance(e, WaitTimeout)
-        code = ExitCode.TIMEOUT if timeout else ExitCode.INTERRUPTED
-        msg = ((f"{getattr(e, 'message', e)} (--timeout {human_duration(self.o.timeout)})" if timeout else "interrupted")
-               + f": stopped waiting; job {self.job_name} is still running and the CronJob stays suspended "
-                 f"under run {self.run_id}; the logs so far are in {self.dir.path if self.dir else '?'}; "
-                 f"cronctl wait {self.name} -n {self.ns} follows it again")
-        self.record.update(outcome="detached", exit_code=int(code))
-        self._save()
-        return RunResult(code, msg, self.record, None, [f"cronctl wait {self.name} -n {self.ns}",
-                                                       *next_commands(self.name, self.ns)])
+
+def _use_job_slot(ctx: RunContext, job: Obj) -> None:
+    """The instant the Job stands for, and the slot when it is one (run-manual --occurrence T)."""
+    ctx.occurrence = model.occurrence(job) or None
+    at = model.scheduled_for(job)
+    if at is None:
+        return
+    try:
+        ctx.slot = resolve(ctx.cj, at, latest=False, now=ctx.clock.now())
+    except CronctlError:
+        return
+    ctx.occurrence = ctx.slot.at
+    ok, _why = ctx.cluster.can_i("patch", "cronjobs", group="batch", subresource="status", name=ctx.name)
+    ctx.can_patch_status = ok
+
+
+def _detached(ctx: RunContext, e: BaseException) -> RunResult:
+    """Ctrl-C or the timeout while waiting: save the logs so far; the Job runs on; nothing changes."""
+    save_logs_so_far(ctx)
+    timeout = isinstance(e, WaitTimeout)
+    code = ExitCode.TIMEOUT if timeout else ExitCode.INTERRUPTED
+    msg = ((f"{getattr(e, 'message', e)} (--timeout {human_duration(ctx.opts.timeout)})" if timeout else "interrupted")
+           + f": stopped waiting; job {ctx.job_name} is still running and the CronJob stays suspended "
+             f"under run {ctx.run_id}; the logs so far are in {ctx.dir.path if ctx.dir else '?'}; "
+             f"cronctl wait {ctx.name} -n {ctx.ns} follows it again")
+    ctx.record.update(outcome="detached", exit_code=int(code))
+    save(ctx)
+    return RunResult(code, msg, ctx.record, None, [f"cronctl wait {ctx.name} -n {ctx.ns}",
+                                                   *next_commands(ctx.name, ctx.ns)])
 
 
 def attach(cluster: Cluster, opts: AttachOptions, clock: Clock, reporter: Reporter) -> RunResult:
     """Follow the run that holds the CronJob to its end and finish it (see the module text)."""
-    run = _Attach(cluster, opts, clock, reporter)
+    ctx = RunContext(cluster, RunOptions(cronjob=opts.cronjob, timeout=opts.timeout, run_dir=opts.run_dir,
+                                         catch_up=opts.catch_up, holder=opts.holder, yes=True), clock, reporter)
     try:
-        return run.attach()
+        return _attach(ctx, opts)
     finally:
-        run._end_hold()
+        end_hold(ctx)
 
 
 __all__ = ["AttachOptions", "attach"]

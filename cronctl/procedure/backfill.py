@@ -1,7 +1,7 @@
 """``cronctl backfill``: run lost slots, oldest first, each as the slot's own Job, under one lock
 and one suspension.
 
-The steps are run-manual's (:mod:`cronctl.procedure.run_manual`): preflight, plan, confirm,
+The steps are run-manual's (:mod:`cronctl.procedure.steps`, composed here): preflight, plan, confirm,
 suspend with a run record, verify (again after the settle), then for each slot T: a Job named
 as the controller names T's Job, wait, logs, ``status.lastScheduleTime = T`` when T is later;
 then the restore (``--catch-up latest|none``). A failed slot stops the run: the CronJob stays
@@ -23,8 +23,16 @@ from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, ExitCode, option
 from cronctl.procedure.base import Clock, Reporter
 from cronctl.procedure.restore import RestoreOptions, restore
-from cronctl.procedure.run_manual import MAX_SLOTS, RunOptions, RunResult, _Run
 from cronctl.procedure.slot import lost_while_held, resolve, standing_for
+from cronctl.procedure.steps.catch_up import lost_meanwhile, run_group
+from cronctl.procedure.steps.context import RunContext, hook, masked, step_local, timestamp
+from cronctl.procedure.steps.finish import stopped
+from cronctl.procedure.steps.hold import open_run
+from cronctl.procedure.steps.hold_guard import end_hold
+from cronctl.procedure.steps.options import MAX_SLOTS, RunOptions, RunResult
+from cronctl.procedure.steps.plan import confirm, plan
+from cronctl.procedure.steps.preflight import preflight
+from cronctl.procedure.steps.verify import verify
 from cronctl.procedure.wait import WaitTimeout
 from cronctl.timeutil import human_duration, local_and_utc, parse_rfc3339, rfc3339_z
 
@@ -139,109 +147,99 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
     return run, skipped
 
 
-class _Backfill(_Run):
+def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the steps in order
     """run-manual's steps, with one Job per slot between the suspend and the restore."""
-
-    def __init__(self, cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> None:
-        ro = opts.run or RunOptions(cronjob=opts.cronjob)
-        ro.cronjob = opts.cronjob
-        super().__init__(cluster, ro, clock, reporter)
-        self.b = opts
-        self.skipped: list[tuple[datetime, str]] = []
-
-    def run(self) -> RunResult:  # noqa: C901 - the steps in order, as run-manual's
-        self.record = {"schema": "cronctl.dev/run-record/v1", "kind": "backfill", "run_id": self.run_id,
-                       "cronjob": self.name, "namespace": self.ns, "server": self.c.server_url(),
-                       "reason": self.o.reason, "holder": self.o.holder, "started": self._now(),
-                       "dry_run": self.o.dry_run}
-        self.cj = self.c.get_cronjob(self.name)
-        policy = model.cronjob_view(self.cj).policy
-        if self.b.parallel < 1:
-            raise BadInput(f"bad {option('parallel')} {self.b.parallel}: must be 1 or more")
-        if self.b.parallel > 1 and policy != "Allow":
-            raise BadInput(f"{option('parallel')} {self.b.parallel} needs concurrencyPolicy Allow; cronjob {self.ns}/{self.name} "
-                           f"has {policy}, which promises one run at a time: its slots run one after the other")
-        mode = self.o.catch_up
-        if mode == "all":
-            self.o.catch_up = "none"  # the slots lost meanwhile are run here; then nothing is left to catch up
-        now = self.clock.now()
-        jobs, _ = self.c.list_jobs()
-        events: list[Obj] = []
-        if self.b.missed:
-            try:
-                events = self.c.list_events(
-                    field_selector=f"involvedObject.kind=CronJob,involvedObject.name={self.name}")
-            except CronctlError as e:
-                self.r.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
-        self.todo, self.skipped = choose_slots(self.cj, jobs, events, self.b, now)
-        for t, why in self.skipped:
-            self.r.step(f"skip {local_and_utc(t, self.zone)}: {why}")
-        self.record["slots"] = [rfc3339_z(t) for t in self.todo]
-        self.record["skipped"] = [{"slot": rfc3339_z(t), "why": why} for t, why in self.skipped]
-        if not self.todo:
-            msg = f"nothing to backfill for cronjob {self.ns}/{self.name}" + (
-                f" ({len(self.skipped)} slot(s) skipped)" if self.skipped else "")
-            return RunResult(ExitCode.OK, msg, self.record)
-        # preflight as a slot run of the first slot (permissions incl. cronjobs/status, the lock)
-        self.o.occurrence = self.todo[0]
-        self.preflight()
-        self.record["operator"] = self.operator
-        first = self.plan()
-        self.r.show("backfill", [(local_and_utc(t, self.zone), f"{resolve(self.cj, t, latest=False, now=now).job_name}")
-                                 for t in self.todo[:50]]
-                    + ([("...", f"{len(self.todo) - 50} more")] if len(self.todo) > 50 else []))
-        if self.o.dry_run:
-            self.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
-            return RunResult(ExitCode.OK, f"dry run: {len(self.todo)} slot(s) would run, oldest first; nothing "
-                             "was changed", self.record, first)
-        self.confirm((f"Take over run record {self.o.takeover} (it keeps {self.ns}/{self.name} suspended)"
-                      if self.o.takeover else f"Suspend {self.ns}/{self.name}")
-                     + f" and run {len(self.todo)} slot(s), oldest first ({rfc3339_z(self.todo[0])} .. "
-                       f"{rfc3339_z(self.todo[-1])})?")
-        deadline, nxt = self.open_run()
+    ctx.record = {"schema": "cronctl.dev/run-record/v1", "kind": "backfill", "run_id": ctx.run_id,
+                  "cronjob": ctx.name, "namespace": ctx.ns, "server": ctx.cluster.server_url(),
+                  "reason": ctx.opts.reason, "holder": ctx.opts.holder, "started": timestamp(ctx),
+                  "dry_run": ctx.opts.dry_run}
+    ctx.cj = ctx.cluster.get_cronjob(ctx.name)
+    policy = model.cronjob_view(ctx.cj).policy
+    if b.parallel < 1:
+        raise BadInput(f"bad {option('parallel')} {b.parallel}: must be 1 or more")
+    if b.parallel > 1 and policy != "Allow":
+        raise BadInput(f"{option('parallel')} {b.parallel} needs concurrencyPolicy Allow; cronjob {ctx.ns}/{ctx.name} "
+                       f"has {policy}, which promises one run at a time: its slots run one after the other")
+    mode = ctx.opts.catch_up
+    if mode == "all":
+        ctx.opts.catch_up = "none"  # the slots lost meanwhile are run here; then nothing is left to catch up
+    today = ctx.clock.now()
+    jobs, _ = ctx.cluster.list_jobs()
+    events: list[Obj] = []
+    if b.missed:
         try:
-            self.verify(deadline)
-            self._hook("verified")
-            queue = list(self.todo)
-            while queue:
-                group, queue = queue[:self.b.parallel], queue[self.b.parallel:]
-                failed = self._run_group(group, deadline, nxt)
-                if failed is not None:
-                    return failed
-                if not queue and mode == "all":
-                    # --catch-up all: the slots that passed while this backfill held the CronJob
-                    queue = self._lost_meanwhile()
-        except KeyboardInterrupt:
-            return self._stopped("interrupted", ExitCode.INTERRUPTED,
-                                 f"interrupted after {len(self.done)} of {len(self.todo)} slot(s): the CronJob "
-                                 "stays suspended", nxt)
-        except WaitTimeout as e:
-            return self._stopped("timeout", ExitCode.TIMEOUT,
-                                 f"{e.message} (--timeout {human_duration(self.o.timeout)}) after {len(self.done)} "
-                                 f"of {len(self.todo)} slot(s); the CronJob stays suspended", nxt)
-        hold = self._end_hold()
-        res = restore(self.c, RestoreOptions(cronjob=self.name, yes=True, expect_run_id=self.run_id,
-                                             expect_original=self.original_suspend,
-                                             catch_up=self.o.catch_up, outcome="succeeded"), self.clock, self.r)
-        self.record.update(outcome="succeeded", restored_at=self._now(), prediction=res.get("prediction"),
-                           catch_up={"mode": mode, "given_up": res.get("given_up", [])},
-                           exit_code=int(ExitCode.OK))
-        if self.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
-            self.record["suspended_seconds"] = round(self.clock.monotonic() - self.suspended_mono, 3)
-        self._step_local("restored")
-        return RunResult(ExitCode.OK, f"backfilled {len(self.done)} slot(s) of {self.ns}/{self.name}, oldest first; "
-                         f"{res['message']}" + (f"; {hold}" if hold else ""), self.record, None, [])
-
-    def _go_on_text(self) -> str:
-        return "the same backfill again"
+            events = ctx.cluster.list_events(
+                field_selector=f"involvedObject.kind=CronJob,involvedObject.name={ctx.name}")
+        except CronctlError as e:
+            ctx.reporter.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
+    ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today)
+    for t, why in skipped:
+        ctx.reporter.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")
+    ctx.record["slots"] = [rfc3339_z(t) for t in ctx.todo]
+    ctx.record["skipped"] = [{"slot": rfc3339_z(t), "why": why} for t, why in skipped]
+    if not ctx.todo:
+        msg = f"nothing to backfill for cronjob {ctx.ns}/{ctx.name}" + (
+            f" ({len(skipped)} slot(s) skipped)" if skipped else "")
+        return RunResult(ExitCode.OK, msg, ctx.record)
+    # preflight as a slot run of the first slot (permissions incl. cronjobs/status, the lock)
+    ctx.opts.occurrence = ctx.todo[0]
+    preflight(ctx)
+    ctx.record["operator"] = ctx.operator
+    first = plan(ctx)
+    ctx.reporter.show("backfill", [(local_and_utc(t, ctx.zone), resolve(ctx.cj, t, latest=False, now=today).job_name)
+                                   for t in ctx.todo[:50]]
+                      + ([("...", f"{len(ctx.todo) - 50} more")] if len(ctx.todo) > 50 else []))
+    if ctx.opts.dry_run:
+        ctx.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
+        return RunResult(ExitCode.OK, f"dry run: {len(ctx.todo)} slot(s) would run, oldest first; nothing "
+                         "was changed", ctx.record, first)
+    confirm(ctx, (f"Take over run record {ctx.opts.takeover} (it keeps {ctx.ns}/{ctx.name} suspended)"
+                  if ctx.opts.takeover else f"Suspend {ctx.ns}/{ctx.name}")
+            + f" and run {len(ctx.todo)} slot(s), oldest first ({rfc3339_z(ctx.todo[0])} .. "
+              f"{rfc3339_z(ctx.todo[-1])})?")
+    deadline, nxt = open_run(ctx)
+    try:
+        verify(ctx, deadline)
+        hook(ctx, "verified")
+        queue = list(ctx.todo)
+        while queue:
+            group, queue = queue[:b.parallel], queue[b.parallel:]
+            failed = run_group(ctx, group, deadline, nxt)
+            if failed is not None:
+                return failed
+            if not queue and mode == "all":
+                # --catch-up all: the slots that passed while this backfill held the CronJob
+                queue = lost_meanwhile(ctx)
+    except KeyboardInterrupt:
+        return stopped(ctx, "interrupted", ExitCode.INTERRUPTED,
+                       f"interrupted after {len(ctx.done)} of {len(ctx.todo)} slot(s): the CronJob "
+                       "stays suspended", nxt)
+    except WaitTimeout as e:
+        return stopped(ctx, "timeout", ExitCode.TIMEOUT,
+                       f"{e.message} (--timeout {human_duration(ctx.opts.timeout)}) after {len(ctx.done)} "
+                       f"of {len(ctx.todo)} slot(s); the CronJob stays suspended", nxt)
+    hold = end_hold(ctx)
+    res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
+                                              expect_original=ctx.original_suspend,
+                                              catch_up=ctx.opts.catch_up, outcome="succeeded"), ctx.clock, ctx.reporter)
+    ctx.record.update(outcome="succeeded", restored_at=timestamp(ctx), prediction=res.get("prediction"),
+                      catch_up={"mode": mode, "given_up": res.get("given_up", [])},
+                      exit_code=int(ExitCode.OK))
+    if ctx.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
+        ctx.record["suspended_seconds"] = round(ctx.clock.monotonic() - ctx.suspended_mono, 3)
+    step_local(ctx, "restored")
+    return RunResult(ExitCode.OK, f"backfilled {len(ctx.done)} slot(s) of {ctx.ns}/{ctx.name}, oldest first; "
+                     f"{res['message']}" + (f"; {hold}" if hold else ""), ctx.record, None, [])
 
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:
-    run = _Backfill(cluster, opts, clock, reporter)
+    ro = opts.run or RunOptions(cronjob=opts.cronjob)
+    ro.cronjob = opts.cronjob
+    ctx = RunContext(cluster, ro, clock, reporter, go_on="the same backfill again")
     try:
-        return run.masked(run.run())
+        return masked(ctx, _run(ctx, opts))
     finally:
-        run._end_hold()
+        end_hold(ctx)
 
 
 def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: Clock,

@@ -198,7 +198,8 @@ def test_a_zero_limit_deletes_it_at_once_and_a_ttl_is_named() -> None:
     ("x-" * 31 + "y", 3, ("x-" * 31)[:60].rstrip("-") + "-r3"),
 ])
 def test_a_retry_s_job_name_is_derived_and_stays_a_dns_label(base: str, attempt: int, want: str) -> None:
-    from cronctl.procedure.run_manual import _DNS_LABEL, retry_job_name
+    from cronctl.procedure.run_manual import retry_job_name
+    from cronctl.procedure.steps.preflight import _DNS_LABEL
 
     name = retry_job_name(base, attempt)
     assert name == want and len(name) <= 63 and _DNS_LABEL.match(name)

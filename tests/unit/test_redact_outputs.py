@@ -19,7 +19,9 @@ from cronctl.bundle.render import add_reports
 from cronctl.cli import main
 from cronctl.errors import ExitCode
 from cronctl.procedure.base import Progress, QuietReporter, RunDir, SystemClock
-from cronctl.procedure.run_manual import RunOptions, RunResult, _Run
+from cronctl.procedure.run_manual import RunOptions, RunResult
+from cronctl.procedure.steps.context import RunContext, masked, save
+from cronctl.procedure.steps.evidence import save_logs
 from cronctl.redact import Redactor, safe_url
 
 Obj = dict[str, Any]
@@ -116,13 +118,13 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
     secrets = (PASSWORD, FLAG_SECRET, "other-s3cret-1", "AKIAIOSFODNN7EXAMPLE", "0123456789abcdefXYZ", "p4ss/w0rd",
                "abc123def", "hunter22")
     cluster = _LogCluster(log)
-    run = _Run(cluster, RunOptions(cronjob="job", reason="rotate key, was AKIAIOSFODNN7EXAMPLE"),  # type: ignore[arg-type]
-               SystemClock(), QuietReporter())
+    opts = RunOptions(cronjob="job", reason="rotate key, was AKIAIOSFODNN7EXAMPLE")
+    run = RunContext(cluster, opts, SystemClock(), QuietReporter())  # type: ignore[arg-type]
     run.dir = RunDir.create(str(tmp_path), "job", "r1")
-    run.record = {"reason": run.o.reason, "server": cluster.server_url()}
-    tail = run.save_logs(_job())
+    run.record = {"reason": run.opts.reason, "server": cluster.server_url()}
+    tail = save_logs(run, _job())
     run.record["log_tail"] = tail
-    run._save()
+    save(run)
     written = {p.relative_to(run.dir.path).as_posix(): p.read_text() for p in run.dir.path.rglob("*") if p.is_file()}
     assert set(written) == {"job.json", "pods.json", "record.json", "logs/job-x-abcde/main.log"}
     for name, text in [*written.items(), ("the log tail", "\n".join(tail))]:
@@ -132,8 +134,8 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
     assert json.loads(written["record.json"])["logs"][0]["file"] == "logs/job-x-abcde/main.log"
     assert json.loads(written["pods.json"])[0]["spec"]["containers"][0]["env"][1]["value"] == "debug"
     # what run-manual returns is what -o json prints, the log tail and the error line show
-    shown = run.masked(RunResult(ExitCode.JOB_FAILED, "failed: see https://bot:hunter22@ci.example/x",
-                                 run.record, _job()))
+    shown = masked(run, RunResult(ExitCode.JOB_FAILED, "failed: see https://bot:hunter22@ci.example/x",
+                                  run.record, _job()))
     printed = json.dumps(shown.record) + shown.message + json.dumps(shown.job)
     for secret in secrets:
         assert secret not in printed, secret
@@ -142,12 +144,12 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
 
 def test_what_a_run_reports_while_it_goes_on_is_masked_too() -> None:
     rep = QuietReporter()
-    run = _Run(_LogCluster(""), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
+    run = RunContext(_LogCluster(""), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
     run.red.learn(_pod())
-    run.r.step(f"job started with {PASSWORD}")
-    run.r.warn("cannot read https://bot:hunter22@ci.example/x: refused")
-    run.r.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])
-    run.r.progress(Progress(elapsed=1.0, last_log=f"GITHUB_TOKEN=ghp_{'a1' * 18}"))
+    run.reporter.step(f"job started with {PASSWORD}")
+    run.reporter.warn("cannot read https://bot:hunter22@ci.example/x: refused")
+    run.reporter.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])
+    run.reporter.progress(Progress(elapsed=1.0, last_log=f"GITHUB_TOKEN=ghp_{'a1' * 18}"))
     shown = "\n".join(rep.lines)
     for secret in (PASSWORD, "hunter22", "AKIAIOSFODNN7EXAMPLE", "a1a1a1a1"):
         assert secret not in shown, secret

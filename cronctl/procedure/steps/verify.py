@@ -1,0 +1,86 @@
+"""Step 4, verify: no ``.status.active`` and no unfinished child Job, again after ``settle``
+seconds; a refusal here sets suspend back (nothing of the run exists yet)."""
+
+from __future__ import annotations
+
+from cronctl import model
+from cronctl.cluster import Obj
+from cronctl.errors import Refused, Timeout, option
+from cronctl.procedure.restore import RestoreOptions, restore
+from cronctl.procedure.steps.context import RunContext, step_local, timestamp, update_step
+from cronctl.procedure.steps.hold_guard import end_hold
+from cronctl.procedure.wait import WaitTimeout, wait_for_jobs
+from cronctl.timeutil import human_duration
+
+#: the hint of a refusal because child Jobs run
+WAIT_ACTIVE_HINT = f"use {option('wait_active')} to wait for them (bounded by {option('timeout')})"
+
+
+def running_now(ctx: RunContext) -> list[str]:
+    cj = ctx.cluster.get_cronjob(ctx.name)
+    ctx.cj = cj
+    return running_of(cj, ctx.cluster.list_jobs()[0])
+
+
+def running_of(cj: Obj, jobs: list[Obj]) -> list[str]:
+    """The CronJob's unfinished child Jobs, and the unfinished Jobs its status.active names."""
+    by_name = {model.name_of(j): j for j in jobs}
+    names = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
+    for a in model.active_names(cj):
+        j = by_name.get(a)
+        # A stale entry for a finished or vanished Job cannot run; the controller drops it.
+        if a not in names and j is not None and not model.is_finished(j):
+            names.append(a)
+    return sorted(names)
+
+
+def verify(ctx: RunContext, deadline: float) -> None:
+    for attempt in ("now", "after settle"):
+        if attempt == "after settle":
+            ctx.reporter.step(f"verify: waiting {human_duration(ctx.opts.settle)} for a creation the controller "
+                              f"may have in flight")
+            ctx.clock.sleep(ctx.opts.settle)
+        running = running_now(ctx)
+        if running and ctx.opts.wait_active:
+            ctx.reporter.step(f"verify: waiting for running Jobs to finish: {', '.join(running)}")
+            try:
+                wait_for_jobs(ctx.cluster, set(running), deadline=deadline, clock=ctx.clock,
+                              stats=ctx.wait_stats)
+            except WaitTimeout as e:
+                # Nothing of ours exists yet: go back to where we started, then report the timeout.
+                why = f"running Jobs did not finish within {{}}: {', '.join(running)}"
+                undo(ctx, why.format("--timeout"))
+                raise Timeout(f"{why.format(option('timeout'))}; {set_back(ctx)}") from e
+            running = running_now(ctx)
+        if running:
+            abort(ctx, f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)}")
+        ctx.reporter.step(f"verify ({attempt}): no active or unfinished child Job")
+    update_step(ctx, "verified")
+
+
+def undo(ctx: RunContext, why: str) -> None:
+    """Set suspend back to the original value and clear our record; nothing was created."""
+    end_hold(ctx)
+    restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
+                                        expect_original=ctx.original_suspend,
+                                        check_children=False, outcome="aborted"), ctx.clock, ctx.reporter)
+    ctx.record["restored_at"] = timestamp(ctx)
+    step_local(ctx, "aborted", why)
+
+
+def set_back(ctx: RunContext) -> str:
+    """What a run stopped after its suspend changed and set back, exactly (after :func:`undo`)."""
+    at, back = ctx.record.get("suspended_at", "?"), ctx.record.get("restored_at", "?")
+    kept = f"(the run's account kept in {model.ANN_RUNS} and in Events on the CronJob)"
+    if ctx.original_suspend:  # suspend was true already: only the run record came and went
+        return (f"cronctl wrote its run record on cronjob {ctx.ns}/{ctx.name} at {at} (it was suspended "
+                f"already) and removed it at {back}, suspend set back to true {kept}; nothing else changed, "
+                f"nothing created")
+    return (f"cronctl suspended cronjob {ctx.ns}/{ctx.name} at {at} and set suspend back to false at "
+            f"{back} {kept}; nothing else changed, nothing created")
+
+
+def abort(ctx: RunContext, why: str, hint: str | None = None) -> None:
+    hint = WAIT_ACTIVE_HINT if hint is None else hint
+    undo(ctx, why)
+    raise Refused(f"{why}; {set_back(ctx)}", hint=hint)
