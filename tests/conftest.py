@@ -278,14 +278,10 @@ def _fresh_postgres_database(base: str) -> tuple[str, Callable[[], None]]:
     return base.rsplit("/", 1)[0] + "/" + name, drop
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty ledger: a SQLite file, then (the second parameter) a fresh database on the
-    PostgreSQL scripts/test started. Without one the PostgreSQL case is skipped (said in the summary),
-    never under CI."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-        return
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """The URL of a fresh empty database on the PostgreSQL scripts/test started (dropped afterwards).
+    Without one the test is skipped (said in the summary), never under CI."""
     base = os.environ.get("CRONCTL_TEST_POSTGRES")
     if not base:
         if _in_ci():
@@ -297,3 +293,12 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         drop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty ledger: a SQLite file, then (the second parameter) a fresh database on the
+    PostgreSQL scripts/test started (:func:`postgres_url`)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    return str(request.getfixturevalue("postgres_url"))

@@ -162,15 +162,10 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
     events of the bundled CronJobs (by uid; the live object wins) and the log tails of Jobs whose
     pods are gone. The ledger is named in the bundle's options."""
     from cronctl.ledger.facts import merge
-    from cronctl.ledger.store import open_ledger
+    from cronctl.ledger.store import evidence_for, shown
 
-    led = open_ledger(url, create=False)
-    try:
-        with led.reading() as r:
-            evs = [r.evidence(cluster_name, namespace=raw.namespace, name=n, since=since)
-                   for n in (names if names is not None else [None])]
-    finally:
-        led.close()
+    evs = [evidence_for(url, cluster_name, namespace=raw.namespace, name=n, since=since)
+           for n in (names if names is not None else [None])]
     raw.jobs = merge(raw.jobs, [j for ev in evs for j in ev.jobs])
     raw.events = merge(raw.events, [e for ev in evs for e in ev.events])
     live_logs = {(lg.pod, lg.container) for lg in raw.logs if lg.text is not None}
@@ -187,7 +182,7 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
             raw.logs.append(LogRecord(str(lg["pod"]), str(lg["container"]), False, text,
                                       bytes=len(text.encode("utf-8")), truncated=bool(lg["truncated"])))
             added += 1
-    raw.options = {**raw.options, "ledger": led.shown, "ledger_cluster": cluster_name, "ledger_logs": added}
+    raw.options = {**raw.options, "ledger": shown(url), "ledger_cluster": cluster_name, "ledger_logs": added}
 
 
 def _pod_stub(lg: Obj) -> Obj:

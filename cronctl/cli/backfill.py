@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
-                                OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, is_interactive)
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, LedgerOpt,
+                                NamespaceOpt, OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -46,6 +46,7 @@ def backfill(
     parallel: Annotated[int, typer.Option("--parallel", help="Run up to N slots' Jobs at a time (only with "
                                           "concurrencyPolicy Allow).", metavar="N")] = 1,
     yes: YesOpt = False,
+    ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -81,6 +82,10 @@ def backfill(
         slots=[parse_rfc3339(s, what="--slot") for s in slot or []], done_from=done_from,
         max_age=flags.MAX_AGE.delta(max_age), parallel=parallel, run=ro)
     cluster = connect(kubeconfig, context, namespace)
+    from cronctl.cli.common import ledger_choice
+
+    use_ledger, ledger_url = ledger_choice(ledger)
+    opts.ledger = (ledger_url, cluster.context_name or "default") if use_ledger else None
     sigterm_as_interrupt()
     res = run_backfill(cluster, opts, SystemClock(), RichReporter())
     end_of_run(res, output, next_commands(cronjob, cluster.namespace))

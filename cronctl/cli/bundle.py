@@ -75,9 +75,10 @@ def bundle(
     from cronctl.cli import durations as flags
     from cronctl.model import instant
 
+    from cronctl.cli.common import ledger_choice
+
     from_dump = file_list(from_dump) or None
-    ledger_url = ledger if ledger not in (None, "default") else os.environ.get("CRONCTL_LEDGER") or None
-    use_ledger = ledger is not None or ledger_url is not None
+    use_ledger, ledger_url = ledger_choice(ledger)
     if use_ledger and from_dump is not None:
         raise UsageError("give --from-dump or --ledger, not both")
     if cronjob is not None and all_:

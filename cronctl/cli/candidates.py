@@ -42,7 +42,10 @@ def _from_cluster(ctx: Any, resource: str) -> list[str]:
 
     def lookup() -> None:
         try:
-            cluster = connect(_param(ctx, "kubeconfig"), _param(ctx, "context"), _param(ctx, "namespace"))
+            context = _param(ctx, "context")
+            if isinstance(context, (list, tuple)):  # status --context, repeatable: the first one
+                context = context[0] if context else None
+            cluster = connect(_param(ctx, "kubeconfig"), context, _param(ctx, "namespace"))
             found.extend(cluster.list_names(resource, timeout=CLUSTER_SECONDS))
         except Exception:  # noqa: BLE001 - a completion says nothing rather than break the command line
             pass

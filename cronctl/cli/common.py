@@ -169,6 +169,19 @@ LedgerOpt = Annotated[
                  "or a file path; 'default' = $CRONCTL_LEDGER, else $XDG_STATE_HOME/cronctl/ledger.sqlite).",
                  show_default=False, metavar="URL"),
 ]
+
+
+def ledger_choice(value: Optional[str]) -> tuple[bool, Optional[str]]:
+    """(read the ledger?, its URL: None for the default file) from ``--ledger`` and $CRONCTL_LEDGER:
+    the variable alone turns the ledger on; ``--ledger default`` is the variable, else the file."""
+    import os
+
+    env = os.environ.get("CRONCTL_LEDGER") or None
+    if value is None:
+        return env is not None, env
+    return True, env if value == "default" else value
+
+
 LedgerClusterOpt = Annotated[
     Optional[str],
     typer.Option("--cluster", help="With --ledger: read only the ledger (no API request), for this cluster's name "

@@ -67,11 +67,10 @@ def history(
     from cronctl.history import Options, fail_on as failing
     from cronctl.model import instant
 
-    import os
+    from cronctl.cli.common import ledger_choice
 
     from_dump = file_list(from_dump) or None
-    ledger_url = ledger if ledger not in (None, "default") else os.environ.get("CRONCTL_LEDGER") or None
-    use_ledger = ledger is not None or ledger_url is not None
+    use_ledger, ledger_url = ledger_choice(ledger)
     if ledger_cluster is not None and not use_ledger:
         raise UsageError("--cluster reads the ledger: give --ledger URL (or set CRONCTL_LEDGER)")
     if use_ledger and from_dump is not None:
@@ -170,6 +169,8 @@ def _render(h: dict[str, Any]) -> None:
         head += f"  deadline {h['starting_deadline_seconds']}s"
     if h["suspended"]:
         head += "  SUSPENDED"
+    if h.get("ledger"):
+        head += f"  (from the ledger: cluster {h['ledger']})"
     out.print(Text(visible(head), style="bold"))
     if h["error"]:
         out.print(visible(f"  cannot judge the slots: {h['error']}"), markup=False)

@@ -52,6 +52,9 @@ def record(
     lease_namespace: Annotated[Optional[str], typer.Option(
         "--lease-namespace", help="Where the Lease lives (default: the first -n namespace, else the context's).",
         show_default=False, callback=namespace_opt)] = None,
+    buffer: Annotated[int, typer.Option(
+        "--buffer", help="Hold at most this many changes while the ledger cannot be written; full: exit 9.",
+        min=1, max=10_000_000)] = 50_000,
     once: Annotated[bool, typer.Option(
         "--once", help="Record what the cluster holds now (logs included), then exit: for a cron-style "
         "recorder or a first import.")] = False,
@@ -105,7 +108,7 @@ def record(
         lc.namespace = lease_namespace or (scopes[0] if scopes else kc.namespace)
         held = Lease(lc, lease_name(name, led.shown), holder())
     rec = Recorder(kc, led, RecordOptions(cluster_name=name, namespaces=scopes, keep=keep_td, log_bytes=log_bytes,
-                                          status_every=every, once=once),
+                                          status_every=every, once=once, buffer=buffer),
                    SystemClock(), lambda line: err.print(visible(line), markup=False), stop, lease=held)
     err.print(visible(f"record: cluster {name} into {led.shown} ({led.backend}); "
                       + ("once" if once else "until SIGTERM")), markup=False)

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -17,9 +17,12 @@ def status_cmd(
         show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
+    ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
+    context: Annotated[Optional[list[str]], typer.Option(
+        "--context", help="The kubeconfig context to use; the overview takes it repeated, one cluster after the "
+        "other (a CLUSTER column, and each row's cluster in -o json).", show_default=False)] = None,
     namespace: NamespaceOpt = None,
 ) -> None:
     """Schedule in words, zone, suspend and run record, child Jobs (manual/scheduled) with overlaps,
@@ -29,7 +32,9 @@ def status_cmd(
     words, zone, suspended and by whom (a run record, a pause, or unknown), a run in progress or a
     stale record, the last Job's outcome, lost and duplicate slots (as cronctl history judges
     them), the next run, the GitOps tool that manages it. A hold or pause a GitOps controller
-    undid is called out (HOLD REVERTED, PAUSE UNDONE). Exit 6 when there is no CronJob.
+    undid is called out (HOLD REVERTED, PAUSE UNDONE). With --ledger (or $CRONCTL_LEDGER) a
+    CronJob's latest slots are judged with what cronctl record kept. Exit 6 when there is no
+    CronJob, 9 when the ledger cannot be read.
     """
     from rich.table import Table
 
@@ -41,11 +46,20 @@ def status_cmd(
     from cronctl.procedure.status import collect_status
 
     if cronjob is None:
-        return _overview(kubeconfig, context, namespace, all_namespaces, output)
+        if ledger is not None:
+            raise BadInput("--ledger goes with a CronJob name (the overview judges from the cluster alone)")
+        contexts: list[str | None] = list(context) if context else [None]
+        return _overview(kubeconfig, contexts, namespace, all_namespaces, output)
     if all_namespaces:
         raise BadInput("a CronJob name cannot be combined with --all-namespaces")
-    cluster = connect(kubeconfig, context, namespace)
-    s = collect_status(cluster, cronjob, SystemClock().now())
+    if context and len(context) > 1:
+        raise BadInput("one --context with a CronJob name (several go with the overview)")
+    cluster = connect(kubeconfig, context[0] if context else None, namespace)
+    from cronctl.cli.common import ledger_choice
+
+    use_ledger, ledger_url = ledger_choice(ledger)
+    s = collect_status(cluster, cronjob, SystemClock().now(),
+                       (ledger_url, cluster.context_name or "default") if use_ledger else None)
     if output != Output.text:
         emit(s, output)
         return
@@ -131,7 +145,7 @@ def status_cmd(
 PAST_RUNS_SHOWN = 5
 
 
-def _overview(kubeconfig: str | None, context: str | None, namespace: str | None, all_namespaces: bool,
+def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str | None, all_namespaces: bool,
               output: Output) -> None:
     from cronctl.cli.common import err
     from cronctl.cli.common import emit
@@ -140,21 +154,32 @@ def _overview(kubeconfig: str | None, context: str | None, namespace: str | None
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_overview
 
-    cluster = connect(kubeconfig, context, namespace)
-    doc = collect_overview(cluster, all_namespaces=all_namespaces, now=SystemClock().now(),
-                           holder_alive=holder_alive)
+    now = SystemClock().now()
+    several = len(contexts) > 1
+    doc: dict[str, Any] = {}
+    for context in dict.fromkeys(contexts):  # one cluster after the other, each once
+        cluster = connect(kubeconfig, context, namespace)
+        one = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive)
+        if several:
+            name = context or cluster.context_name
+            for r in one["cronjobs"]:
+                r["cluster"] = name
+            one["missing"] = [f"{m} (context {name})" for m in one["missing"]]
+            one["namespace"] = None if all_namespaces else one["namespace"]
+        doc = one if not doc else {**doc, "cronjobs": doc["cronjobs"] + one["cronjobs"],
+                                   "missing": doc["missing"] + one["missing"]}
     for m in doc["missing"]:
         err.print(f"warning: could not read {m}; lost/duplicate counts are judged without it", markup=False)
     if output != Output.text:
         emit(doc, output)
         return
-    head = (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
+    head = (["CLUSTER"] if several else []) + (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
                                                        "LOST", "DUP", "NEXT", "GITOPS"]
     rows: list[list[str]] = [head]
     for r in doc["cronjobs"]:
         last: Any = r["last_job"]
         run: Any = r["run"]
-        rows.append(([r["namespace"]] if all_namespaces else []) + [
+        rows.append(([str(r["cluster"])] if several else []) + ([r["namespace"]] if all_namespaces else []) + [
             r["cronjob"], r["schedule_words"], r["time_zone"] or "-",
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),

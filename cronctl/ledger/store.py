@@ -55,6 +55,11 @@ def _safe(url: str) -> str:
     return safe_url(url)
 
 
+def shown(url: str | None) -> str:
+    """The ledger's URL as printed and stored in reports: the resolved URL without a password."""
+    return _safe(resolve(url).replace("postgresql+psycopg://", "postgresql://"))
+
+
 def _prepare_sqlite_file(url: str) -> None:
     """The SQLite file and its directory, readable by the owner only (0600 / 0700): the ledger keeps
     logs and objects of the cluster."""
@@ -134,7 +139,7 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
     from sqlalchemy.exc import SQLAlchemyError
 
     u = resolve(url)
-    shown = _safe(u.replace("postgresql+psycopg://", "postgresql://"))
+    seen_as = shown(u)
     if u.startswith("sqlite:///"):
         path = u[len("sqlite:///"):]
         if not create and not os.path.exists(path):
@@ -154,8 +159,8 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
         _migrate(engine)
     except SQLAlchemyError as e:
         engine.dispose()
-        raise LedgerError(f"cannot open the ledger {shown}: {_first_line(e)}") from e
-    return Ledger(engine=engine, url=u, shown=shown)
+        raise LedgerError(f"cannot open the ledger {seen_as}: {_first_line(e)}") from e
+    return Ledger(engine=engine, url=u, shown=seen_as)
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -420,3 +425,14 @@ def _config(r: Any) -> facts.CronJobConfig:
         suspend_at=r.suspend_at, concurrency_policy=r.concurrency_policy,
         starting_deadline_seconds=r.starting_deadline_seconds, successful_limit=r.successful_limit,
         failed_limit=r.failed_limit, fingerprint=r.fingerprint)
+
+
+def evidence_for(url: str | None, cluster: str | None, *, namespace: str | None, name: str | None,
+                 since: datetime | None) -> Evidence:
+    """Open the ledger at ``url`` (it must exist), read :meth:`Reader.evidence`, close it."""
+    led = open_ledger(url, create=False)
+    try:
+        with led.reading() as r:
+            return r.evidence(cluster, namespace=namespace, name=name, since=since)
+    finally:
+        led.close()

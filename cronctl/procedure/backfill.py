@@ -49,6 +49,9 @@ class BackfillOptions:
     max_age: timedelta = timedelta(days=7)
     parallel: int = 1              # Jobs at a time (more than 1 only with concurrencyPolicy Allow)
     run: RunOptions | None = None  # yes, interactive, dry_run, settle, timeout, run_dir, catch_up, ...
+    #: what cronctl record kept (URL or None for the default, the cluster's name in it): a slot whose
+    #: Job the cluster deleted still stands, and --missed judges with the exact suspend spans
+    ledger: tuple[str | None, str] | None = None
 
     def __post_init__(self) -> None:
         # refused before any request: more at a time than one backfill may run at all means nothing
@@ -98,8 +101,10 @@ def read_done(path: str) -> set[datetime]:
 
 
 def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOptions,
-                 now: datetime) -> tuple[list[datetime], list[tuple[datetime, str]]]:
-    """(slots to run, oldest first; slots skipped with why). Pure."""
+                 now: datetime, suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] | None = None
+                 ) -> tuple[list[datetime], list[tuple[datetime, str]]]:
+    """(slots to run, oldest first; slots skipped with why). Pure. ``suspensions``: the ledger's
+    exact suspend spans by CronJob uid (:class:`cronctl.history.Options`)."""
     from cronctl.history import LOST, Options, slot_history
 
     ways = sum([opts.missed, opts.from_ is not None or opts.to is not None, bool(opts.slots)])
@@ -109,7 +114,7 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
     wanted: list[datetime] = []
     if opts.missed:
         since = now - opts.since if opts.since else None
-        h = slot_history(cj, jobs, events, Options(now=now, since=since))
+        h = slot_history(cj, jobs, events, Options(now=now, since=since, suspensions=suspensions or {}))
         if h["error"]:
             raise BadInput(f"the schedule cannot be judged: {h['error']}")
         wanted = [parse_rfc3339(r["slot"]) for r in h["slots"] if r["verdict"] in LOST]
@@ -172,7 +177,15 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
                 field_selector=f"involvedObject.kind=CronJob,involvedObject.name={ctx.name}")
         except CronctlError as e:
             ctx.reporter.warn(f"cannot read the CronJob's events ({e.message}); lost slots judged from the Jobs")
-    ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today)
+    suspensions = None
+    if b.ledger is not None:
+        from cronctl.ledger.facts import merge
+        from cronctl.ledger.store import evidence_for
+
+        ev = evidence_for(b.ledger[0], b.ledger[1], namespace=ctx.ns, name=ctx.name,
+                          since=today - (b.since or b.max_age) - timedelta(days=1))
+        jobs, events, suspensions = merge(jobs, ev.jobs), merge(events, ev.events), ev.suspensions
+    ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today, suspensions)
     for t, why in skipped:
         ctx.reporter.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")
     ctx.record["slots"] = [rfc3339_z(t) for t in ctx.todo]

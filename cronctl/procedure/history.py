@@ -31,13 +31,17 @@ def _by_namespace(objs: list[Obj], default: str) -> dict[str, list[Obj]]:
     return out
 
 
+def _order(c: Obj) -> tuple[str, str]:
+    return str(model.meta(c).get("namespace") or ""), model.name_of(c)
+
+
 def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
               opts: Options, *, default_namespace: str = "default") -> list[Obj]:
     """The history of every CronJob, each judged against the Jobs and Events of its namespace."""
     jobs_ns = _by_namespace(jobs, default_namespace)
     events_ns = _by_namespace(events, default_namespace)
     out = []
-    for cj in sorted(cronjobs, key=lambda c: (str(model.meta(c).get("namespace") or ""), model.name_of(c))):
+    for cj in sorted(cronjobs, key=_order):
         ns = str(model.meta(cj).get("namespace") or default_namespace)
         out.append(slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []), opts))
     return out
@@ -93,16 +97,11 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
 
 def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
                      opts: Options) -> Any:
-    from cronctl.ledger.store import open_ledger
+    from cronctl.ledger.store import evidence_for
 
-    led = open_ledger(url, create=False)
-    try:
-        with led.reading() as r:
-            # a day before --since: a Job created before the window may still stand for a slot in it
-            since = opts.since - timedelta(days=1) if opts.since is not None else None
-            return r.evidence(cluster_name, namespace=namespace, name=name, since=since)
-    finally:
-        led.close()
+    # a day before --since: a Job created before the window may still stand for a slot in it
+    since = opts.since - timedelta(days=1) if opts.since is not None else None
+    return evidence_for(url, cluster_name, namespace=namespace, name=name, since=since)
 
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
@@ -119,7 +118,7 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     if live is None:
         if name is not None and not ev.cronjobs:
             raise NotFound(f"the ledger has no CronJob {name}" + (f" in namespace {ns}" if ns else ""))
-        return judge_all(ev.cronjobs, ev.jobs, ev.events, opts), []
+        return _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts), ev.cronjobs), []
     missing: list[str] = []
     try:
         cronjobs = [live.get_cronjob(name)] if name is not None else list_cronjobs(live, all_namespaces=all_namespaces)
@@ -135,5 +134,17 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
                          default_namespace=n)
     live_uids = {str(model.meta(c).get("uid") or "") for c in cronjobs}
     gone = [c for c in ev.cronjobs if str(model.meta(c).get("uid") or "") not in live_uids]
-    out += judge_all(gone, ev.jobs, ev.events, opts)
+    out += _from_the_ledger(judge_all(gone, ev.jobs, ev.events, opts), gone)
     return out, missing
+
+
+def _from_the_ledger(histories: list[Obj], cronjobs: list[Obj]) -> list[Obj]:
+    """Each history of a CronJob read from the ledger says so: its ``ledger`` field names the cluster
+    (several clusters may share one ledger) and a deletion the recorder saw."""
+    # judge_all keeps this order (a stable sort on the same key): the same name in two clusters stays apart
+    ordered = sorted(cronjobs, key=_order)
+    for h, c in zip(histories, ordered):
+        kept = model.annotations(c).get(model.ANN_LEDGER)
+        if kept:
+            h["ledger"] = kept
+    return histories

@@ -88,7 +88,8 @@ class Recorder:
                  say: Callable[[str], None], stop: threading.Event | None = None, lease: Lease | None = None) -> None:
         self.cluster = cluster
         self.lease = lease
-        self._renewed = 0.0
+        self._renew_tried = 0.0  # monotonic time of the last renewal attempt
+        self._renew_failing = False
         self.ledger = ledger
         self.opts = opts
         self.clock = clock
@@ -297,7 +298,7 @@ class Recorder:
         while not self.stop.is_set():
             try:
                 if self.lease.try_hold(self.clock.now()):
-                    self._renewed = time.monotonic()
+                    self._renew_tried = time.monotonic()
                     self.say(f"record: holding the lease {self.lease.name} (transitions {self.lease.transitions})")
                     return True
             except CronctlError as e:
@@ -312,17 +313,21 @@ class Recorder:
         return False
 
     def _renew(self) -> None:
+        """Renew the Lease; stop (Refused) when another recorder holds it now. An API server that
+        cannot be reached is ridden out: the watches wait for it too, and a second writer meanwhile
+        could only write the same rows again (every write is an idempotent upsert)."""
         assert self.lease is not None
+        self._renew_tried = time.monotonic()
         try:
             held = self.lease.try_hold(self.clock.now())
-        except ApiError as e:  # the API server away: keep writing until the Lease would have expired
-            if time.monotonic() - self._renewed > self.lease.duration:
-                raise ApiError(f"cannot renew the lease {self.lease.name} for {self.lease.duration}s "
-                               f"(another recorder may take over): {e.message}") from e
+        except ApiError as e:
+            if not self._renew_failing:  # said once per outage
+                self._note(f"cannot renew the lease {self.lease.name} ({e.message}); recording on, trying again")
+            self._renew_failing = True
             return
+        self._renew_failing = False
         if not held:
             raise Refused(f"lost the lease {self.lease.name} to {self.lease.other}: it records now")
-        self._renewed = time.monotonic()
 
     def _prune(self) -> None:
         if self.opts.keep is None:
@@ -380,7 +385,7 @@ class Recorder:
             if mono - last_status >= self.opts.status_every:
                 self.say(self.status_line())
                 last_status = mono
-            if self.lease is not None and mono - self._renewed >= self.lease.duration / 3:
+            if self.lease is not None and mono - self._renew_tried >= self.lease.duration / 3:
                 self._renew()
             if mono - last_prune >= 3600:
                 self._prune()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl import gitops, model
@@ -86,13 +86,17 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
     return head + ". " + nxt
 
 
-def collect_status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
+def collect_status(cluster: Cluster, name: str, now: datetime,
+                   ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
     """Everything ``cronctl status`` shows, as a JSON-ready dict (the -o json contract), masked
-    (cronctl.redact): run records, pauses and past runs hold text anyone with patch wrote."""
-    return Redactor().data(_status(cluster, name, now))  # type: ignore[no-any-return]
+    (cronctl.redact): run records, pauses and past runs hold text anyone with patch wrote.
+    ``ledger`` (URL or None for the default, the cluster's name in it): the latest slots are judged
+    with what cronctl record kept too."""
+    return Redactor().data(_status(cluster, name, now, ledger))  # type: ignore[no-any-return]
 
 
-def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
+def _status(cluster: Cluster, name: str, now: datetime,
+            ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
     cj = cluster.get_cronjob(name)
     jobs, _ = cluster.list_jobs()
     children = [j for j in jobs if model.owned_by(j, cj)]
@@ -123,7 +127,7 @@ def _status(cluster: Cluster, name: str, now: datetime) -> dict[str, Any]:
             "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
             "overlapping": v.name in overlapping,
         })
-    slots = _recent_slots(cluster, cj, jobs, now)
+    slots = _recent_slots(cluster, cj, jobs, now, ledger)
     pause = model.read_pause(cj)
     return {
         "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
@@ -168,9 +172,11 @@ def _hold_reverted(cj: Obj, rec: model.RunRecord | None) -> str | None:
 RECENT_SLOTS = 6
 
 
-def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime) -> list[dict[str, Any]]:
+def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
+                  ledger: tuple[str | None, str] | None = None) -> list[dict[str, Any]]:
     """The latest slots with their verdicts (the same judgement as ``cronctl history``), from the
-    CronJob's own events; without permission to list events they are judged from the Jobs alone."""
+    CronJob's own events; without permission to list events they are judged from the Jobs alone.
+    With ``ledger``, the Jobs and events cronctl record kept are added, and its suspend spans."""
     from cronctl.errors import ApiError, PermissionMissing
     from cronctl.history import Options, slot_history
 
@@ -179,7 +185,16 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime) -> 
             field_selector=f"involvedObject.kind=CronJob,involvedObject.name={model.name_of(cj)}")
     except (ApiError, PermissionMissing):
         events = []
-    h = slot_history(cj, jobs, events, Options(now=now))
+    opts = Options(now=now)
+    if ledger is not None:
+        from cronctl.ledger.facts import merge
+        from cronctl.ledger.store import evidence_for
+
+        ev = evidence_for(ledger[0], ledger[1], namespace=cluster.namespace, name=model.name_of(cj),
+                          since=now - timedelta(days=8))
+        jobs, events = merge(jobs, ev.jobs), merge(events, ev.events)
+        opts = Options(now=now, suspensions=ev.suspensions)
+    h = slot_history(cj, jobs, events, opts)
     return [{k: r[k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
             for r in h["slots"][-RECENT_SLOTS:]]
 

@@ -370,3 +370,42 @@ def test_a_port_taken_between_picking_and_binding_it_starts_the_control_plane_ag
         assert cluster.info(state) is not None  # the second start runs
     finally:
         cluster.down(state)
+
+
+def _ledger_jobs(url: str) -> set[str]:
+    from cronctl.ledger.store import evidence_for
+
+    return {j["metadata"]["name"] for j in evidence_for(url, None, namespace=None, name=None, since=None).jobs}
+
+
+@compat
+def test_the_recorder_rides_out_an_apiserver_restart_and_a_compaction_past_its_watch(private: Private,
+                                                                                     tmp_path: Path) -> None:
+    from cronctl import model
+
+    ns = create_test_namespace(private.k8s, "t-fault-record")
+    create_cronjob(private.k8s, ns, "orders", suspend=True, duration=1)  # no scheduled Job: the test makes them
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    rec = start_cronctl(["record", "-n", ns, "--ledger", url, "--status-every", "5s"], private.kubeconfig,
+                        env=cronctl_env())
+
+    def made(name: str) -> None:
+        body = model.build_manual_job(read_cronjob(private.k8s, ns, "orders"), name)
+        private.k8s.batch.create_namespaced_job(ns, body)
+        wait_for(f"the recorder to keep {name}", lambda: name in _ledger_jobs(url), timeout=120)
+
+    try:
+        made("before")
+        private.restart("kube-apiserver")
+        made("after-restart")
+        private.stop("kube-apiserver")
+        assert private.compact() > 0  # past every watch's resourceVersion: the resumed watches get 410
+        private.start("kube-apiserver")
+        made("after-compaction")
+    finally:
+        rec.send_signal(15)
+        _out, err = rec.communicate(timeout=120)
+    assert rec.returncode == 0, err
+    lists = [int(m) for m in re.findall(r"(\d+) lists", err)]
+    assert lists and lists[-1] > 3, err[-3000:]  # the three first lists, and again after the 410
+    assert "Traceback" not in err

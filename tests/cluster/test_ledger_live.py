@@ -1,9 +1,10 @@
 """The ledger's proof on the real controller (issue 27): a `*/1` CronJob with history limits of 1
-runs six slots under two `cronctl record`s, one writing SQLite and one PostgreSQL. One slot is held
+runs six slots under two `cronctl record`s side by side, one writing SQLite and one PostgreSQL. One slot is held
 by Forbid (a Job that runs 90 s, past startingDeadlineSeconds), one is lost to a suspend made by hand.
 Then every Job and Event of the namespace is deleted, as the history limit and the event TTL do.
 `history --ledger` must still give every slot's verdict and Job name, from either ledger, where the
-cluster alone can no longer say; `bundle --ledger` must carry the Jobs' logs.
+cluster alone can no longer say; `bundle --ledger` must carry the Jobs' logs, `status --ledger`
+the same verdicts, and `backfill --missed --ledger` must choose only the two lost slots.
 
 The slot times are read from the Jobs the controller created, never assumed."""
 
@@ -60,13 +61,15 @@ def history(kubeconfig: str, ns: str, *extra: str) -> dict[str, dict[str, Any]]:
 
 
 def test_the_ledger_keeps_every_slot_after_kubernetes_deletes_the_evidence(kubeconfig: str, namespace: str,
-                                                                          k8s: Any, ledger_url: str,
+                                                                          k8s: Any, postgres_url: str,
                                                                           tmp_path: Path) -> None:
     k8s.batch.create_namespaced_cron_job(namespace, cronjob_body(
         "ledg", schedule="*/1 * * * *", policy="Forbid", history=1, deadline=20, duration=2,
         log="hello from the ledger job\nDB_PASSWORD=hunter2-is-not-a-password"))
-    rec = start_cronctl(["record", "-n", namespace, "--ledger", ledger_url, "--status-every", "20s"], kubeconfig,
-                        run_dir=tmp_path / "rec")
+    # one recorder per backend, side by side over the same six minutes (each ledger has its own Lease)
+    ledgers = {"sqlite": f"sqlite:///{tmp_path / 'ledger.sqlite'}", "postgresql": postgres_url}
+    recs = {b: start_cronctl(["record", "-n", namespace, "--ledger", url, "--status-every", "20s"], kubeconfig,
+                             run_dir=tmp_path / f"rec-{b}") for b, url in ledgers.items()}
     try:
         jobs: dict[datetime, dict[str, Any]] = {}
 
@@ -92,15 +95,26 @@ def test_the_ledger_keeps_every_slot_after_kubernetes_deletes_the_evidence(kubec
         wait_for("the Jobs to be gone", lambda: not list_jobs(k8s, namespace), 60)
         time.sleep(3)
     finally:
-        rec.send_signal(signal.SIGTERM)
-        try:
-            _out, err = rec.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            rec.kill()
-            raise
-    assert rec.returncode == 0, err
-    assert "rows written" in err and "Traceback" not in err
+        errs = {}
+        for b, rec in recs.items():
+            rec.send_signal(signal.SIGTERM)
+            try:
+                errs[b] = rec.communicate(timeout=60)[1]
+            except subprocess.TimeoutExpired:
+                rec.kill()
+                raise
+    for b, rec in recs.items():
+        assert rec.returncode == 0, errs[b]
+        assert "rows written" in errs[b] and "Traceback" not in errs[b]
+    for ledger_url in ledgers.values():
+        _judged(kubeconfig, namespace, ledger_url, t0, jobs, tmp_path)
 
+
+def _judged(kubeconfig: str, namespace: str, ledger_url: str, t0: datetime, jobs: dict[datetime, dict[str, Any]],
+            tmp_path: Path) -> None:
+    """What history, status, bundle and backfill say from ``ledger_url`` once the cluster lost it all."""
+    tmp_path = tmp_path / ledger_url.split(":")[0]
+    tmp_path.mkdir(exist_ok=True)
     slots = [t0 + timedelta(minutes=k) for k in range(6)]
     want = ["ran", "ran", "skipped-forbid", "ran", "missed-suspended", "ran"]
     names = {t: jobs[t]["metadata"]["name"] for t in slots if t in jobs}
@@ -131,3 +145,14 @@ def test_the_ledger_keeps_every_slot_after_kubernetes_deletes_the_evidence(kubec
     assert {lg["pod"].rsplit("-", 1)[0] for lg in logs} == set(names.values())
     text = (out / logs[0]["file"]).read_text()
     assert "hello from the ledger job" in text and "hunter2-is-not-a-password" not in text
+
+    # status judges its latest slots with the ledger too
+    r = cronctl(["status", "ledg", "-n", namespace, "--ledger", ledger_url, "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    recent = {s["slot"]: s["verdict"] for s in json.loads(r.stdout)["recent_slots"]}
+    assert all(recent[z(t)] == v for t, v in zip(slots, want) if z(t) in recent) and len(recent) >= 5
+    # backfill --missed runs only what was lost: with the ledger, not the slots whose Jobs were deleted
+    r = cronctl(["backfill", "ledg", "-n", namespace, "--missed", "--since", "15m", "--ledger", ledger_url,
+                 "--dry-run", "--yes", "-o", "json"], kubeconfig, run_dir=tmp_path / "backfill")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["slots"] == [z(slots[2]), z(slots[4])]

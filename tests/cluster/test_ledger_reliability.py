@@ -1,7 +1,7 @@
 """The recorder under faults, on the real control plane and a real PostgreSQL (issue 27, "Reliability").
 
-- SIGKILL at random points: one recorder is killed and restarted again and again while another runs
-  through; at the end both ledgers hold the same rows (every Job with its slot, times, outcome, first
+- SIGKILL at random points: one recorder (into PostgreSQL) is killed and restarted again and again
+  while another (into SQLite) runs through; at the end both ledgers hold the same rows (every Job with its slot, times, outcome, first
   worker start and exit codes, every event with its count and last time, every log tail, the
   config): a restart never doubles a row nor loses one the API still shows.
 - A malformed object (a Job the recorder cannot read) is one line on stderr and skipped; the
@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from cluster_support import cronjob_body, list_jobs, start_cronctl, wait_for
+from cluster_support import ROOT, cronjob_body, list_jobs, start_cronctl, wait_for
 
 pytestmark = [pytest.mark.cluster]
 
@@ -57,7 +58,9 @@ def _rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def test_a_recorder_killed_at_random_points_ends_with_the_ledger_of_one_never_killed(
-        kubeconfig: str, namespace: str, k8s: Any, ledger_url: str, tmp_path: Path) -> None:
+        kubeconfig: str, namespace: str, k8s: Any, postgres_url: str, tmp_path: Path) -> None:
+    # the killed one writes PostgreSQL, the steady one SQLite: the same rows on both backends too
+    ledger_url = postgres_url
     k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("chaos", schedule="*/1 * * * *", policy="Allow",
                                                                  duration=4))
     steady_url = f"sqlite:///{tmp_path / 'steady.sqlite'}"
@@ -170,3 +173,62 @@ def test_two_recorders_one_writes_and_the_other_takes_over_within_the_lease_time
                 p.send_signal(signal.SIGTERM)
                 p.communicate(timeout=60)
     assert second is not None and second.returncode == 0
+
+
+def _postgres(pg_dir: Path, verb: str) -> str:
+    p = subprocess.run([str(ROOT / "scripts" / "postgres"), verb], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "CRONCTL_PG_DIR": str(pg_dir)})
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def test_postgresql_restarted_while_recording_the_writes_wait_and_a_full_buffer_is_exit_9(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    from cronctl import model
+
+    if not os.environ.get("CRONCTL_TEST_POSTGRES") and os.environ.get("CI", "") not in ("1", "true"):
+        pytest.skip("no PostgreSQL: CRONCTL_TEST_POSTGRES is unset (scripts/test starts one with scripts/postgres up)")
+    pg = tmp_path / "pg"
+    _postgres(pg, "up")
+    try:
+        url = _postgres(pg, "url")
+        k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("pg", suspend=True))
+        live = json.loads(k8s.batch.read_namespaced_cron_job("pg", namespace, _preload_content=False).data)
+
+        def make(name: str) -> None:
+            k8s.batch.create_namespaced_job(namespace, model.build_manual_job(live, name))
+
+        rec = start_cronctl(["record", "-n", namespace, "--ledger", url, "--status-every", "5s", "--no-lease"],
+                            kubeconfig, run_dir=tmp_path / "a")
+        try:
+            make("pg-before")
+            wait_for("pg-before in the ledger", lambda: _ledger_has_job(url, "pg-before"), 60)
+            _postgres(pg, "down")
+            make("pg-while-down")
+            _read_until(rec, "retrying in", 60)  # the write failed and is kept
+            _postgres(pg, "up")  # the same port: the same URL
+            wait_for("pg-while-down in the ledger", lambda: _ledger_has_job(url, "pg-while-down"), 90)
+        finally:
+            rec.send_signal(signal.SIGTERM)
+            rec.communicate(timeout=60)
+        assert rec.returncode == 0
+
+        # a buffer too small for what arrives while the ledger is down: one clear line, exit 9
+        rec = start_cronctl(["record", "-n", namespace, "--ledger", url, "--no-lease", "--buffer", "3"],
+                            kubeconfig, run_dir=tmp_path / "b")
+        try:
+            _read_until(rec, "record: cluster", 60)
+            time.sleep(3)
+            _postgres(pg, "down")
+            for i in range(4):
+                make(f"pg-flood-{i}")
+            _out, err = rec.communicate(timeout=120)
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.communicate()
+        assert rec.returncode == 9, err
+        assert "write buffer" in err and "Traceback" not in err
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "postgres"), "down", "--purge"], env={**os.environ,
+                       "CRONCTL_PG_DIR": str(pg)}, capture_output=True, timeout=120)

@@ -280,8 +280,15 @@ def test_history_reads_the_ledger_alone_with_cluster(run_cli: Any, tmp_path: Pat
     h = json.loads(r.stdout)["cronjobs"][0]
     assert [(s["slot"][11:16], s["verdict"], s["jobs"]) for s in h["slots"] if s["verdict"] != "due"] == [
         (f"09:0{m}", "ran", [slotname(T(9, m))]) for m in (1, 2, 3)]
+    assert h["ledger"] == "east"
     r = run_cli("history", "--ledger", ledger_url, "--cluster", "west", "--now", z(T(9, 3, 30)), "-o", "json")
     assert r.exit_code == 0 and json.loads(r.stdout)["cronjobs"] == []
+    # a second cluster with the same namespace and name in the same ledger: kept apart
+    other = cronjob(ok_limit=1)
+    other["metadata"]["uid"] = "cj-uid-west"
+    _write(ledger_url, other, [], [], cluster="west")
     r = run_cli("history", "cj", "-n", "ns", "--ledger", ledger_url, "--cluster", "all", "--now",
                 z(T(9, 3, 30) + timedelta(days=1)), "--since", "2d", "-o", "json")
-    assert r.exit_code == 0 and json.loads(r.stdout)["cronjobs"][0]["counts"]["ran"] == 3
+    assert r.exit_code == 0
+    both = {h["ledger"]: h["counts"]["ran"] for h in json.loads(r.stdout)["cronjobs"]}
+    assert both == {"east": 3, "west": 0}
