@@ -188,7 +188,10 @@ def test_postgresql_restarted_while_recording_the_writes_wait_and_a_full_buffer_
 
     if not os.environ.get("CRONCTL_TEST_POSTGRES") and os.environ.get("CI", "") not in ("1", "true"):
         pytest.skip("no PostgreSQL: CRONCTL_TEST_POSTGRES is unset (scripts/test starts one with scripts/postgres up)")
-    pg = tmp_path / "pg"
+    import tempfile
+
+    # under /tmp itself: the server runs as the postgres user, who cannot enter pytest's private tmp_path
+    pg = Path(tempfile.mkdtemp(prefix="cronctl-test-pg-restart-", dir="/tmp"))
     _postgres(pg, "up")
     try:
         url = _postgres(pg, "url")
