@@ -8,7 +8,7 @@ sync, rows per second, and resident memory, on SQLite or PostgreSQL.
 Needs a running control plane (scripts/cluster up). Creates, in a namespace of its own, N suspended
 CronJobs, M Jobs owned by them (``spec.suspend: true``: the Job controller makes no pods, so the
 machine runs no workload) and K Events about them, through the API (8 threads). Then runs, as the
-user does (a whole process under ``/usr/bin/time``):
+user does (a whole process, its own peak RSS):
 
 - ``cronctl record -n NS --once``: the first full sync (lists, writes every row);
 - ``cronctl record -n NS`` for ``--steady`` seconds while nothing changes: its peak resident memory
@@ -84,22 +84,32 @@ def _create(api: Any, ns: str, n_cj: int, n_jobs: int, n_events: int) -> float:
     return time.perf_counter() - t0
 
 
+def _vm_hwm(pid: int) -> float:
+    """The peak resident memory of a running process so far (MiB), from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def _run(args: list[str], *, seconds: float | None = None) -> tuple[float, float, str]:
-    """(wall s, peak RSS MiB, stderr) of `cronctl ARGS` under /usr/bin/time; SIGTERM after ``seconds``."""
-    fd, tf = tempfile.mkstemp()
-    os.close(fd)
+    """(wall s, peak RSS MiB, stderr) of `cronctl ARGS` in its own process; SIGTERM after ``seconds``.
+    The peak RSS is the process's own: os.wait4's for a run that ends by itself, /proc's VmHWM just
+    before the SIGTERM for one that is stopped."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", tf, sys.executable, "-m", "cronctl", *args],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.Popen([sys.executable, "-m", "cronctl", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.stderr is not None
     if seconds is not None:
         time.sleep(seconds)
-        p.send_signal(signal.SIGTERM)  # /usr/bin/time passes it on
-    _out, err = p.communicate()
-    wall = time.perf_counter() - t0
-    rss = int(Path(tf).read_text().strip().splitlines()[-1]) / 1024
-    os.unlink(tf)
-    return wall, rss, err
+        rss = _vm_hwm(p.pid)
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate()[1]
+        return time.perf_counter() - t0, rss, err
+    err = p.stderr.read()
+    _pid, _status, usage = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024, err
 
 
 def main() -> None:
