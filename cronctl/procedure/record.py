@@ -166,7 +166,7 @@ class Recorder:
             self._note(f"pods of job {ns}/{name}: {e.message}")
             pods = []
         logs = []
-        for p in pods:
+        for p in pods if self.opts.log_bytes > 0 else []:  # --log-bytes 0: no log is read
             spec = p.get("spec") or {}
             for ct in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
                 cname = str(ct.get("name") or "")

@@ -26,7 +26,7 @@ class _Served:
         return self.objs.get(resource, []), "7"
 
     def list_pods(self, **_kw: Any) -> list[Any]:
-        return []
+        return self.objs.get("pods", [])
 
 
 class _Clock:
@@ -65,3 +65,30 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
     assert [j["metadata"]["name"] for j in ev.jobs] == [scheduled(T(9, 2))["metadata"]["name"]]
     assert [e["reason"] for e in ev.events] == ["SuccessfulCreate"]  # kept, its times absent
     assert cursors == {("cronjobs", "ns"): "7", ("jobs", "ns"): "7", ("events", "ns"): "7"}
+
+
+def test_log_bytes_0_reads_no_log_but_still_the_pods(tmp_path: Any) -> None:
+    done = scheduled(T(9, 1))  # finished: its pods are read once
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "ns"},
+           "spec": {"containers": [{"name": "main"}]},
+           "status": {"containerStatuses": [{"name": "main", "state": {"terminated": {
+               "exitCode": 3, "reason": "Error", "startedAt": "2026-12-02T09:01:05Z"}}}]}}
+    served = _Served({"cronjobs": [cronjob()], "jobs": [done], "pods": [pod]})  # no read_pod_log: a read fails
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    led = open_ledger(url)
+    try:
+        rec = Recorder(served, led, RecordOptions(cluster_name="c", namespaces=("ns",), keep=None, once=True,
+                                                  log_bytes=0), _Clock(), lambda _l: None)
+        stats = rec.run()
+        with led.reading() as r:
+            assert r.logged_jobs("c") == set()
+        from sqlalchemy import select
+
+        from cronctl.ledger import schema
+
+        with led.reading() as r:
+            row = r.conn.execute(select(schema.jobs.c.first_running, schema.jobs.c.exit_codes)).one()
+    finally:
+        led.close()
+    assert stats.logs == 0
+    assert row.first_running == T(9, 1, 5) and row.exit_codes[0]["exit_code"] == 3
