@@ -334,11 +334,15 @@ class Reader:
         return sorted(self.conn.execute(select(c.c.cluster).distinct()).scalars())
 
     def logged_jobs(self, cluster: str) -> set[str]:
-        """The uids of the Jobs whose log tails are kept."""
+        """The uids of the Jobs not yet seen deleted whose log tails are kept (a recorder starts with
+        them: a Job the cluster still has is not read again; the deleted ones, millions in a long
+        ledger, are not loaded)."""
         from sqlalchemy import select
 
-        t = schema.logs
-        return set(self.conn.execute(select(t.c.job_uid).where(t.c.cluster == cluster).distinct()).scalars())
+        t, j = schema.logs, schema.jobs
+        q = (select(t.c.job_uid).join(j, (j.c.cluster == t.c.cluster) & (j.c.uid == t.c.job_uid))
+             .where(t.c.cluster == cluster, j.c.deleted_at.is_(None)).distinct())
+        return set(self.conn.execute(q).scalars())
 
     def cursors(self, cluster: str) -> dict[tuple[str, str], str]:
         from sqlalchemy import select

@@ -200,8 +200,9 @@ class Recorder:
                     elif it.kind == "jobs":
                         w.job(self.opts.cluster_name, it.obj, now, deleted=it.typ == "DELETED")
                         uid = str(model.meta(it.obj).get("uid") or "")
-                        if model.job_outcome(it.obj) is not None and uid not in self._logged \
-                                and it.typ != "DELETED":
+                        if it.typ == "DELETED":
+                            self._logged.discard(uid)  # the set holds the live Jobs only: bounded
+                        elif model.job_outcome(it.obj) is not None and uid not in self._logged:
                             finished.append(it.obj)
                     elif it.kind == "events":
                         if not w.event(self.opts.cluster_name, it.obj):
@@ -243,7 +244,7 @@ class Recorder:
         return items
 
     def _note(self, line: str) -> None:
-        self.stats.errors.append(line)
+        self.stats.errors = [*self.stats.errors[-99:], line]  # the last 100: a recorder runs for months
         self.say(f"record: {line}")
 
     def status_line(self) -> str:

@@ -184,9 +184,14 @@ def test_log_tails_are_masked_and_kept_once(ledger_url: str) -> None:
     try:
         for _ in range(2):
             with led.writing() as w:
+                w.job("c1", j, T(9, 2))  # the recorder writes the Job with its pods, then the logs
                 w.log("c1", j, "p1", "main", "start\nAPI_TOKEN=abcdef0123456789abcdef\nend\n", False, T(9, 2))
         with led.reading() as r:
             assert r.logged_jobs("c1") == {j["metadata"]["uid"]}
+        with led.writing() as w:
+            w.job("c1", j, T(9, 3), deleted=True)
+        with led.reading() as r:
+            assert r.logged_jobs("c1") == set()  # a deleted Job is not loaded again at start
     finally:
         led.close()
     assert _count(ledger_url, "logs") == 1
