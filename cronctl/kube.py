@@ -321,13 +321,17 @@ class KubeCluster:
         r: Obj = self._request("POST", f"/api/v1/namespaces/{self.namespace}/events", query=[*_MANAGER], body=body)
         return r
 
-    def get_job(self, name: str) -> Obj | None:
+    def _get_or_none(self, path: str, what: str) -> Obj | None:
+        """GET one object; None when it does not exist (404)."""
         try:
-            r: Obj = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{_seg(name)}",
-                                   what=f"job {self.namespace}/{name}")
+            r: Obj = self._request("GET", path, what=what)
         except NotFound:
             return None
         return r
+
+    def get_job(self, name: str) -> Obj | None:
+        return self._get_or_none(f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{_seg(name)}",
+                                 f"job {self.namespace}/{name}")
 
     def list_jobs(self, *, label_selector: str | None = None,
                   field_selector: str | None = None, all_namespaces: bool = False) -> tuple[list[Obj], str]:
@@ -371,12 +375,8 @@ class KubeCluster:
 
     # -- the recorder's Lease (coordination.k8s.io/v1) -------------------------------------------
     def get_lease(self, name: str) -> Obj | None:
-        try:
-            r: Obj = self._request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{_seg(name)}",
-                                   what=f"lease {self.namespace}/{name}")
-        except NotFound:
-            return None
-        return r
+        return self._get_or_none(f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{_seg(name)}",
+                                 f"lease {self.namespace}/{name}")
 
     def write_lease(self, body: Obj) -> Obj:
         """Create the Lease (no resourceVersion in ``body``) or replace it (with one: 409 Conflict
