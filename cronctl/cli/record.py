@@ -26,6 +26,45 @@ def _cluster_name(text: str) -> str:
     return text
 
 
+def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledger: Optional[str],
+                     cluster: Optional[str], keep: str, log_bytes: int, status_every: str, lease: bool,
+                     lease_namespace: Optional[str], buffer: int, metrics_address: Optional[str],
+                     image: Optional[str], deploy_namespace: Optional[str], postgres_secret: Optional[str],
+                     storage_size: Optional[str], service_monitor: bool) -> None:
+    """The manifests of cronctl.deploy as YAML documents on stdout. The ledger comes from the flags
+    only: a local $CRONCTL_LEDGER (it may hold a password) never goes into them."""
+    from cronctl import __version__, deploy
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import out, yaml_text
+
+    if all_namespaces == bool(namespace):
+        raise UsageError("--print-manifests: say what the recorder records: -n NAMESPACE (repeatable) or -A")
+    if cluster is None:
+        raise UsageError("--print-manifests needs --cluster NAME: in the pod there is no kubeconfig context to "
+                         "name the cluster in the ledger")
+    if postgres_secret is not None and ledger is not None:
+        raise UsageError("give --ledger (a SQLite file) or --postgres-secret (a PostgreSQL URL in a Secret), not both")
+    if postgres_secret is not None and storage_size is not None:
+        raise UsageError("--storage-size is the SQLite ledger's volume: not with --postgres-secret")
+    flags.KEEP.delta(keep)
+    flags.STATUS_EVERY.seconds(status_every)
+    scopes = None if all_namespaces else tuple(dict.fromkeys(namespace or []))
+    where = deploy_namespace or (scopes[0] if scopes else "cronctl")
+    opts = deploy.DeployOptions(
+        cluster=_cluster_name(cluster), namespaces=scopes, deploy_namespace=where,
+        image=deploy.image(f"cronctl:{__version__}" if image is None else image),
+        ledger_path=None if postgres_secret is not None else deploy.sqlite_path(ledger),
+        postgres_secret=deploy.secret_ref(postgres_secret) if postgres_secret is not None else None,
+        storage_size=deploy.storage_size(deploy.DEFAULT_STORAGE if storage_size is None else storage_size),
+        lease_namespace=(lease_namespace or where) if lease else None,
+        keep=keep, log_bytes=log_bytes, status_every=status_every, buffer=buffer,
+        metrics_address=metrics_address, service_monitor=service_monitor)
+    docs = deploy.manifests(opts)
+    text = deploy.HEADER + "".join("---\n" + yaml_text(d, sort_keys=False, width=1000) for d in docs)
+    out.file.write(text)
+    out.file.flush()
+
+
 def record(
     namespace: Annotated[Optional[list[str]], typer.Option(
         "--namespace", "-n", help="A namespace to record (repeatable; default: the context's namespace).",
@@ -58,6 +97,29 @@ def record(
     once: Annotated[bool, typer.Option(
         "--once", help="Record what the cluster holds now (logs included), then exit: for a cron-style "
         "recorder or a first import.")] = False,
+    metrics_address: Annotated[Optional[str], typer.Option(
+        "--metrics-address", help="Serve Prometheus metrics, /healthz and /readyz on HOST:PORT (e.g. :9108; "
+        "default: off).", show_default=False, metavar="HOST:PORT")] = None,
+    print_manifests: Annotated[bool, typer.Option(
+        "--print-manifests", help="Print the manifests that run this recorder, with these flags, in the "
+        "cluster (Deployment, ServiceAccount, least RBAC, ledger volume or Secret, metrics Service) as YAML "
+        "and exit; no cluster access. Needs -n or -A and --cluster.")] = False,
+    image: Annotated[Optional[str], typer.Option(
+        "--image", help="With --print-manifests: the recorder's image (default: cronctl:VERSION, built from "
+        "the Containerfile).", show_default=False)] = None,
+    deploy_namespace: Annotated[Optional[str], typer.Option(
+        "--deploy-namespace", help="With --print-manifests: where the recorder runs (default: the first -n "
+        "namespace; with -A: cronctl).", show_default=False, callback=namespace_opt)] = None,
+    postgres_secret: Annotated[Optional[str], typer.Option(
+        "--postgres-secret", help="With --print-manifests: the ledger is the PostgreSQL URL in this Secret's "
+        "KEY (default key: url), given to the recorder as $CRONCTL_LEDGER; never printed.",
+        show_default=False, metavar="NAME[/KEY]")] = None,
+    storage_size: Annotated[Optional[str], typer.Option(
+        "--storage-size", help="With --print-manifests: the size of the SQLite ledger's volume (default: 1Gi).",
+        show_default=False)] = None,
+    service_monitor: Annotated[bool, typer.Option(
+        "--service-monitor", help="With --print-manifests and --metrics-address: also a prometheus-operator "
+        "ServiceMonitor.")] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -69,8 +131,24 @@ def record(
     Prints a status line every --status-every. SIGTERM or Ctrl-C: writes what it holds, exit 0.
     One recorder per cluster and ledger writes (a Lease); another waits on standby. Exit 9 when the
     ledger cannot be opened or written (its buffer full), 3 when the Lease is lost or held by
-    another recorder (--once), 7 API error, 5 bad input.
+    another recorder (--once), 7 API error, 5 bad input. --print-manifests prints what runs it
+    in the cluster instead (docs/commands/record.md, "Running in the cluster").
     """
+    deploy_only = {"--image": image, "--deploy-namespace": deploy_namespace, "--postgres-secret": postgres_secret,
+                   "--storage-size": storage_size, "--service-monitor": service_monitor or None}
+    if print_manifests:
+        if once or kubeconfig or context:
+            raise UsageError("--print-manifests runs nothing and reads no kubeconfig: drop --once, --kubeconfig "
+                             "and --context")
+        _print_manifests(namespace, all_namespaces, ledger, cluster, keep, log_bytes, status_every, lease,
+                         lease_namespace, buffer, metrics_address, image, deploy_namespace, postgres_secret,
+                         storage_size, service_monitor)
+        return
+    given = [flag for flag, value in deploy_only.items() if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: only with --print-manifests")
+    if metrics_address is not None:  # main is adding the metrics server: this guard goes when they merge
+        raise UsageError("--metrics-address: the metrics server is not in this build; --print-manifests only")
     import signal
     import threading
 
