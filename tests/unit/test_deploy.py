@@ -309,3 +309,20 @@ def test_the_builder_checks_its_inputs_itself() -> None:
                 dict(image="x y"), dict(storage_size="1Gi\n")):
         with pytest.raises(BadInput):
             deploy.manifests(deploy.DeployOptions(**{**good.__dict__, **bad}))
+
+
+def test_the_containerfile_builds_from_the_wheel_and_runs_cronctl_as_the_user_the_manifests_name() -> None:
+    """The image cannot be built here (no container engine); what it must agree on with the manifests can
+    be read."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "Containerfile").read_text()
+    assert len(re.findall(r"^FROM ", text, re.M)) == 2 and "pip wheel" in text and "--no-index" in text
+    assert f"--uid {deploy.UID}" in text and re.search(rf"^USER {deploy.UID}:{deploy.UID}$", text, re.M)
+    assert re.search(r'^ENTRYPOINT \["cronctl"\]$', text, re.M)
+    for src in re.findall(r"^COPY (?!--)(.+) \S+$", text, re.M):  # what stage 1 copies exists
+        assert all((root / p).exists() for p in src.split()), src
+    venv = re.search(r"python -m venv (\S+)", text)
+    assert venv and any(venv[1] == d or venv[1].startswith(d + "/") for d in deploy._NO_MOUNT_UNDER)
