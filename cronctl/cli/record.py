@@ -35,7 +35,7 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
     only: a local $CRONCTL_LEDGER (it may hold a password) never goes into them."""
     from cronctl import __version__, deploy
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import out, yaml_text
+    from cronctl.cli.common import emit, out
 
     if all_namespaces == bool(namespace):
         raise UsageError("--print-manifests: say what the recorder records: -n NAMESPACE (repeatable) or -A")
@@ -59,10 +59,11 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
         lease_namespace=(lease_namespace or where) if lease else None,
         keep=keep, log_bytes=log_bytes, status_every=status_every, buffer=buffer,
         metrics_address=metrics_address, service_monitor=service_monitor)
-    docs = deploy.manifests(opts)
-    text = deploy.HEADER + "".join("---\n" + yaml_text(d, sort_keys=False, width=1000) for d in docs)
-    out.file.write(text)
-    out.file.flush()
+    docs = deploy.manifests(opts)  # all checked before the first line is written
+    out.file.write(deploy.HEADER)
+    for d in docs:
+        out.file.write("---\n")
+        emit(d, "yaml")
 
 
 def record(
