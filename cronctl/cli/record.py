@@ -107,17 +107,17 @@ def record(
         "and exit; no cluster access. Needs -n or -A and --cluster.")] = False,
     image: Annotated[Optional[str], typer.Option(
         "--image", help="With --print-manifests: the recorder's image (default: cronctl:VERSION, built from "
-        "the Containerfile).", show_default=False)] = None,
+        "the Containerfile).", show_default=False, metavar="IMAGE")] = None,
     deploy_namespace: Annotated[Optional[str], typer.Option(
         "--deploy-namespace", help="With --print-manifests: where the recorder runs (default: the first -n "
-        "namespace; with -A: cronctl).", show_default=False, callback=namespace_opt)] = None,
+        "namespace; with -A: cronctl).", show_default=False, callback=namespace_opt, metavar="NAMESPACE")] = None,
     postgres_secret: Annotated[Optional[str], typer.Option(
         "--postgres-secret", help="With --print-manifests: the ledger is the PostgreSQL URL in this Secret's "
         "KEY (default key: url), given to the recorder as $CRONCTL_LEDGER; never printed.",
         show_default=False, metavar="NAME[/KEY]")] = None,
     storage_size: Annotated[Optional[str], typer.Option(
         "--storage-size", help="With --print-manifests: the size of the SQLite ledger's volume (default: 1Gi).",
-        show_default=False)] = None,
+        show_default=False, metavar="SIZE")] = None,
     service_monitor: Annotated[bool, typer.Option(
         "--service-monitor", help="With --print-manifests and --metrics-address: also a prometheus-operator "
         "ServiceMonitor.")] = False,
