@@ -41,7 +41,7 @@ MANAGED = {**LABELS, "app.kubernetes.io/managed-by": "cronctl"}
 FAILOVER = {
     "postgresql": "One replica. Scaled to two, the second waits on standby: the recorder holds a "
                   "coordination.k8s.io Lease and the standby takes it over within about 17 s (the Lease's 15 s and "
-                  "one 2 s poll) when the holder dies; only the holder writes.",
+                  "one 2 s poll) when the holder dies; only the holder writes, and a standby is not ready (/readyz).",
     "sqlite": "One replica, do not scale: a SQLite ledger is a file on a ReadWriteOnce volume (one writer, one "
               "node); the Lease only keeps a second recorder on standby. For failover use a PostgreSQL ledger.",
     "no-lease": "One replica, --no-lease: do not scale; nothing would keep a second replica from writing too.",
@@ -256,10 +256,11 @@ def deployment(opts: DeployOptions) -> Obj:
                                              "sqlite" if opts.ledger_path is not None else "postgresql"]}),
         "spec": {
             "replicas": 1,
-            # a SQLite file has one writer and its volume one node: the old pod goes before the new
-            # starts; with PostgreSQL the new one waits on standby for the Lease the old one gives up
-            "strategy": {"type": "Recreate"} if opts.ledger_path is not None else
-            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+            # Recreate: the old pods stop (giving the Lease back) before the new start. A rolling update
+            # would wait for a new pod to be ready, and a standby recorder is not ready (/readyz) while
+            # the old one holds the Lease; a SQLite file also has one writer and its volume one node.
+            # The new recorder resumes from the positions in the ledger: the seconds between lose nothing.
+            "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": dict(LABELS)},
             "template": {
                 "metadata": {"labels": dict(MANAGED)},
