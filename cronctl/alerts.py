@@ -449,3 +449,140 @@ def prometheus_rule(groups: list[Obj], *, name: str, namespace: str | None,
     md["labels"] = {"app.kubernetes.io/managed-by": "cronctl", **labels}
     return {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": md,
             "spec": {"groups": groups}}
+
+
+# --- rules over the recorder's own metrics (cronctl record --metrics-address) --------------------
+
+#: kinds of recorder-source alert, their severities by default, and their names
+RECORDER_SEVERITY_DEFAULTS = {"lost": "critical", "duplicate": "critical", "stale": "critical",
+                              "long-run": "warning", "overdue-hold": "warning", "suspended": "warning",
+                              "recorder": "critical"}
+RECORDER_ALERT_NAMES = {"lost": "CronJobSlotLost", "duplicate": "CronJobSlotDuplicate",
+                        "stale": "CronJobNoRecentSuccess", "long-run": "CronJobRunNearInterval",
+                        "overdue-hold": "CronJobHoldOverdue", "suspended": "CronJobSuspendedTooLong",
+                        "recorder-down": "CronctlRecorderDown", "recorder-lag": "CronctlRecorderLagging"}
+#: verdicts the lost alert fires on: the slot's work was not done. A suspension by choice
+#: (missed-suspended) is left to CronJobSuspendedTooLong and CronJobHoldOverdue
+LOST_ALERTED = ("skipped-forbid", "missed-deadline", "missed-too-many", "missed")
+DUPLICATE_ALERTED = ("duplicate", "dst-doubled")
+
+
+@dataclass(frozen=True)
+class RecorderAlertOptions:
+    margin: int = 600  # seconds a success may be later than due
+    max_suspend: int = 86400  # suspended (no pause, no hold) longer than this fires
+    max_hold: int = 7200  # a cronctl run's hold older than this fires
+    near_interval: float = 0.8  # a run longer than this fraction of the gap to the next slot fires
+    recorder_job: str = "cronctl-recorder"  # the scrape job of the recorders (the up metric)
+    window: int = 900  # how long a lost or duplicate slot keeps its alert firing
+    severities: dict[str, str] = field(default_factory=lambda: dict(RECORDER_SEVERITY_DEFAULTS))
+    runbook_url: str = "runbooks/alerts.md#{anchor}"
+    namespace: str | None = None  # only this namespace's CronJobs
+    cronjob: str | None = None  # only this CronJob (with namespace)
+
+
+def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
+    """Two rule groups over the recorder's metrics (docs/METRICS.md): the slots, and the recorder.
+
+    They need no CronJob: the recorder computes each CronJob's next slot, interval and success
+    deadline from its schedule, so one set of rules covers the fleet, and a schedule change needs
+    no new rules. A lost or duplicate slot fires at the first evaluation after the recorder closed
+    it (the counter went up) and keeps firing for ``window`` seconds."""
+    sel_labels = {k: v for k, v in (("namespace", opts.namespace), ("cronjob", opts.cronjob)) if v}
+    inner = ", ".join(f"{k}={_q(v)}" for k, v in sel_labels.items())
+
+    def sel(extra: str = "") -> str:
+        parts = [p for p in (inner, extra) if p]
+        return "{" + ", ".join(parts) + "}" if parts else ""
+
+    w = _dur(opts.window)
+    ref = "{{ $labels.namespace }}/{{ $labels.cronjob }}"
+    hist = "cronctl history {{ $labels.cronjob }} -n {{ $labels.namespace }} --ledger"
+
+    def rule(kind: str, sev_kind: str, expr: str, summary: str, description: str, for_: str | None = None) -> Obj:
+        alert = RECORDER_ALERT_NAMES[kind]
+        r: Obj = {"alert": alert, "expr": expr}
+        if for_:
+            r["for"] = for_
+        r["labels"] = {"severity": opts.severities.get(sev_kind, RECORDER_SEVERITY_DEFAULTS[sev_kind])}
+        r["annotations"] = {"summary": summary, "description": description,
+                            "runbook_url": opts.runbook_url.format(anchor=alert.lower(), namespace=opts.namespace or "",
+                                                                   cronjob=opts.cronjob or "")}
+        return r
+
+    lost = "|".join(LOST_ALERTED)
+    dup = "|".join(DUPLICATE_ALERTED)
+    slots = [
+        rule("lost", "lost", f"increase(cronctl_slots_total{sel(f'verdict=~{_q(lost)}')}[{w}]) > 0",
+             f"cronjob {ref}: a slot was lost ({{{{ $labels.verdict }}}})",
+             f"The recorder closed a slot of cronjob {ref} as {{{{ $labels.verdict }}}} in the last {w}: its work "
+             f"was not done and the controller will not do it. See why: `{hist}`; run it: "
+             "`cronctl backfill {{ $labels.cronjob }} -n {{ $labels.namespace }} --missed --ledger`."),
+        rule("duplicate", "duplicate",
+             f"increase(cronctl_slots_total{sel(f'verdict=~{_q(dup)}')}[{w}]) > 0\n"
+             f"or increase(cronctl_slots_beside_manual_total{sel()}[{w}]) > 0\n"
+             f"or cronctl_cronjob_jobs_beside_manual{sel()} > 0",
+             f"cronjob {ref}: a slot's work ran twice, or a Job runs beside a manual one",
+             f"Two Jobs of cronjob {ref} stood for one slot, or a Job ran at the same time as a manual Job "
+             "(kubectl create job --from ignores concurrencyPolicy). Check what each did: "
+             f"`{hist}`; `cronctl bundle {{{{ $labels.cronjob }}}} -n {{{{ $labels.namespace }}}} --ledger`."),
+        rule("stale", "stale",
+             f"(time() - cronctl_cronjob_success_due_timestamp_seconds{sel()}) > {opts.margin}\n"
+             f"and cronctl_cronjob_suspended{sel()} == 0 and cronctl_cronjob_paused{sel()} == 0",
+             f"cronjob {ref}: no success since its slot was due (+ {_dur(opts.margin)})",
+             f"Cronjob {ref} should have succeeded by now: the slot after its last success (or after it was "
+             "resumed), plus its startingDeadlineSeconds and the template's activeDeadlineSeconds, plus "
+             f"{_dur(opts.margin)}; it is {{{{ $value | humanizeDuration }}}} past that. `{hist}`."),
+        rule("long-run", "long-run",
+             f"(time() - cronctl_cronjob_oldest_running_start_timestamp_seconds{sel()})\n"
+             f"  > {opts.near_interval:g} * cronctl_cronjob_interval_seconds{sel()}\n"
+             f"and cronctl_cronjob_oldest_running_start_timestamp_seconds{sel()} > 0",
+             f"cronjob {ref}: a Job has run for {opts.near_interval:.0%} of the gap between slots",
+             f"A Job of cronjob {ref} has run for {{{{ $value | humanizeDuration }}}}, more than "
+             f"{opts.near_interval:.0%} of the gap between its slots: under Forbid the next slot will be "
+             "skipped, under Allow two runs will overlap. `cronctl status {{ $labels.cronjob }} -n "
+             "{{ $labels.namespace }}`."),
+        rule("overdue-hold", "overdue-hold",
+             f"(cronctl_cronjob_paused{sel()} == 1 and cronctl_cronjob_pause_until_timestamp_seconds{sel()} > 0\n"
+             f"  and (time() - cronctl_cronjob_pause_until_timestamp_seconds{sel()}) > 0)\n"
+             f"or (cronctl_cronjob_hold_active{sel()} == 1 and cronctl_cronjob_hold_since_timestamp_seconds{sel()} > 0\n"
+             f"  and (time() - cronctl_cronjob_hold_since_timestamp_seconds{sel()}) > {opts.max_hold})",
+             f"cronjob {ref}: paused past its --until, or held by a cronctl run for over {_dur(opts.max_hold)}",
+             f"Cronjob {ref} is still paused after the --until of its pause, or a cronctl run has held it "
+             f"longer than {_dur(opts.max_hold)} (--max-hold): its slots are not running. `cronctl status "
+             "{{ $labels.cronjob }} -n {{ $labels.namespace }}`; then `cronctl resume` or `cronctl restore`."),
+        rule("suspended", "suspended",
+             f"cronctl_cronjob_suspended{sel()} == 1 and cronctl_cronjob_paused{sel()} == 0\n"
+             f"and cronctl_cronjob_hold_active{sel()} == 0",
+             f"cronjob {ref}: suspended for more than {_dur(opts.max_suspend)} with no pause or run recorded",
+             f"Cronjob {ref} has been suspended for more than {_dur(opts.max_suspend)} (--max-suspend) and no "
+             "cronctl pause or run says why or until when. Pause it with --until, or `cronctl resume`.",
+             for_=f"{opts.max_suspend}s"),
+    ]
+    job = _q(opts.recorder_job)
+    health = [
+        rule("recorder-down", "recorder",
+             f"up{{job={job}}} == 0\nor absent(cronctl_recorder_lease_holder == 1)",
+             "no cronctl recorder writes the ledger",
+             f"A recorder target of scrape job {opts.recorder_job} is down, or no recorder holds the Lease: "
+             "slots are not judged and evidence is not kept while this fires (the cluster deletes it: 3 Jobs, "
+             "1 hour of events). Check the recorder's logs and `cronctl record` status lines.",
+             for_="2m"),
+        rule("recorder-lag", "recorder",
+             "cronctl_recorder_lag_seconds > 60\n"
+             "or cronctl_recorder_buffer_items > 0.5 * cronctl_recorder_buffer_capacity\n"
+             "or (cronctl_recorder_lease_holder == 1 and cronctl_recorder_write_errors_total > 0\n"
+             "    and increase(cronctl_recorder_write_errors_total[5m]) > 0)",
+             "the cronctl recorder is behind: {{ $labels.instance }}",
+             "The recorder's changes wait more than 60 s, its buffer is half full, or its ledger writes fail: "
+             "when the buffer fills it stops (exit 9) and evidence may be lost. Check the ledger (PostgreSQL) "
+             "and the recorder's status lines.",
+             for_="5m"),
+    ]
+    return [{"name": "cronctl.recorder.slots", "rules": slots}, {"name": "cronctl.recorder.health", "rules": health}]
+
+
+def _q(value: str) -> str:
+    import json
+
+    return json.dumps(value)

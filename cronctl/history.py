@@ -709,6 +709,55 @@ def _dst_rows(rows: list[Obj], sched: Any, start: datetime, times: list[datetime
                                + r["reason"]).rstrip(": ")
 
 
+#: verdicts of a slot that is not closed yet: its Job runs, or it may still get one
+OPEN = frozenset({"running", "due"})
+#: how long after a slot can no longer get a Job it is judged: the controller's sync and the
+#: recorder's watch must have brought a Job it created in the last moment
+CLOSE_SLACK = timedelta(seconds=15)
+
+
+def closes_at(row: Obj, next_slot: datetime | None, deadline: int | None) -> datetime | None:
+    """When a slot row's verdict is final (None: not yet knowable, its Job runs).
+
+    A slot with Jobs, all finished, is closed when the last of them completed. A slot without a
+    Job can still get one until the controller moves on: until ``startingDeadlineSeconds`` after
+    it, and never after the next slot (the controller starts only the most recent missed time),
+    plus :data:`CLOSE_SLACK`. A wall time the clock change removed is closed at once.
+    """
+    t = model.when(row["slot"])
+    assert t is not None
+    if row["verdict"] == "dst-skipped":
+        return t
+    if row["verdict"] == "running" or any(d["outcome"] == "running" for d in row["job_details"]):
+        return None
+    if row["job_details"]:
+        ends = [model.when(d["completed"]) for d in row["job_details"]]
+        if all(e is not None for e in ends):
+            return max(e for e in ends if e is not None)
+        # a Job known only from its events, or gone before it was seen completing: as a missing one
+    limits = [x for x in (next_slot, t + timedelta(seconds=deadline) if deadline is not None and deadline >= 0
+                          else None) if x is not None]
+    return (min(limits) + CLOSE_SLACK) if limits else None
+
+
+def closed_rows(history: Obj, now: datetime) -> list[tuple[Obj, datetime]]:
+    """The slot rows of one CronJob's :func:`slot_history` that are closed at ``now``, each with the
+    time it closed (see :func:`closes_at`); ``due`` and ``running`` rows never are."""
+    rows = [r for r in history["slots"] if r["verdict"] != "dst-skipped"]
+    slots = [model.when(r["slot"]) for r in rows]
+    deadline = history.get("starting_deadline_seconds")
+    out = []
+    for row in history["slots"]:
+        if row["verdict"] in OPEN:
+            continue
+        t = model.when(row["slot"])
+        nxt = next((s for s in slots if s is not None and t is not None and s > t), None)
+        at = closes_at(row, nxt, deadline if isinstance(deadline, int) else None)
+        if at is not None and at <= now:
+            out.append((row, at))
+    return out
+
+
 def fail_on(history: list[Obj], what: set[str]) -> list[str]:
     """The slots (``namespace/name slot verdict``) that make ``--fail-on`` fail."""
     bad = (LOST if "lost" in what else frozenset()) | (DUPLICATE if "duplicate" in what else frozenset())

@@ -19,6 +19,11 @@ class RuleFormat(str, Enum):
     rules = "rules"
 
 
+class Source(str, Enum):
+    kube_state_metrics = "kube-state-metrics"
+    recorder = "recorder"
+
+
 class AlertsOutput(str, Enum):
     yaml = "yaml"
     json = "json"
@@ -33,6 +38,11 @@ def alerts(
                                  "- = stdin.", show_default=False)] = None,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="Rules for the CronJobs of every namespace.")] = False,
+    source: Annotated[Source, typer.Option(
+        "--source", help="kube-state-metrics: rules per CronJob from its schedule over kube-state-metrics' metrics. "
+        "recorder: one rule set over `cronctl record --metrics-address` metrics (exact slots: lost, duplicate, "
+        "no success, long run, overdue hold, the recorder itself); no CronJob is read, -n and CRONJOB narrow it.")]
+    = Source.kube_state_metrics,
     fmt: Annotated[RuleFormat, typer.Option(
         "--format", help="prometheusrule (a monitoring.coreos.com/v1 PrometheusRule) or rules (plain rule "
                          "groups, what promtool check rules and Prometheus' rule_files read).")]
@@ -46,9 +56,22 @@ def alerts(
     max_suspend: Annotated[str, typer.Option(
         "--max-suspend", help="Suspended longer than this (24h, 2d; a bare number is seconds) fires, unless a `cronctl pause --until` "
                               "says until when.")] = "24h",
+    max_hold: Annotated[str, typer.Option(
+        "--max-hold", help="--source recorder: a cronctl run holding the CronJob longer than this fires.")] = "2h",
+    near_interval: Annotated[float, typer.Option(
+        "--near-interval", help="--source recorder: a Job running longer than this fraction of the gap between "
+                                "slots fires.", min=0.05, max=10.0)] = 0.8,
+    alert_window: Annotated[str, typer.Option(
+        "--alert-window", help="--source recorder: how long a lost or duplicate slot keeps its alert firing.")]
+    = "15m",
+    recorder_job: Annotated[str, typer.Option(
+        "--recorder-job", help="--source recorder: the Prometheus scrape job of the recorders (the up metric).")]
+    = "cronctl-recorder",
     severity: Annotated[Optional[list[str]], typer.Option(
         "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "
-                           "failed, overrun, suspended (default warning). Repeatable.", show_default=False)] = None,
+                           "failed, overrun, suspended (default warning); with --source recorder: lost, duplicate, "
+                           "stale, recorder (default critical), long-run, overdue-hold, suspended (default "
+                           "warning). Repeatable.", show_default=False)] = None,
     runbook_url: Annotated[str, typer.Option(
         "--runbook-url", help="The runbook_url annotation; {anchor} (the alert name in lower case), {namespace} "
                               "and {cronjob} are filled in. Point it at where your team serves runbooks/alerts.md.")]
@@ -68,21 +91,28 @@ def alerts(
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Write Prometheus alert rules (kube-state-metrics metrics) whose windows come from each CronJob's
-    exact schedule: no successful run, not scheduled, last run failed, running past the next slot,
-    suspended too long."""
+    """Write Prometheus alert rules from each CronJob's exact schedule, over kube-state-metrics or over cronctl record's slot metrics (a slot lost or run twice, no success since due).
+
+    --source kube-state-metrics (default): per CronJob, no successful run, not scheduled, last run
+    failed, running past the next slot, suspended too long. --source recorder: rules over the
+    metrics of `cronctl record --metrics-address`: a slot lost or run twice (fires at the first
+    evaluation after the recorder closed it), no success since due, a run near the interval, a
+    pause or hold overdue, suspended too long, the recorder down or behind.
+    """
     from cronctl import alerts as al
     from cronctl.cli import durations as flags
     from cronctl.errors import BadInput, BadUsage
     from cronctl.model import instant
 
     now = instant(now_text, what="--now") if now_text else env.now()
-    severities = dict(al.SEVERITY_DEFAULTS)
+    recorder = source is Source.recorder
+    defaults = al.RECORDER_SEVERITY_DEFAULTS if recorder else al.SEVERITY_DEFAULTS
+    severities = dict(defaults)
     for item in severity or []:
         kind, sep, level = item.partition("=")
-        if not sep or kind not in al.SEVERITY_DEFAULTS or not level.strip():
+        if not sep or kind not in defaults or not level.strip():
             raise BadUsage(f"bad --severity {item!r}: expected KIND=LEVEL with KIND one of "
-                           f"{', '.join(al.SEVERITY_DEFAULTS)}")
+                           f"{', '.join(defaults)}")
         severities[kind] = level.strip()
     if rule_namespace is not None:
         from cronctl import names
@@ -99,6 +129,16 @@ def alerts(
     except (KeyError, IndexError, ValueError):
         raise BadUsage(f"bad --runbook-url {runbook_url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} "
                        "may appear in braces") from None
+    if recorder:
+        _recorder_rules(al.RecorderAlertOptions(
+            margin=int(flags.MARGIN.seconds(margin)), max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),
+            max_hold=int(flags.MAX_HOLD.seconds(max_hold)), near_interval=near_interval,
+            recorder_job=recorder_job, window=int(flags.ALERT_WINDOW.seconds(alert_window)),
+            severities=severities, runbook_url=runbook_url,
+            namespace=None if all_namespaces else namespace, cronjob=cronjob),
+            filename=filename, windows=windows, fmt=fmt, name=name, rule_namespace=rule_namespace, labels=labels,
+            output=output.value)
+        return
     opts = al.AlertOptions(
         margin=int(flags.MARGIN.seconds(margin)),
         expected_duration=int(flags.EXPECTED_DURATION.seconds(expected_duration)) if expected_duration else None,
@@ -120,6 +160,23 @@ def alerts(
     else:
         doc = al.prometheus_rule(result.groups, name=name, namespace=rule_namespace, labels=labels)
     emit(doc, output.value)
+
+
+def _recorder_rules(opts: Any, *, filename: list[str] | None, windows: bool, fmt: RuleFormat, name: str,
+                    rule_namespace: str | None, labels: dict[str, str], output: str) -> None:
+    from cronctl import alerts as al
+    from cronctl.errors import BadUsage
+
+    if filename or windows:
+        raise BadUsage("--source recorder reads no CronJob: -f and --windows are for --source kube-state-metrics")
+    if opts.cronjob is not None and opts.namespace is None:
+        raise BadUsage("--source recorder with a CRONJOB needs -n NAMESPACE (no cluster is read to find it)")
+    if not opts.recorder_job or not opts.recorder_job.isprintable():
+        raise BadUsage("--recorder-job: give the scrape job's name")
+    groups = al.recorder_rules(opts)
+    doc = {"groups": groups} if fmt is RuleFormat.rules else al.prometheus_rule(
+        groups, name=name, namespace=rule_namespace, labels=labels)
+    emit(doc, output)
 
 
 def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,

@@ -40,9 +40,8 @@ class Entry(NamedTuple):
 #: function's docstring (click shortens it to the terminal's width)
 COMMANDS: tuple[Entry, ...] = (
     Entry("alerts", "cronctl.cli.alerts:alerts",
-          "Write Prometheus alert rules (kube-state-metrics metrics) whose windows come from each CronJob's exact "
-          "schedule: no successful run, not scheduled, last run failed, running past the next slot, suspended too "
-          "long."),
+          "Write Prometheus alert rules from each CronJob's exact schedule, over kube-state-metrics or over "
+          "cronctl record's slot metrics (a slot lost or run twice, no success since due)."),
     Entry("backfill", "cronctl.cli.backfill:backfill",
           "Run lost slots, oldest first, one at a time under one lock and one suspension."),
     Entry("bundle", "cronctl.cli.bundle:bundle",

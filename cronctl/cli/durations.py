@@ -61,6 +61,8 @@ MARGIN = DurationFlag("--margin", Bounds(low=0))  # alerts: added to every windo
 MAX_SUSPEND = DurationFlag("--max-suspend")  # alerts
 KEEP = DurationFlag("--keep")  # record: how long the ledger keeps what ended
 STATUS_EVERY = DurationFlag("--status-every")  # record: the status line's period
+MAX_HOLD = DurationFlag("--max-hold")  # alerts --source recorder: a cronctl run's hold older than this fires
+ALERT_WINDOW = DurationFlag("--alert-window", Bounds(low=60, why="Prometheus needs two samples in the window"))
 
 #: every duration flag, for the tests and the docs: (commands, flag)
 ALL: tuple[tuple[str, DurationFlag], ...] = (
@@ -76,4 +78,6 @@ ALL: tuple[tuple[str, DurationFlag], ...] = (
     ("alerts", MAX_SUSPEND),
     ("record", KEEP),
     ("record", STATUS_EVERY),
+    ("alerts", MAX_HOLD),
+    ("alerts", ALERT_WINDOW),
 )

@@ -99,8 +99,9 @@ def record(
         "--once", help="Record what the cluster holds now (logs included), then exit: for a cron-style "
         "recorder or a first import.")] = False,
     metrics_address: Annotated[Optional[str], typer.Option(
-        "--metrics-address", help="Serve Prometheus metrics, /healthz and /readyz on HOST:PORT (e.g. :9108; "
-        "default: off).", show_default=False, metavar="HOST:PORT")] = None,
+        "--metrics-address", help="Serve Prometheus metrics (slots by verdict, lags, freshness, holds, the recorder's "
+        "health; docs/METRICS.md) and /healthz, /readyz on HOST:PORT, such as 127.0.0.1:9108.",
+        show_default=False, metavar="HOST:PORT")] = None,
     print_manifests: Annotated[bool, typer.Option(
         "--print-manifests", help="Print the manifests that run this recorder, with these flags, in the "
         "cluster (Deployment, ServiceAccount, least RBAC, ledger volume or Secret, metrics Service) as YAML "
@@ -129,6 +130,8 @@ def record(
     Lists and watches CronJobs, Jobs and Events (resuming where the last run stopped), writes each
     change idempotently into the ledger (SQLite by default, PostgreSQL for teams), and keeps a
     redacted tail of each finished Job's logs. history, bundle and status read it with --ledger.
+    Judges every slot once it is closed and keeps the verdict (a row for a slot without a Job too);
+    with --metrics-address it exports them for Prometheus (cronctl alerts --source recorder).
     Prints a status line every --status-every. SIGTERM or Ctrl-C: writes what it holds, exit 0.
     One recorder per cluster and ledger writes (a Lease); another waits on standby. Exit 9 when the
     ledger cannot be opened or written (its buffer full), 3 when the Lease is lost or held by
@@ -148,8 +151,6 @@ def record(
     given = [flag for flag, value in deploy_only.items() if value is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: only with --print-manifests")
-    if metrics_address is not None:  # main is adding the metrics server: this guard goes when they merge
-        raise UsageError("--metrics-address: the metrics server is not in this build; --print-manifests only")
     import signal
     import threading
 
@@ -163,6 +164,11 @@ def record(
 
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
+    address = None
+    if metrics_address is not None:
+        from cronctl.procedure.metrics import parse_address
+
+        address = parse_address(metrics_address)
     keep_td = flags.KEEP.delta(keep)
     every = flags.STATUS_EVERY.seconds(status_every)
     kc = connect(kubeconfig, context, namespace[0] if namespace else None)
@@ -186,13 +192,29 @@ def record(
         lc = copy.copy(kc)
         lc.namespace = lease_namespace or (scopes[0] if scopes else kc.namespace)
         held = Lease(lc, lease_name(name, led.shown), holder())
+    metrics = None
+    if address is not None:
+        from cronctl import __version__
+        from cronctl.procedure.metrics import Metrics
+
+        metrics = Metrics(name if cluster else None)
+        metrics.of(metrics.info, ledger_backend=led.backend, version=__version__).set(1)
     rec = Recorder(kc, led, RecordOptions(cluster_name=name, namespaces=scopes, keep=keep_td, log_bytes=log_bytes,
                                           status_every=every, once=once, buffer=buffer),
-                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop, lease=held)
+                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop, lease=held,
+                   metrics=metrics)
+    server = None
+    if metrics is not None and address is not None:
+        from cronctl.procedure.metrics import serve
+
+        server = serve(metrics, address[0], address[1], rec.healthy, rec.ready)
+        err.print(visible(f"record: metrics on http://{address[0]}:{server.server_port}/metrics"), markup=False)
     err.print(visible(f"record: cluster {name} into {led.shown} ({led.backend}); "
                       + ("once" if once else "until SIGTERM")), markup=False)
     try:
         rec.run()
     finally:
+        if server is not None:
+            server.shutdown()
         led.close()
     err.print(visible(rec.status_line()), markup=False)

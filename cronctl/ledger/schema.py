@@ -118,8 +118,11 @@ slots = Table(
     Column("job_name", String(253)),  # the first Job's
     _ts("created"), _ts("first_running"), _ts("completed"),
     Column("outcome", String(16)),
+    # the recorder's verdict once the slot is closed (history.VERDICTS), its reason, when judged
+    Column("verdict", String(32)), Column("reason", Text), _ts("closed_at"),
     UniqueConstraint("cluster", "cronjob_uid", "slot", name="uq_slots_slot"),
     Index("ix_slots_name", "cluster", "namespace", "cronjob_name", "slot"),
+    Index("ix_slots_closed", "cluster", "cronjob_uid", "closed_at"),
 )
 
 events = Table(

@@ -179,7 +179,7 @@ class Writer:
         self.backend = backend
         self.rows = 0  # rows written (inserted, or updated in place by the upsert)
 
-    def _upsert(self, table: Any, rows: list[Obj], *, update: bool = True) -> None:
+    def _upsert(self, table: Any, rows: list[Obj], *, update: bool = True, keep_existing: tuple[str, ...] = ()) -> None:
         if not rows:
             return
         from sqlalchemy import func
@@ -191,7 +191,7 @@ class Writer:
         if update:
             keep = _KEEP_IF_NULL.get(table.name, ())
             first = _FIRST_ONLY.get(table.name, ())
-            cols = {c for r in rows for c in r} - set(keys) - set(first) - {"id"}
+            cols = {c for r in rows for c in r} - set(keys) - set(first) - set(keep_existing) - {"id"}
             set_ = {c: (func.coalesce(stmt.excluded[c], table.c[c]) if c in keep else stmt.excluded[c])
                     for c in sorted(cols)}
             stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_=set_)
@@ -259,6 +259,15 @@ class Writer:
                                      "job_name": first.name, "created": first.created,
                                      "first_running": first.first_running, "completed": first.completed,
                                      "outcome": first.outcome}])
+
+    def close_slot(self, cluster: str, cronjob_uid: str, namespace: str, cronjob_name: str, slot: datetime,
+                   verdict: str, reason: str, closed_at: datetime) -> None:
+        """The recorder's verdict of a closed slot: a row for every slot the schedule named, a Job
+        or not (the Job columns stay as the Jobs wrote them; a slot without one has ``jobs`` 0)."""
+        self._upsert(schema.slots, [{"cluster": cluster, "cronjob_uid": cronjob_uid, "namespace": namespace,
+                                     "cronjob_name": cronjob_name, "slot": slot, "jobs": 0, "verdict": verdict,
+                                     "reason": reason[:2000], "closed_at": closed_at}],
+                     keep_existing=("jobs",))
 
     def event(self, cluster: str, obj: Obj) -> bool:
         """Keep ``obj`` when it is about a CronJob or a Job (or cronctl's); False when not kept."""
@@ -343,6 +352,44 @@ class Reader:
         q = (select(t.c.job_uid).join(j, (j.c.cluster == t.c.cluster) & (j.c.uid == t.c.job_uid))
              .where(t.c.cluster == cluster, j.c.deleted_at.is_(None)).distinct())
         return set(self.conn.execute(q).scalars())
+
+    def closed_slots(self, cluster: str, cronjob_uid: str, since: datetime) -> set[datetime]:
+        """The slots of one CronJob the recorder judged (closed) at or after ``since``."""
+        from sqlalchemy import select
+
+        s = schema.slots
+        q = select(s.c.slot).where(s.c.cluster == cluster, s.c.cronjob_uid == cronjob_uid, s.c.slot >= since,
+                                   s.c.verdict.is_not(None))
+        return set(self.conn.execute(q).scalars())
+
+    def last_closed(self, cluster: str) -> dict[str, datetime]:
+        """Per CronJob uid, the latest slot the recorder judged: where judging goes on after a restart."""
+        from sqlalchemy import func, select
+
+        s = schema.slots
+        q = (select(s.c.cronjob_uid, func.max(s.c.slot)).where(s.c.cluster == cluster, s.c.verdict.is_not(None))
+             .group_by(s.c.cronjob_uid))
+        return {uid: t for uid, t in self.conn.execute(q)}
+
+    def first_seen(self, cluster: str) -> dict[str, datetime]:
+        """Per CronJob uid, when this ledger first recorded it."""
+        from sqlalchemy import select
+
+        c = schema.cronjobs
+        return {uid: t for uid, t in self.conn.execute(select(c.c.uid, c.c.first_seen).where(c.c.cluster == cluster))}
+
+    def last_success(self, cluster: str) -> dict[str, tuple[datetime, datetime | None]]:
+        """Per CronJob uid, the latest judged slot whose Job succeeded, and when it completed."""
+        from sqlalchemy import func, select
+
+        s = schema.slots
+        ok = (s.c.outcome == "Complete") & s.c.verdict.in_(("ran", "ran-late", "duplicate", "dst-doubled"))
+        latest = (select(s.c.cronjob_uid, func.max(s.c.slot).label("slot")).where(s.c.cluster == cluster, ok)
+                  .group_by(s.c.cronjob_uid).subquery())
+        q = select(s.c.cronjob_uid, s.c.slot, s.c.completed).join(
+            latest, (latest.c.cronjob_uid == s.c.cronjob_uid) & (latest.c.slot == s.c.slot)).where(
+            s.c.cluster == cluster)
+        return {uid: (t, done) for uid, t, done in self.conn.execute(q)}
 
     def cursors(self, cluster: str) -> dict[tuple[str, str], str]:
         from sqlalchemy import select

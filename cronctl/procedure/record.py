@@ -36,6 +36,8 @@ from cronctl.errors import ApiError, BadInput, CronctlError, LedgerError, Refuse
 from cronctl.ledger.store import Ledger
 from cronctl.procedure.base import Clock
 from cronctl.procedure.lease import Lease
+from cronctl.procedure.metrics import Metrics
+from cronctl.procedure.reconcile import Reconciler
 
 #: what the recorder watches, in the order it first lists them
 WATCHED = ("cronjobs", "jobs", "events")
@@ -56,6 +58,7 @@ class RecordOptions:
     buffer: int = 50_000
     retry_seconds: float = 2.0
     watch_seconds: int = 300
+    judge_every: float = 2.0  # how often the reconciler looks for closed slots
 
 
 @dataclass
@@ -85,8 +88,14 @@ class _Item:
 
 class Recorder:
     def __init__(self, cluster: Any, ledger: Ledger, opts: RecordOptions, clock: Clock,
-                 say: Callable[[str], None], stop: threading.Event | None = None, lease: Lease | None = None) -> None:
+                 say: Callable[[str], None], stop: threading.Event | None = None, lease: Lease | None = None,
+                 metrics: Metrics | None = None) -> None:
         self.cluster = cluster
+        self.metrics = metrics
+        self.reconciler = Reconciler(opts.cluster_name, ledger, metrics, say=self._note)
+        self._alive = time.monotonic()  # the writer loop's last turn (/healthz)
+        self._listed: set[tuple[str, str]] = set()  # (resource, scope) listed once (/readyz)
+        self._holding = lease is None
         self.lease = lease
         self._renew_tried = 0.0  # monotonic time of the last renewal attempt
         self._renew_failing = False
@@ -126,6 +135,9 @@ class Recorder:
         for o in items:
             self._put(_Item(resource, "SYNC", o, scope))
         self._put(_Item("cursor", "CURSOR", {}, scope, rv=rv, extra=resource))
+        self._listed.add((resource, scope))
+        if self.metrics is not None:
+            self.metrics.of(self.metrics.relists, resource=resource).inc()
         return str(rv)
 
     def _watch_loop(self, resource: str, scope: str, rv: str) -> None:
@@ -146,14 +158,19 @@ class Recorder:
                         rv = new_rv
                         self._put(_Item("cursor", "CURSOR", {}, scope, rv=rv, extra=resource))
                 backoff = 1.0
-                self.stats.watch_restarts += 1
+                self._restarted(resource)
             except WatchExpired:
                 rv = ""  # compacted away: list again and merge
             except CronctlError as e:  # the API server restarting, a dropped connection
-                self.stats.watch_restarts += 1
+                self._restarted(resource)
                 self._note(f"watch {resource} in {scope}: {e.message} (again in {backoff:.0f}s)")
                 self.stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
+
+    def _restarted(self, resource: str) -> None:
+        self.stats.watch_restarts += 1
+        if self.metrics is not None:
+            self.metrics.of(self.metrics.watch_restarts, resource=resource).inc()
 
     # -- the log taker ---------------------------------------------------------------------------
     def _take_logs(self, job: Obj) -> None:
@@ -218,17 +235,62 @@ class Recorder:
                         continue
                 except BadInput as e:  # a malformed or hostile object: one line, skipped
                     self.stats.skipped += 1
+                    if self.metrics is not None:
+                        self.metrics.own(self.metrics.skipped).inc()
                     self._note(f"skipped {it.kind[:-1]} {model.meta(it.obj).get('namespace')}/"
                                f"{model.name_of(it.obj)}: {e.message}")
                     continue
                 self.stats.items += 1
             self.stats.rows += w.rows
+            rows = w.rows
         self.stats.lag = max((time.monotonic() - it.at for it in items), default=0.0)
+        self._after_write(items, now, rows)
         for j in finished:
             uid = str(model.meta(j).get("uid") or "")
             if uid not in self._logged:
                 self._logged.add(uid)
                 self._log_queue.put(j)
+
+    def _after_write(self, items: list[_Item], now: datetime, rows: int) -> None:
+        """What was written, to the reconciler (it reads the ledger: after the commit) and the metrics."""
+        for it in items:
+            if it.kind == "cronjobs":
+                self.reconciler.cronjob(it.obj, now, deleted=it.typ == "DELETED")
+            elif it.kind in ("jobs", "pods"):
+                self.reconciler.job(it.obj, now, deleted=it.typ == "DELETED")
+                if it.kind == "pods":
+                    self.reconciler.pods(it.obj, it.extra[0])
+        m = self.metrics
+        if m is not None:
+            m.own(m.rows).inc(rows)
+            m.own(m.lag).set(self.stats.lag)
+            m.own(m.last_write).set(time.time())
+
+    def _judge(self) -> None:
+        self.reconciler.tick(self.clock.now())
+
+    def _judge_safely(self) -> None:
+        """Judging reads and writes the ledger: a ledger that cannot be reached now is tried again at
+        the next turn (the writes' own retry says so)."""
+        try:
+            self._judge()
+        except LedgerError as e:
+            self._note(f"judging slots: {e.message} (again in {self.opts.judge_every:g}s)")
+
+    def healthy(self) -> tuple[bool, str]:
+        """/healthz: the writer loop turned in the last minute (a standby's waiting loop counts)."""
+        age = time.monotonic() - self._alive
+        return (age < 60, f"{'ok' if age < 60 else 'stuck'}: the recorder's loop turned {age:.0f}s ago")
+
+    def ready(self) -> tuple[bool, str]:
+        """/readyz: this recorder writes (it holds the Lease, or needs none) and listed everything once."""
+        if not self._holding:
+            return False, "standby: another recorder holds the lease"
+        want = {(r, sc) for r in WATCHED for sc in self._scopes()}
+        missing = want - self._listed
+        if missing:
+            return False, f"listing: {len(missing)} of {len(want)} lists not done"
+        return True, "ok: recording"
 
     def _drain(self, first_wait: float) -> list[_Item]:
         items: list[_Item] = []
@@ -247,6 +309,13 @@ class Recorder:
         self.stats.errors = [*self.stats.errors[-99:], line]  # the last 100: a recorder runs for months
         self.say(f"record: {line}")
 
+    def _gauges(self) -> None:
+        m = self.metrics
+        if m is not None:
+            m.own(m.buffer).set(self.queue.qsize())
+            m.own(m.buffer_size).set(self.opts.buffer)
+            m.own(m.lease).set(1 if self._holding else 0)
+
     def status_line(self) -> str:
         s = self.stats
         scopes = "all namespaces" if self.opts.namespaces is None else "namespace(s) " + ", ".join(self._scopes())
@@ -255,12 +324,13 @@ class Recorder:
         return (f"record: cluster {self.opts.cluster_name}, ledger {self.ledger.shown}: watching "
                 f"{', '.join(WATCHED)} in {scopes}; {s.rows} rows written ({new} new), {s.logs} log tails, "
                 f"lag {s.lag:.1f}s, buffer {self.queue.qsize()}/{self.opts.buffer}, {s.relists} lists, "
-                f"{s.skipped} skipped, {s.write_errors} write errors")
+                f"{s.skipped} skipped, {s.write_errors} write errors, {self.reconciler.closed} slots judged")
 
     # -- the run ---------------------------------------------------------------------------------
     def _known_logs(self) -> None:
         with self.ledger.reading() as r:
             self._logged |= r.logged_jobs(self.opts.cluster_name)
+        self.reconciler.load()
 
     def _start(self, target: Callable[..., None], *args: Any) -> None:
         t = threading.Thread(target=target, args=args, daemon=True, name=f"record-{target.__name__}")
@@ -282,6 +352,7 @@ class Recorder:
             self._take_logs(self._log_queue.get_nowait())
             while not self.queue.empty():
                 self._write(self._drain(0))
+        self._judge()
         self._prune()
         return self.stats
 
@@ -298,7 +369,10 @@ class Recorder:
         said = -1e9
         while not self.stop.is_set():
             try:
+                self._alive = time.monotonic()
                 if self.lease.try_hold(self.clock.now()):
+                    self._holding = True
+                    self._gauges()
                     self._renew_tried = time.monotonic()
                     self.say(f"record: holding the lease {self.lease.name} (transitions {self.lease.transitions})")
                     return True
@@ -328,6 +402,8 @@ class Recorder:
             return
         self._renew_failing = False
         if not held:
+            self._holding = False
+            self._gauges()
             raise Refused(f"lost the lease {self.lease.name} to {self.lease.other}: it records now")
 
     def _prune(self) -> None:
@@ -357,9 +433,10 @@ class Recorder:
             for scope in self._scopes():
                 self._start(self._watch_loop, resource, scope, cursors.get((resource, scope), ""))
         self._start(self._log_loop)
-        last_status = last_prune = time.monotonic()
+        last_status = last_prune = last_judge = time.monotonic()
         pending: list[_Item] = []
         while True:
+            self._alive = time.monotonic()
             stopping = self.stop.is_set()
             if not pending:
                 pending = self._drain(0.2 if not stopping else 0)
@@ -369,6 +446,8 @@ class Recorder:
                     pending = []
                 except LedgerError as e:
                     self.stats.write_errors += 1
+                    if self.metrics is not None:
+                        self.metrics.own(self.metrics.write_errors).inc()
                     self._note(f"{e.message}; {len(pending) + self.queue.qsize()} item(s) kept, "
                                f"retrying in {self.opts.retry_seconds:g}s")
                     if self.full.is_set():
@@ -383,6 +462,10 @@ class Recorder:
                 raise LedgerError(f"the write buffer filled up ({self.opts.buffer} items): the ledger "
                                   f"{self.ledger.shown} is too slow for this cluster")
             mono = time.monotonic()
+            if mono - last_judge >= self.opts.judge_every and not stopping:
+                self._judge_safely()
+                self._gauges()
+                last_judge = mono
             if mono - last_status >= self.opts.status_every:
                 self.say(self.status_line())
                 last_status = mono

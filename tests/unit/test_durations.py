@@ -71,7 +71,8 @@ FLAG_TABLE: list[tuple[flags.DurationFlag, str, float]] = [
     (flags.UNTIL, "2h", 7200), (flags.UNTIL, "1d", 86400),
     (flags.MARGIN, "0", 0), (flags.MARGIN, "10m", 600), (flags.MAX_SUSPEND, "1d12h", 129600),
     (flags.KEEP, "90d", 90 * 86400), (flags.KEEP, "12h", 43200), (flags.STATUS_EVERY, "60s", 60),
-    (flags.STATUS_EVERY, "500ms", 0.5),
+    (flags.STATUS_EVERY, "500ms", 0.5), (flags.MAX_HOLD, "2h", 7200), (flags.ALERT_WINDOW, "15m", 900),
+    (flags.ALERT_WINDOW, "60", 60),
 ]
 
 

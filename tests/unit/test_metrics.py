@@ -1,0 +1,235 @@
+"""The recorder's reconciler and metrics: when a slot is closed, each slot judged and counted once
+(across a restart too), and the /metrics text read back by prometheus_client's own parser.
+
+The reconciler reads and writes a real SQLite ledger; the recorder around it is tested against the
+real control plane (tests/cluster/test_prometheus_e2e.py)."""
+
+from __future__ import annotations
+
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from cronctl import history
+from cronctl.ledger.store import open_ledger
+from cronctl.procedure.metrics import Metrics, parse_address, serve
+from cronctl.procedure.reconcile import CLOSED_VERDICTS, Reconciler
+from test_history import T, cronjob, job, scheduled, slotname
+
+
+def _row(slot: Any, verdict: str, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"slot": slot.strftime("%Y-%m-%dT%H:%M:%SZ"), "verdict": verdict, "job_details": details or []}
+
+
+def _detail(completed: Any, outcome: str = "Complete") -> dict[str, Any]:
+    return {"completed": completed.strftime("%Y-%m-%dT%H:%M:%SZ") if completed else None, "outcome": outcome}
+
+
+# --- when a slot closes (pure) -------------------------------------------------------------------
+
+def test_a_slot_with_finished_jobs_closes_when_the_last_completed() -> None:
+    row = _row(T(9, 1), "duplicate", [_detail(T(9, 1, 30)), _detail(T(9, 4, 0), "Failed")])
+    assert history.closes_at(row, T(9, 2), None) == T(9, 4, 0)
+
+
+def test_a_slot_without_a_job_closes_at_the_next_slot_or_its_deadline_plus_the_slack() -> None:
+    row = _row(T(9, 1), "missed")
+    assert history.closes_at(row, T(9, 11), None) == T(9, 11) + history.CLOSE_SLACK
+    assert history.closes_at(row, T(9, 11), 30) == T(9, 1, 30) + history.CLOSE_SLACK
+    assert history.closes_at(row, T(9, 11), 3600) == T(9, 11) + history.CLOSE_SLACK  # never after the next
+    assert history.closes_at(row, None, None) is None
+
+
+def test_running_slots_never_close_and_a_removed_wall_time_closes_at_once() -> None:
+    assert history.closes_at(_row(T(9, 1), "running", [_detail(None, "running")]), T(9, 2), None) is None
+    assert history.closes_at(_row(T(9, 1), "dst-skipped"), T(9, 2), None) == T(9, 1)
+
+
+# --- the reconciler over a real SQLite ledger -----------------------------------------------------
+
+def _ledger(tmp_path: Path, objs: list[dict[str, Any]], seen: Any = T(9, 0)) -> Any:
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    with led.writing() as w:
+        for o in objs:
+            (w.cronjob if o.get("kind") == "CronJob" else w.job)("c", o, seen)
+    return led
+
+
+def _cj() -> dict[str, Any]:
+    c = cronjob(created=T(8, 0))
+    c["kind"] = "CronJob"
+    return c
+
+
+def _verdicts(led: Any) -> dict[str, str]:
+    from sqlalchemy import select
+
+    from cronctl.ledger import schema
+
+    with led.reading() as r:
+        rows = r.conn.execute(select(schema.slots.c.slot, schema.slots.c.verdict, schema.slots.c.jobs)
+                              .order_by(schema.slots.c.slot)).all()
+    return {s.strftime("%H:%M"): f"{v}/{n}" for s, v, n in rows}
+
+
+def test_each_slot_is_closed_once_with_its_verdict_row_and_counted(tmp_path: Path) -> None:
+    cj = _cj()
+    led = _ledger(tmp_path, [cj, scheduled(T(9, 1)), scheduled(T(9, 3))])
+    m = Metrics(None)
+    rec = Reconciler("c", led, m)
+    try:
+        rec.load()
+        rec.cronjob(cj, T(9, 0, 30), deleted=False)
+        assert rec.tick(T(9, 4, 30)) == 3
+        assert rec.tick(T(9, 4, 40)) == 0  # judged again: nothing new
+        # 9:04 has no Job yet and its next slot has not come: open
+        assert _verdicts(led) == {"09:01": "ran/1", "09:02": "missed/0", "09:03": "ran/1"}
+        assert m.value("ns", "cj", "slots", verdict="ran") == 2
+        assert m.value("ns", "cj", "slots", verdict="missed") == 1
+        assert m.value("ns", "cj", "slots", verdict="skipped-forbid") == 0  # every verdict exists at 0
+        assert m.value("ns", "cj", "duration") == 2  # the two runs' durations
+        assert m.value("ns", "cj", "last_success") == (T(9, 3, 21)).timestamp()
+        # a restart resumes after 9:03: 9:04 and 9:05 lost, nothing counted twice
+        m2 = Metrics(None)
+        rec2 = Reconciler("c", led, m2)
+        rec2.load()
+        rec2.cronjob(cj, T(9, 6, 30), deleted=False)
+        assert rec2.tick(T(9, 6, 30)) == 2
+        assert m2.value("ns", "cj", "slots", verdict="missed") == 2
+        assert m2.value("ns", "cj", "slots", verdict="ran") == 0
+        assert m2.value("ns", "cj", "last_success") == T(9, 3, 21).timestamp()  # from the ledger
+        assert _verdicts(led)["09:05"] == "missed/0"
+    finally:
+        led.close()
+
+
+def test_a_new_cronjob_is_judged_from_when_the_ledger_first_saw_it(tmp_path: Path) -> None:
+    cj = _cj()  # created 8:00; the recorder first saw it at 9:00: slots before are not called lost
+    led = _ledger(tmp_path, [cj, scheduled(T(9, 1))])
+    rec = Reconciler("c", led, None)
+    try:
+        rec.load()
+        rec.cronjob(cj, T(9, 0), deleted=False)
+        rec.tick(T(9, 2, 0))
+        assert _verdicts(led) == {"09:01": "ran/1"}
+    finally:
+        led.close()
+
+
+def test_a_manual_job_beside_the_scheduled_one_is_counted_and_shown_while_it_runs(tmp_path: Path) -> None:
+    cj = _cj()
+    sched = scheduled(T(9, 1), took=120)
+    by_hand = job("cj-by-hand", created=T(9, 1, 30), done=T(9, 2, 30), manual=True)
+    led = _ledger(tmp_path, [cj, sched, by_hand])
+    m = Metrics("prod")
+    rec = Reconciler("c", led, m)
+    try:
+        rec.load()
+        rec.cronjob(cj, T(9, 0), deleted=False)
+        running = [dict(sched, status={"startTime": "2026-12-02T09:01:01Z"}), dict(by_hand, status={})]
+        for j in running:
+            rec.job(j, T(9, 1, 40), deleted=False)
+        assert m.value("ns", "cj", "beside") == 1 and m.value("ns", "cj", "running") == 2
+        for j in (sched, by_hand):
+            rec.job(j, T(9, 3, 10), deleted=False)
+        assert m.value("ns", "cj", "beside") == 0
+        rec.tick(T(9, 3, 10))
+        assert m.value("ns", "cj", "beside_manual") == 1
+        text = m.render().decode()
+        assert 'cronctl_slots_beside_manual_total{cluster="prod",namespace="ns",cronjob="cj"} 1.0' in text
+    finally:
+        led.close()
+
+
+def test_a_deleted_cronjob_s_series_go_away(tmp_path: Path) -> None:
+    cj = _cj()
+    led = _ledger(tmp_path, [cj])
+    m = Metrics(None)
+    rec = Reconciler("c", led, m)
+    try:
+        rec.load()
+        rec.cronjob(cj, T(9, 0), deleted=False)
+        assert "cronjob=\"cj\"" in m.render().decode()
+        rec.cronjob(cj, T(9, 1), deleted=True)
+        assert "cronjob=\"cj\"" not in m.render().decode()
+    finally:
+        led.close()
+
+
+# --- the text exposition --------------------------------------------------------------------------
+
+def test_the_exposition_parses_with_prometheus_client_and_escapes_label_values() -> None:
+    m = Metrics('prod "eu"\\west\nx')
+    m.known("shop", "invoices", CLOSED_VERDICTS)
+    m.slot("shop", "invoices", "missed", schedule_lag=None, duration=None, beside_manual=False)
+    for lag in (0.5, 3, 3, 4000):
+        m.slot("shop", "invoices", "ran", schedule_lag=lag, duration=lag * 2, beside_manual=False)
+    m.started("shop", "invoices", 2.0)
+    m.cronjob("shop", "invoices", {"next_slot": 1.8e9, "interval": 600.0, "suspended": 0})
+    fams = {f.name: f for f in text_string_to_metric_families(m.render().decode())}
+    cluster = 'prod "eu"\\west\nx'
+    slots = {s.labels["verdict"]: s.value for s in fams["cronctl_slots"].samples}
+    assert slots["missed"] == 1 and slots["ran"] == 4 and slots["evidence-gone"] == 0
+    assert {s.labels["cluster"] for s in fams["cronctl_slots"].samples} == {cluster}
+    lag = {(s.name, s.labels.get("le")): s.value for s in fams["cronctl_slot_schedule_lag_seconds"].samples}
+    # cumulative buckets, computed here from the four observations and the documented buckets
+    assert lag[("cronctl_slot_schedule_lag_seconds_bucket", "1.0")] == 1
+    assert lag[("cronctl_slot_schedule_lag_seconds_bucket", "5.0")] == 3
+    assert lag[("cronctl_slot_schedule_lag_seconds_bucket", "3600.0")] == 3
+    assert lag[("cronctl_slot_schedule_lag_seconds_bucket", "+Inf")] == 4
+    assert lag[("cronctl_slot_schedule_lag_seconds_count", None)] == 4
+    assert lag[("cronctl_slot_schedule_lag_seconds_sum", None)] == 4006.5
+    assert fams["cronctl_cronjob_interval_seconds"].samples[0].value == 600
+    assert fams["cronctl_slot_start_lag_seconds"].type == "histogram"
+    assert fams["cronctl_recorder_lag_seconds"].type == "gauge"  # the recorder's own, from prometheus_client
+
+
+def test_the_server_answers_metrics_healthz_and_readyz() -> None:
+    m = Metrics(None)
+    m.known("shop", "invoices", ["ran"])
+    state = {"ready": False}
+    server = serve(m, "127.0.0.1", 0, lambda: (True, "ok: alive"),
+                   lambda: (state["ready"], "ok" if state["ready"] else "standby"))
+    base = f"http://127.0.0.1:{server.server_port}"
+    try:
+        with urllib.request.urlopen(base + "/metrics") as r:
+            assert 'cronctl_slots_total{namespace="shop",cronjob="invoices",verdict="ran"} 0.0' in r.read().decode()
+        with urllib.request.urlopen(base + "/healthz") as r:
+            assert r.status == 200
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + "/readyz")
+        assert e.value.code == 503 and e.value.read().decode().strip() == "standby"
+        state["ready"] = True
+        with urllib.request.urlopen(base + "/readyz") as r:
+            assert r.status == 200
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.parametrize("text", ["9108", "host:", "a:99999", "bad host:80", "h:-1"])
+def test_a_bad_metrics_address_is_one_line(text: str) -> None:
+    from cronctl.errors import BadInput
+
+    with pytest.raises(BadInput) as e:
+        parse_address(text)
+    assert "\n" not in e.value.message and "--metrics-address" in e.value.message
+
+
+def test_addresses_that_are_fine() -> None:
+    assert parse_address("127.0.0.1:9108") == ("127.0.0.1", 9108)
+    assert parse_address(":0") == ("0.0.0.0", 0)
+    assert parse_address("[::1]:9108") == ("::1", 9108)
+
+
+def test_slot_names_and_jobs_never_become_labels() -> None:
+    m = Metrics(None)
+    m.known("ns", "cj", CLOSED_VERDICTS)
+    m.slot("ns", "cj", "ran", schedule_lag=1, duration=1, beside_manual=True)
+    fams = list(text_string_to_metric_families(m.render().decode()))
+    labels = {k for f in fams for s in f.samples for k in s.labels}
+    assert labels <= {"namespace", "cronjob", "verdict", "le", "resource", "ledger_backend", "version"}
+    _ = (slotname, timedelta)
