@@ -14,7 +14,8 @@ What is printed, for the recorder's own flags:
 * the ledger: a PersistentVolumeClaim mounted where the SQLite file is, or ``$CRONCTL_LEDGER``
   from a Secret holding the PostgreSQL URL (the URL, and so its password, is never printed);
 * with ``--metrics-address``: probes on ``/healthz`` and ``/readyz``, a Service for the port and,
-  asked for, a prometheus-operator ServiceMonitor.
+  asked for, a prometheus-operator ServiceMonitor and a PrometheusRule of the recorder's alerts
+  (their groups are handed in: cronctl.alerts is a sibling of this module).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class DeployOptions:
     buffer: int = 50_000
     metrics_address: str | None = None
     service_monitor: bool = False
+    rule_groups: list[Obj] | None = None  # the recorder's alert rules (cronctl.alerts.recorder_rules): a PrometheusRule
 
 
 # -- the inputs ------------------------------------------------------------------------------------
@@ -296,6 +298,9 @@ def manifests(opts: DeployOptions) -> list[Obj]:
         secret_ref("/".join(opts.postgres_secret))
     if opts.service_monitor and opts.metrics_address is None:
         raise BadInput("--service-monitor needs --metrics-address (e.g. :9108): there is nothing to scrape")
+    if opts.rule_groups is not None and opts.metrics_address is None:
+        raise BadInput("--prometheus-rule needs --metrics-address (e.g. :9108): its rules are over the recorder's "
+                       "metrics")
     if not 0 < len(opts.cluster) <= 253 or not opts.cluster.isprintable():
         raise BadInput(f"--cluster {opts.cluster[:80]!r}: a cluster name is 1-253 printable characters")
     docs: list[Obj] = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, opts.deploy_namespace)}]
@@ -318,6 +323,9 @@ def manifests(opts: DeployOptions) -> list[Obj]:
                      "metadata": _meta(NAME, opts.deploy_namespace),
                      "spec": {"selector": {"matchLabels": dict(LABELS)},
                               "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]}})
+    if opts.rule_groups is not None:
+        docs.append({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+                     "metadata": _meta(NAME, opts.deploy_namespace), "spec": {"groups": opts.rule_groups}})
     return docs
 
 

@@ -26,11 +26,19 @@ def _cluster_name(text: str) -> str:
     return text
 
 
+def _recorder_rule_groups() -> list[dict[str, object]]:
+    """``cronctl alerts --source recorder`` with its defaults; the scrape job is the manifests'
+    Service (a ServiceMonitor names the job after it)."""
+    from cronctl import alerts, deploy
+
+    return alerts.recorder_rules(alerts.RecorderAlertOptions(recorder_job=deploy.NAME))
+
+
 def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledger: Optional[str],
                      cluster: Optional[str], keep: str, log_bytes: int, status_every: str, lease: bool,
                      lease_namespace: Optional[str], buffer: int, metrics_address: Optional[str],
                      image: Optional[str], deploy_namespace: Optional[str], postgres_secret: Optional[str],
-                     storage_size: Optional[str], service_monitor: bool) -> None:
+                     storage_size: Optional[str], service_monitor: bool, prometheus_rule: bool) -> None:
     """The manifests of cronctl.deploy as YAML documents on stdout. The ledger comes from the flags
     only: a local $CRONCTL_LEDGER (it may hold a password) never goes into them."""
     from cronctl import __version__, deploy
@@ -58,7 +66,8 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
         storage_size=deploy.storage_size(deploy.DEFAULT_STORAGE if storage_size is None else storage_size),
         lease_namespace=(lease_namespace or where) if lease else None,
         keep=keep, log_bytes=log_bytes, status_every=status_every, buffer=buffer,
-        metrics_address=metrics_address, service_monitor=service_monitor)
+        metrics_address=metrics_address, service_monitor=service_monitor,
+        rule_groups=_recorder_rule_groups() if prometheus_rule else None)
     docs = deploy.manifests(opts)  # all checked before the first line is written
     out.file.write(deploy.HEADER)
     for d in docs:
@@ -122,6 +131,10 @@ def record(
     service_monitor: Annotated[bool, typer.Option(
         "--service-monitor", help="With --print-manifests and --metrics-address: also a prometheus-operator "
         "ServiceMonitor.")] = False,
+    prometheus_rule: Annotated[bool, typer.Option(
+        "--prometheus-rule", help="With --print-manifests and --metrics-address: also a PrometheusRule of the "
+        "recorder's alerts (cronctl alerts --source recorder, with its defaults; scrape job cronctl-recorder).")
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -139,14 +152,15 @@ def record(
     in the cluster instead (docs/commands/record.md, "Running in the cluster").
     """
     deploy_only = {"--image": image, "--deploy-namespace": deploy_namespace, "--postgres-secret": postgres_secret,
-                   "--storage-size": storage_size, "--service-monitor": service_monitor or None}
+                   "--storage-size": storage_size, "--service-monitor": service_monitor or None,
+                   "--prometheus-rule": prometheus_rule or None}
     if print_manifests:
         if once or kubeconfig or context:
             raise UsageError("--print-manifests runs nothing and reads no kubeconfig: drop --once, --kubeconfig "
                              "and --context")
         _print_manifests(namespace, all_namespaces, ledger, cluster, keep, log_bytes, status_every, lease,
                          lease_namespace, buffer, metrics_address, image, deploy_namespace, postgres_secret,
-                         storage_size, service_monitor)
+                         storage_size, service_monitor, prometheus_rule)
         return
     given = [flag for flag, value in deploy_only.items() if value is not None]
     if given:

@@ -1,8 +1,9 @@
 """``cronctl record --print-manifests`` on the real API server (issue 28 item 5):
 
 * the printed manifests pass a server-side dry run with strict field validation (every field is
-  one the API knows), for each scope and ledger. The ServiceMonitor is left out of that check: the
-  prometheus-operator CRDs are not installed here (tests/unit/test_deploy.py checks its shape);
+  one the API knows), for each scope and ledger. The ServiceMonitor and the PrometheusRule are left
+  out of that check: the prometheus-operator CRDs are not installed here (tests/unit/test_deploy.py
+  checks their shape, tests/unit/test_alerts_recorder_promtool.py the rules);
 * the ServiceAccount and its Roles (or ClusterRole), created for real, allow exactly what the
   recorder calls, asked of the API server with SubjectAccessReviews, and deny the rest;
 * the real recorder (`record --once`, the Deployment's own args) runs as that ServiceAccount through
@@ -49,15 +50,15 @@ def test_the_printed_manifests_pass_a_strict_server_side_dry_run(kubeconfig: str
                                                                 tmp_path: Path, variant: str) -> None:
     other = namespace_factory.create("deploy-other")
     args = {"namespaces-sqlite-metrics": ["-n", namespace, "-n", other, "--metrics-address", ":9108",
-                                          "--service-monitor", "--storage-size", "2Gi"],
+                                          "--service-monitor", "--prometheus-rule", "--storage-size", "2Gi"],
             "all-postgresql": ["-A", "--deploy-namespace", namespace, "--postgres-secret", "recorder-db/url",
                                "--metrics-address", "0.0.0.0:9108"],
             "no-lease-no-logs": ["-n", namespace, "--no-lease", "--log-bytes", "0", "--ledger",
                                  "/data/ledger.sqlite"]}[variant]
     docs = printed(*args, "--cluster", 'prod: "eu" #1', "--image", "registry.example.com/cronctl:0.1.0")
-    monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
-    assert len(monitors) == (variant == "namespaces-sqlite-metrics")
-    docs = [d for d in docs if d["kind"] != "ServiceMonitor"]  # no prometheus-operator CRD on this API server
+    operator = [d["kind"] for d in docs if d["apiVersion"] == "monitoring.coreos.com/v1"]
+    assert operator == (["ServiceMonitor", "PrometheusRule"] if variant == "namespaces-sqlite-metrics" else [])
+    docs = [d for d in docs if d["kind"] not in operator]  # no prometheus-operator CRD on this API server
     r = run_kubectl(kubeconfig, "apply", "--dry-run=server", "--validate=strict", "-f",
                     str(write(docs, tmp_path / "recorder.yaml")))
     lines = [line for line in r.stdout.splitlines() if line.strip()]

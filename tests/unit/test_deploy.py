@@ -188,8 +188,25 @@ def test_metrics_add_probes_a_service_and_on_request_a_service_monitor(run_cli: 
                                "[::]:9200"))["ports"][0]["containerPort"] == 9200
 
 
+def test_the_prometheus_rule_is_the_recorder_source_rule_set_over_the_services_scrape_job(run_cli: RunCli) -> None:
+    from cronctl import alerts
+
+    assert not by_kind(manifests(run_cli, "-n", "shop", "--cluster", "prod", "--metrics-address", ":9108"),
+                       "PrometheusRule")
+    docs = manifests(run_cli, "-n", "shop", "--cluster", "prod", "--metrics-address", ":9108", "--service-monitor",
+                     "--prometheus-rule")
+    rule = one(docs, "PrometheusRule")
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1" and rule["metadata"]["namespace"] == "shop"
+    assert rule["spec"]["groups"] == alerts.recorder_rules(alerts.RecorderAlertOptions())
+    # the up{job=...} of the rules is the job a ServiceMonitor gives the Service's targets: its name
+    job = alerts.RecorderAlertOptions().recorder_job
+    assert job == one(docs, "Service")["metadata"]["name"] and f'up{{job="{job}"}}' in str(rule["spec"]["groups"])
+    assert [d["kind"] for d in docs][-3:] == ["Service", "ServiceMonitor", "PrometheusRule"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--service-monitor"], "needs --metrics-address"),
+    (["--prometheus-rule"], "needs --metrics-address"),
     (["--metrics-address", "127.0.0.1:9108"], "not on the loopback"),
     (["--metrics-address", "localhost:9108"], "not on the loopback"),
     (["--metrics-address", "9108"], "HOST:PORT"),
@@ -295,8 +312,9 @@ def test_combinations_that_make_no_deployment_are_usage_errors(run_cli: RunCli, 
 
 
 def test_deploy_only_flags_without_print_manifests_are_refused_before_any_connection(run_cli: RunCli) -> None:
-    r = run_cli("record", "-n", "shop", "--image", "x:1", "--service-monitor", "--kubeconfig", "/nonexistent")
-    assert r.exit_code == 2 and "--image, --service-monitor: only with --print-manifests" in r.stderr
+    r = run_cli("record", "-n", "shop", "--image", "x:1", "--service-monitor", "--prometheus-rule",
+                "--kubeconfig", "/nonexistent")
+    assert r.exit_code == 2 and "--image, --service-monitor, --prometheus-rule: only with --print-manifests" in r.stderr
 
 
 def test_the_builder_checks_its_inputs_itself() -> None:
