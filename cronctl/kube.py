@@ -37,11 +37,20 @@ def load_client() -> None:
     import kubernetes.config  # noqa: F401
 
 
+#: where the kubelet mounts a pod's ServiceAccount token, CA and namespace (a module attribute, so
+#: a test can point it at a token of its own)
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
 def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
     """Load kubeconfig (``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``) and connect.
 
     ``namespace`` defaults to the context's namespace, else ``default``. A missing or broken
     kubeconfig or an unknown context is ``BadInput``. No request is made here.
+
+    In a pod (``$KUBERNETES_SERVICE_HOST`` set) with no kubeconfig at all (no flag, no
+    ``$KUBECONFIG``, no ``~/.kube/config``), the pod's ServiceAccount is used instead
+    (:func:`connect_in_cluster`), as ``kubectl`` does.
     """
     from kubernetes import client, config  # lazy: heavy import
     from kubernetes.config.config_exception import ConfigException
@@ -51,6 +60,8 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
     if kubeconfig and not os.path.exists(kubeconfig):
         raise BadInput(f"kubeconfig {kubeconfig} does not exist")
     if not kubeconfig and os.pathsep not in path and not os.path.exists(first):
+        if not os.environ.get("KUBECONFIG") and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return connect_in_cluster(context, namespace)
         raise BadInput(f"no kubeconfig: {path} does not exist (use --kubeconfig or set KUBECONFIG)")
     cfg = client.Configuration()
     try:
@@ -72,6 +83,36 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
     cfg.retries = False
     kc = KubeCluster(client.ApiClient(cfg), namespace=ns)
     kc.context_name = str(ctx_name or "")
+    return kc
+
+
+def connect_in_cluster(context: str | None, namespace: str | None) -> KubeCluster:
+    """Connect as the pod's ServiceAccount: ``$KUBERNETES_SERVICE_HOST``/``_PORT``, the token and CA
+    of :data:`SERVICE_ACCOUNT_DIR` (the token read again as the kubelet rotates it: bound tokens
+    expire). ``namespace`` defaults to the pod's. No request is made here."""
+    from kubernetes import client
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    if context:
+        raise BadInput(f"--context {context}: no kubeconfig here, only the pod's ServiceAccount")
+    cfg = client.Configuration()
+    loader = InClusterConfigLoader(  # type: ignore[no-untyped-call]
+        token_filename=os.path.join(SERVICE_ACCOUNT_DIR, "token"),
+        cert_filename=os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt"), try_refresh_token=True)
+    try:
+        loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
+    except (ConfigException, OSError) as e:
+        raise BadInput(f"no kubeconfig, and not the pod's ServiceAccount either ({SERVICE_ACCOUNT_DIR}): {e}") from e
+    if not namespace:
+        try:
+            with open(os.path.join(SERVICE_ACCOUNT_DIR, "namespace"), encoding="utf-8") as f:
+                namespace = f.read().strip()
+        except OSError:
+            namespace = None
+    cfg.retries = False
+    kc = KubeCluster(client.ApiClient(cfg), namespace=names.namespace(namespace or "default"))
+    kc.context_name = ""  # no context: the recorder's --cluster names the cluster
     return kc
 
 

@@ -123,7 +123,8 @@ OutputOpt = Annotated[
 ]
 KubeconfigOpt = Annotated[
     Optional[str],
-    typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+    typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a "
+                 "pod with neither, its ServiceAccount).",
                  envvar=None, show_default=False),
 ]
 ContextOpt = Annotated[

@@ -26,6 +26,55 @@ def _cluster_name(text: str) -> str:
     return text
 
 
+def _recorder_rule_groups() -> list[dict[str, object]]:
+    """``cronctl alerts --source recorder`` with its defaults; the scrape job is the manifests'
+    Service (a ServiceMonitor names the job after it)."""
+    from cronctl import alerts, deploy
+
+    return alerts.recorder_rules(alerts.RecorderAlertOptions(recorder_job=deploy.NAME))
+
+
+def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledger: Optional[str],
+                     cluster: Optional[str], keep: str, log_bytes: int, status_every: str, lease: bool,
+                     lease_namespace: Optional[str], buffer: int, metrics_address: Optional[str],
+                     image: Optional[str], deploy_namespace: Optional[str], postgres_secret: Optional[str],
+                     storage_size: Optional[str], service_monitor: bool, prometheus_rule: bool) -> None:
+    """The manifests of cronctl.deploy as YAML documents on stdout. The ledger comes from the flags
+    only: a local $CRONCTL_LEDGER (it may hold a password) never goes into them."""
+    from cronctl import __version__, deploy
+    from cronctl.cli import durations as flags
+    from cronctl.cli.common import emit, out
+
+    if all_namespaces == bool(namespace):
+        raise UsageError("--print-manifests: say what the recorder records: -n NAMESPACE (repeatable) or -A")
+    if cluster is None:
+        raise UsageError("--print-manifests needs --cluster NAME: in the pod there is no kubeconfig context to "
+                         "name the cluster in the ledger")
+    if postgres_secret is not None and ledger is not None:
+        raise UsageError("give --ledger (a SQLite file) or --postgres-secret (a PostgreSQL URL in a Secret), not both")
+    if postgres_secret is not None and storage_size is not None:
+        raise UsageError("--storage-size is the SQLite ledger's volume: not with --postgres-secret")
+    flags.KEEP.delta(keep)
+    flags.STATUS_EVERY.seconds(status_every)
+    scopes = None if all_namespaces else tuple(dict.fromkeys(namespace or []))
+    where = deploy_namespace or (scopes[0] if scopes else "cronctl")
+    opts = deploy.DeployOptions(
+        cluster=_cluster_name(cluster), namespaces=scopes, deploy_namespace=where,
+        image=deploy.image(f"cronctl:{__version__}" if image is None else image),
+        ledger_path=None if postgres_secret is not None else deploy.sqlite_path(ledger),
+        postgres_secret=deploy.secret_ref(postgres_secret) if postgres_secret is not None else None,
+        storage_size=deploy.storage_size(deploy.DEFAULT_STORAGE if storage_size is None else storage_size),
+        lease_namespace=(lease_namespace or where) if lease else None,
+        keep=keep, log_bytes=log_bytes, status_every=status_every, buffer=buffer,
+        metrics_address=metrics_address, service_monitor=service_monitor,
+        rule_groups=_recorder_rule_groups() if prometheus_rule else None)
+    docs = deploy.manifests(opts)  # all checked before the first line is written
+    out.file.write(deploy.HEADER)
+    for d in docs:
+        out.file.write("---\n")
+        emit(d, "yaml")
+
+
 def record(
     namespace: Annotated[Optional[list[str]], typer.Option(
         "--namespace", "-n", help="A namespace to record (repeatable; default: the context's namespace).",
@@ -62,6 +111,30 @@ def record(
         "--metrics-address", help="Serve Prometheus metrics (slots by verdict, lags, freshness, holds, the recorder's "
         "health; docs/METRICS.md) and /healthz, /readyz on HOST:PORT, such as 127.0.0.1:9108.",
         show_default=False, metavar="HOST:PORT")] = None,
+    print_manifests: Annotated[bool, typer.Option(
+        "--print-manifests", help="Print the manifests that run this recorder, with these flags, in the "
+        "cluster (Deployment, ServiceAccount, least RBAC, ledger volume or Secret, metrics Service) as YAML "
+        "and exit; no cluster access. Needs -n or -A and --cluster.")] = False,
+    image: Annotated[Optional[str], typer.Option(
+        "--image", help="With --print-manifests: the recorder's image (default: cronctl:VERSION, built from "
+        "the Containerfile).", show_default=False, metavar="IMAGE")] = None,
+    deploy_namespace: Annotated[Optional[str], typer.Option(
+        "--deploy-namespace", help="With --print-manifests: where the recorder runs (default: the first -n "
+        "namespace; with -A: cronctl).", show_default=False, callback=namespace_opt, metavar="NAMESPACE")] = None,
+    postgres_secret: Annotated[Optional[str], typer.Option(
+        "--postgres-secret", help="With --print-manifests: the ledger is the PostgreSQL URL in this Secret's "
+        "KEY (default key: url), given to the recorder as $CRONCTL_LEDGER; never printed.",
+        show_default=False, metavar="NAME[/KEY]")] = None,
+    storage_size: Annotated[Optional[str], typer.Option(
+        "--storage-size", help="With --print-manifests: the size of the SQLite ledger's volume (default: 1Gi).",
+        show_default=False, metavar="SIZE")] = None,
+    service_monitor: Annotated[bool, typer.Option(
+        "--service-monitor", help="With --print-manifests and --metrics-address: also a prometheus-operator "
+        "ServiceMonitor.")] = False,
+    prometheus_rule: Annotated[bool, typer.Option(
+        "--prometheus-rule", help="With --print-manifests and --metrics-address: also a PrometheusRule of the "
+        "recorder's alerts (cronctl alerts --source recorder, with its defaults; scrape job cronctl-recorder).")
+    ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
 ) -> None:
@@ -75,8 +148,23 @@ def record(
     Prints a status line every --status-every. SIGTERM or Ctrl-C: writes what it holds, exit 0.
     One recorder per cluster and ledger writes (a Lease); another waits on standby. Exit 9 when the
     ledger cannot be opened or written (its buffer full), 3 when the Lease is lost or held by
-    another recorder (--once), 7 API error, 5 bad input.
+    another recorder (--once), 7 API error, 5 bad input. --print-manifests prints what runs it
+    in the cluster instead (docs/commands/record.md, "Running in the cluster").
     """
+    deploy_only = {"--image": image, "--deploy-namespace": deploy_namespace, "--postgres-secret": postgres_secret,
+                   "--storage-size": storage_size, "--service-monitor": service_monitor or None,
+                   "--prometheus-rule": prometheus_rule or None}
+    if print_manifests:
+        if once or kubeconfig or context:
+            raise UsageError("--print-manifests runs nothing and reads no kubeconfig: drop --once, --kubeconfig "
+                             "and --context")
+        _print_manifests(namespace, all_namespaces, ledger, cluster, keep, log_bytes, status_every, lease,
+                         lease_namespace, buffer, metrics_address, image, deploy_namespace, postgres_secret,
+                         storage_size, service_monitor, prometheus_rule)
+        return
+    given = [flag for flag, value in deploy_only.items() if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: only with --print-manifests")
     import signal
     import threading
 
