@@ -497,7 +497,7 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
 
     w = _dur(opts.window)
     ref = "{{ $labels.namespace }}/{{ $labels.cronjob }}"
-    hist = "cronctl history {{ $labels.cronjob }} -n {{ $labels.namespace }} --ledger"
+    hist = "cronctl history {{ $labels.cronjob }} -n {{ $labels.namespace }} --ledger default"
 
     def rule(kind: str, sev_kind: str, expr: str, summary: str, description: str, for_: str | None = None) -> Obj:
         alert = RECORDER_ALERT_NAMES[kind]
@@ -517,7 +517,7 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
              f"cronjob {ref}: a slot was lost ({{{{ $labels.verdict }}}})",
              f"The recorder closed a slot of cronjob {ref} as {{{{ $labels.verdict }}}} in the last {w}: its work "
              f"was not done and the controller will not do it. See why: `{hist}`; run it: "
-             "`cronctl backfill {{ $labels.cronjob }} -n {{ $labels.namespace }} --missed --ledger`."),
+             "`cronctl backfill {{ $labels.cronjob }} -n {{ $labels.namespace }} --missed --ledger default`."),
         rule("duplicate", "duplicate",
              f"increase(cronctl_slots_total{sel(f'verdict=~{_q(dup)}')}[{w}]) > 0\n"
              f"or increase(cronctl_slots_beside_manual_total{sel()}[{w}]) > 0\n"
@@ -525,7 +525,7 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
              f"cronjob {ref}: a slot's work ran twice, or a Job runs beside a manual one",
              f"Two Jobs of cronjob {ref} stood for one slot, or a Job ran at the same time as a manual Job "
              "(kubectl create job --from ignores concurrencyPolicy). Check what each did: "
-             f"`{hist}`; `cronctl bundle {{{{ $labels.cronjob }}}} -n {{{{ $labels.namespace }}}} --ledger`."),
+             f"`{hist}`; `cronctl bundle {{{{ $labels.cronjob }}}} -n {{{{ $labels.namespace }}}} --ledger default`."),
         rule("stale", "stale",
              f"(time() - cronctl_cronjob_success_due_timestamp_seconds{sel()}) > {opts.margin}\n"
              f"and cronctl_cronjob_suspended{sel()} == 0 and cronctl_cronjob_paused{sel()} == 0",
