@@ -44,7 +44,8 @@ BUCKETS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
            14 * 86400, 28 * 86400, 91 * 86400, 364 * 86400)
 #: a week of hours, plus the two partial hours at its ends
 MAX_COLUMNS = 170
-#: the worst slots a cell's hover title names (time, verdict, reason, Jobs); the rest are counted
+#: the lost or doubled slots a cell's hover title names (time, verdict, reason, Jobs; of a milder
+#: worst verdict one); the rest are counted
 EXAMPLES = 3
 #: a reason longer than this is cut in the hover title (the whole of it: cronctl history)
 REASON_CHARS = 300
@@ -204,9 +205,12 @@ def _cell_title(grid: Grid, c0: int, c1: int, slots: list[Obj], bad: str) -> str
     if bad == "ran":
         return head
     worst_slots = [s for s in slots if s["verdict"] == bad]
-    lines = [head] + [slot_text(s) for s in worst_slots[:EXAMPLES]]
-    if len(worst_slots) > EXAMPLES:
-        lines.append(f"... and {len(worst_slots) - EXAMPLES} more {bad}")
+    # lost and doubled slots are what an operator acts on: up to EXAMPLES of them in full; of a
+    # milder verdict one (a fleet late every other hour would otherwise make a 50 MB page)
+    k = EXAMPLES if bad in LOST or bad in DUPLICATE else 1
+    lines = [head] + [slot_text(s) for s in worst_slots[:k]]
+    if len(worst_slots) > k:
+        lines.append(f"... and {len(worst_slots) - k} more {bad}")
     return "\n".join(lines)
 
 

@@ -175,6 +175,17 @@ def test_a_lost_stretch_names_its_worst_slots_and_counts_the_rest() -> None:
     assert lines[-1] == "... and 57 more missed-suspended" and len(lines) == 1 + 3 * 2 + 1
 
 
+def test_a_cell_whose_worst_is_only_late_names_one_late_slot() -> None:
+    hour = every(10)[300][0].replace(minute=0)
+    odd = {hour + timedelta(minutes=m): "ran-late" for m in (0, 20, 30)}
+    page = fleet_page([history("late", every(10, odd=odd), reason="late because {v}")], now=NOW)
+    cell = next(c for c in the_row(page, "late")["cells"] if c["verdict"] == "ran-late")
+    assert cell["title"].split("\n") == [
+        f"{hour:%Y-%m-%d %H:%M} to {hour + timedelta(hours=1):%H:%M} UTC: 6 slots, ran-late 3, ran 3",
+        f"{hour:%Y-%m-%d %H:%M} UTC: ran-late (Job late-{int(hour.timestamp()) // 60})", "late because ran-late",
+        "... and 2 more ran-late"]
+
+
 def test_columns_before_a_cronjobs_window_are_marked_not_judged_and_an_error_has_no_cells() -> None:
     young = NOW - timedelta(days=2, minutes=5)
     page = fleet_page([history("old", every(60)), history("young", every(60, days=2), since=young),
