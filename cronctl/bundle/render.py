@@ -291,3 +291,71 @@ def add_reports(files: dict[str, bytes], doc: Obj) -> None:
     """Render both reports into ``files``."""
     files["REPORT.md"] = render_markdown(doc).encode("utf-8")
     files["report.html"] = render_html(doc).encode("utf-8")
+
+
+# --- the fleet health page (cronctl history --html) ------------------------------------------
+
+#: the fleet page's cell colours, by verdict (the timeline's), and for the columns without a slot
+FLEET_EMPTY = "#f3f4f6"
+FLEET_UNJUDGED = "#e5e7eb"
+
+
+def fleet_css(columns: int) -> str:
+    """The fleet page's stylesheet: made of numbers and the colour table only (no data), so its
+    hash can be the Content-Security-Policy's one allowed style."""
+    rules = [
+        "body{font-family:system-ui,sans-serif;margin:20px;color:#111827;font-size:13px}",
+        "h1{font-size:21px}h2{font-size:18px;border-bottom:1px solid #d1d5db;padding-bottom:3px;margin-top:28px}",
+        "h3{font-size:14px;margin:16px 0 4px}",
+        "table{border-collapse:collapse;table-layout:fixed}",
+        "table.f th,table.f td{border-bottom:1px solid #e5e7eb;padding:2px 6px;text-align:left;vertical-align:middle;"
+        "overflow:hidden;white-space:nowrap;text-overflow:ellipsis}",
+        "table.f col.n{width:300px}table.f col.g{width:852px}table.f col.s{width:330px}",
+        "table.f th small{color:#6b7280;font-weight:normal;margin-left:6px}",
+        "table.legend td,table.legend th{padding:2px 8px;text-align:left}",
+        f".t{{display:grid;grid-template-columns:repeat({columns},1fr);width:840px;height:14px}}",
+        ".t i{display:block;min-width:0;border-right:1px solid #fff}",
+        ".t.a{height:auto;color:#6b7280;font-size:11px}.t.a i{border-left:1px solid #9ca3af;"
+        "border-right:0;padding-left:2px;overflow:hidden;white-space:nowrap;font-style:normal}",
+        "i.k{display:inline-block;width:14px;height:12px;vertical-align:middle}",
+        f".e{{background:{FLEET_EMPTY}}}.x{{background:{FLEET_UNJUDGED};"
+        f"background-image:repeating-linear-gradient(45deg,#fff 0 2px,{FLEET_UNJUDGED} 2px 5px)}}",
+        ".lost{color:#dc2626;font-weight:bold}.duplicate{color:#9333ea;font-weight:bold}.error{color:#b45309}",
+        ".how{max-width:1100px;color:#374151}",
+    ]
+    from cronctl.history import VERDICTS
+
+    rules += [f".v{i}{{background:{COLOURS[v]}}}" for i, v in enumerate(VERDICTS)]
+    rules += [f".s{n}{{grid-column:span {n}}}" for n in range(2, columns + 1)]
+    return "".join(rules)
+
+
+def csp_for(css: str) -> str:
+    """A Content-Security-Policy that allows nothing but the one stylesheet ``css`` (by its
+    SHA-256): no script, no request, no form, no base, no plugin; inline style attributes too are
+    refused, so the page uses classes only."""
+    import base64
+    import hashlib
+
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; script-src 'none'; "
+            "object-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def render_fleet_html(page: Obj) -> str:
+    """The fleet health page (:func:`cronctl.bundle.fleet.fleet_page`) as one self-contained HTML
+    file: inline CSS allowed by its hash, no script, every value autoescaped."""
+    from cronctl.history import VERDICTS
+
+    css = fleet_css(page["grid"]["columns"])
+    classes = {v: f"v{i}" for i, v in enumerate(VERDICTS)}
+    return str(_env(True).get_template("fleet.html.j2").render(
+        page=page, css=_Css(css), csp=csp_for(css), verdict_class=classes, verdict_words=VERDICT_WORDS,
+        colours=COLOURS, verdicts=VERDICTS))
+
+
+def _Css(css: str) -> Any:
+    """The stylesheet as template markup (it holds no data: :func:`fleet_css`)."""
+    from markupsafe import Markup
+
+    return Markup(css)

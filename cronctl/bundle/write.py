@@ -164,3 +164,20 @@ def _tar_dir(tar: tarfile.TarFile, name: str, ts: int) -> None:
     info.mode = DIR_MODE
     info.mtime = ts
     tar.addfile(info)
+
+
+def write_page(data: bytes, path: str) -> str:
+    """Write one report file (``cronctl history --html``) to ``path``: a new file of ours (0600,
+    exclusive, no link followed) in the checked parent, renamed over the old page in one step, so a
+    reader (a web server, a browser reloading) never sees half a page. ``BadInput`` (exit 5) when the
+    parent is missing, not ours, world-writable without the sticky bit, read-only or full, or ``path``
+    is a directory: then the old page is left as it was and nothing else is left behind."""
+    name = os.path.basename(path)
+    try:
+        safefile.component(name)
+        with safefile.closing_fd(safefile.open_parent(path)) as parent_fd:
+            safefile.replace_file(name, data, dir_fd=parent_fd, shown=path)
+    except OSError as e:
+        raise BadInput(f"cannot write the page to {path}: {safefile.describe(e)}; nothing was written",
+                       hint="choose another file (in a directory of your own with free space)") from e
+    return path

@@ -26,6 +26,7 @@ class FailOn(str, Enum):
 
 
 def history(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob (default: every CronJob of the namespace, or of all with -A).", metavar="CRONJOB",
         show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
@@ -44,6 +45,12 @@ def history(
     fail_on: Annotated[Optional[list[FailOn]], typer.Option(
         "--fail-on", help="Exit 8 when a slot was lost (skipped-forbid, missed-*) or ran twice (duplicate, "
         "dst-doubled); repeat for both.", show_default=False)] = None,
+    html: Annotated[Optional[str], typer.Option(
+        "--html", help="Write a self-contained HTML page of the slots: one row per CronJob, grouped by cluster "
+        "and namespace, a cell per slot or per column of slots coloured by the worst verdict, hover for the "
+        "reasons. The text table is then replaced by one line naming the page (-o text keeps it; -o json|yaml "
+        "is printed as usual); the file is replaced atomically, mode 0600; - = stdout.",
+        show_default=False, metavar="FILE")] = None,
     ledger: LedgerOpt = None,
     ledger_cluster: LedgerClusterOpt = None,
     output: OutputOpt = Output.text,
@@ -59,7 +66,8 @@ def history(
     record keeps is judged with the cluster: slots whose Jobs and events Kubernetes has deleted,
     exact suspend spans; --cluster NAME|all reads the ledger alone. Exit 8 with --fail-on when a
     slot was lost or ran twice, 5 on bad input, 6 when the CronJob does not exist, 9 when the
-    ledger cannot be read.
+    ledger cannot be read. --html FILE writes the fleet health page (-A --since 7d: the whole
+    cluster's week on one page).
     """
     from cronctl.cli import durations as flags
     from cronctl.cli.common import emit
@@ -79,6 +87,11 @@ def history(
         raise UsageError("give -n NAMESPACE or -A, not both")
     if all_namespaces and cronjob and from_dump is None:
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
+    output_given = _given(ctx, "output")
+    if html == "":
+        raise UsageError("--html needs a FILE (or - for stdout)")
+    if html == "-" and output_given:
+        raise UsageError(f"--html - writes the page to stdout: give --html FILE to have -o {output.value} too")
     clock = env.now().replace(microsecond=0)
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
@@ -100,6 +113,7 @@ def history(
                                + (f" in namespace {namespace}" if namespace else ""))
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
+        here, source = HERE, "the dump " + ", ".join(from_dump)
     elif ledger_cluster is not None:
         from cronctl.procedure.history import from_ledger
 
@@ -108,6 +122,7 @@ def history(
         result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
                                       else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
                                       opts=opts)
+        here, source = HERE, f"the ledger (cluster {ledger_cluster})"
     elif use_ledger:
         from cronctl.kube import connect
         from cronctl.procedure.history import from_ledger
@@ -117,6 +132,8 @@ def history(
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
                                       namespace=namespace, all_namespaces=all_namespaces, opts=opts)
+        # the live CronJobs are grouped under the name the ledger knows this cluster by
+        here, source = cluster.context_name or "default", "the cluster and the ledger"
     else:
         from cronctl.kube import connect
         from cronctl.procedure.history import from_cluster
@@ -125,6 +142,7 @@ def history(
         now_t = now_t or clock
         opts = Options(now=now_t, since=now_t - since_td if since_td else None)
         result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
+        here, source = cluster.context_name or HERE, "the cluster"
     # a run record's reason, an operator's note and event text are written by anyone with patch:
     # masked like every other printer (cronctl.redact), the objects' own secrets collected first
     from cronctl.redact import Redactor
@@ -137,9 +155,12 @@ def history(
     for m in missing:
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
     bad = [red.text(b) for b in failing(result, {f.value for f in fail_on or []})]
+    if html is not None:
+        _write_page(result, now_t, red.text(here), red.text(source), html,
+                    to=err if output != Output.text else out)
     if output != Output.text:
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
-    else:
+    elif html is None or output_given:
         for h in result:
             _render(h)
     if bad:
@@ -147,6 +168,35 @@ def history(
                           + (" ..." if len(bad) > 10 else "")),
                   markup=False)
         raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+HERE = "this cluster"  # the live CronJobs' group on the page when the kubeconfig context has no name
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was given (on the command line or by its variable), not defaulted."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _write_page(result: list[dict[str, Any]], now: datetime, here: str, source: str, path: str, *, to: Any) -> None:
+    """The fleet health page of ``result`` (masked already) to ``path`` (- = stdout), and one line
+    that names it on ``to`` (stdout, or stderr when stdout carries -o json|yaml)."""
+    from cronctl.bundle.fleet import fleet_page
+    from cronctl.bundle.render import render_fleet_html
+
+    page = fleet_page(result, now=now, here=here, source=source)
+    text = render_fleet_html(page)
+    if path == "-":
+        out.file.write(text)
+        out.file.flush()
+        return
+    from cronctl.bundle.write import write_page
+
+    write_page(text.encode("utf-8"), path)
+    to.print(visible(f"page written to {path}: {page['cronjobs']} CronJob(s), {page['slots']} slot(s); "
+                     f"lost {page['lost']} in {page['lost_cronjobs']} CronJob(s), duplicate {page['duplicate']} "
+                     f"in {page['duplicate_cronjobs']}"), markup=False)
 
 
 def _z(t: datetime) -> str:

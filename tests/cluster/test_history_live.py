@@ -160,3 +160,26 @@ def test_a_job_created_by_hand_beside_a_slot_named_run_is_a_duplicate_and_no_thi
     r = cronctl(["backfill", "handrun", "-n", namespace, "--slot", t, "--yes"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0 and "already stands for it" in r.stderr, r.stderr
     assert sorted(j["metadata"]["name"] for j in list_jobs(k8s, namespace)) == sorted([slot_job, "handrun-by-hand"])
+
+
+def test_the_fleet_page_of_a_live_namespace_has_a_row_per_cronjob_under_the_kubeconfig_context(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Any) -> None:
+    import os
+    import re
+    import stat
+
+    import yaml
+
+    for name in ("orders-sync", "reports"):
+        k8s.batch.create_namespaced_cron_job(namespace, cronjob_body(name))
+    page = tmp_path / "fleet.html"
+    r = cronctl(["history", "-n", namespace, "--since", "1h", "--html", str(page), "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    jsonschema.validate(json.loads(r.stdout), SCHEMA)  # stdout stays the JSON; the page's line is on stderr
+    assert f"page written to {page}: 2 CronJob(s)" in r.stderr
+    assert stat.S_IMODE(os.stat(page).st_mode) == 0o600
+    html = page.read_text()
+    context = yaml.safe_load(open(kubeconfig))["current-context"]
+    assert f"<h2>Cluster {context}</h2>" in html and f"Namespace {namespace} (2)" in html
+    assert re.findall(r'<tr id="r\d+"><th title="[^"]*">([a-z-]+)<small>', html) == ["orders-sync", "reports"]
+    assert "Content-Security-Policy" in html and "<script" not in html
