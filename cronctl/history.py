@@ -97,7 +97,7 @@ def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[model.Job
 
 def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     """When ``spec.suspend`` was last written, from managedFields (the latest entry owning it)."""
-    writes = _suspend_writes(cronjob)
+    writes = model.suspend_writes(cronjob)
     return writes[-1] if writes else (None, None)
 
 
@@ -248,7 +248,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     evidence += [g.slot for g in gone.values() if g.slot is not None]
     evidence += [t for t in (last_schedule,) if t is not None]
     # writes of spec.suspend and cronctl's own records say when a suspension began or ended
-    evidence += [t for t, _m in _suspend_writes(cronjob)]
+    evidence += [t for t, _m in model.suspend_writes(cronjob)]
     evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
     pause_ = model.read_pause(cronjob)
     evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
@@ -322,7 +322,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
                for f, l in ((model.when(e["first"]), model.when(e["last"])),) if f is not None and l is not None]
     too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
-    writes = _suspend_writes(cronjob)
+    writes = model.suspend_writes(cronjob)
     recorded = list(opts.suspensions.get(view.uid, [])) if view.uid else []
     # the ledger's spans are exact: the ended ones always count, the open one explains the current suspension
     spans: list[tuple[datetime, datetime | None, str]] = [sp for sp in recorded if sp[1] is not None]
@@ -427,7 +427,7 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
     controller creates none while suspended), so the slots before that Job are judged on their own
     evidence rather than all called missed-suspended."""
     if manager is None:  # managedFields names who owns spec.suspend even when it keeps no time
-        owners = [m for _t, m in _suspend_owners(cronjob)]
+        owners = [m for _t, m in model.suspend_owners(cronjob)]
         manager = owners[-1] if owners else None
     who = f"spec.suspend set by {manager or 'unknown'}"
     if at is not None:
@@ -438,19 +438,6 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
         return (created, None, who + " (when is not recorded)")
     return (last.created, None, f"{who} (when is not recorded; after {_z(last.created)}, when the controller "
                                 f"created {last.name})")
-
-
-def _suspend_owners(cronjob: Obj) -> list[tuple[datetime | None, str]]:
-    """(time of the write, or None when not kept; manager) of each managedFields entry that owns
-    spec.suspend, in managedFields order."""
-    return [(model.when(mf.get("time")), str(mf.get("manager") or "unknown"))
-            for mf in model.meta(cronjob).get("managedFields") or []
-            if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
-
-
-def _suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
-    """The writes of spec.suspend whose time managedFields keeps, oldest first."""
-    return sorted((t, m) for t, m in _suspend_owners(cronjob) if t is not None)
 
 
 def _duration(start: datetime | None, end: datetime | None, running: bool, now: datetime) -> int | None:

@@ -440,6 +440,19 @@ def record_unconfirmed(cronjob: Obj) -> str | None:
     return f"not written by cronctl (field manager): {shown}"
 
 
+def suspend_owners(cronjob: Obj) -> list[tuple[datetime | None, str]]:
+    """(time of the write, or None when not kept; manager) of each managedFields entry that owns
+    spec.suspend, in managedFields order: who wrote the suspend flag, for history and the ledger."""
+    return [(when(mf.get("time")), str(mf.get("manager") or "unknown"))
+            for mf in meta(cronjob).get("managedFields") or []
+            if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
+
+
+def suspend_writes(cronjob: Obj) -> list[tuple[datetime, str]]:
+    """The writes of spec.suspend whose time managedFields keeps, oldest first."""
+    return sorted((t, m) for t, m in suspend_owners(cronjob) if t is not None)
+
+
 def hold_reverted(cronjob: Obj) -> str:
     """Who set ``spec.suspend`` back to false under a hold (a run record or a pause that set it
     true), from ``metadata.managedFields``: words such as "spec.suspend set back to false by

@@ -96,6 +96,10 @@ def history(
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
+
+    def window(at: datetime) -> Options:  # the judge's now and --since, the same for every source
+        return Options(now=at, since=at - since_td if since_td else None)
+
     if from_dump is not None:
         from cronctl.bundle.dump import load_dump
         from cronctl.procedure.history import judge_all
@@ -111,14 +115,14 @@ def history(
 
                 raise NotFound(f"{', '.join(from_dump)}: no CronJob {cronjob}"
                                + (f" in namespace {namespace}" if namespace else ""))
-        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        opts = window(now_t)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
         here, source = HERE, "the dump " + ", ".join(from_dump)
     elif ledger_cluster is not None:
         from cronctl.procedure.history import from_ledger
 
         now_t = now_t or clock
-        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        opts = window(now_t)
         result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
                                       else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
                                       opts=opts)
@@ -129,7 +133,7 @@ def history(
 
         cluster = connect(kubeconfig, context, namespace)
         now_t = now_t or clock
-        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        opts = window(now_t)
         result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
                                       namespace=namespace, all_namespaces=all_namespaces, opts=opts)
         # the live CronJobs are grouped under the name the ledger knows this cluster by
@@ -140,7 +144,7 @@ def history(
 
         cluster = connect(kubeconfig, context, namespace)
         now_t = now_t or clock
-        opts = Options(now=now_t, since=now_t - since_td if since_td else None)
+        opts = window(now_t)
         result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
         here, source = cluster.context_name or HERE, "the cluster"
     # a run record's reason, an operator's note and event text are written by anyone with patch:

@@ -78,10 +78,8 @@ class CronJobConfig:
 
 def cronjob_config(cronjob: Obj) -> CronJobConfig:
     view = model.cronjob_view(cronjob)
-    owners = [(model.when(mf.get("time")), str(mf.get("manager") or "unknown"))
-              for mf in model.meta(cronjob).get("managedFields") or []
-              if isinstance(mf, dict) and "f:suspend" in ((mf.get("fieldsV1") or {}).get("f:spec") or {})]
-    timed = sorted((t, m) for t, m in owners if t is not None)
+    owners = model.suspend_owners(cronjob)
+    timed = model.suspend_writes(cronjob)
     at, manager = timed[-1] if timed else (None, owners[-1][1] if owners else None)
     gen = model.meta(cronjob).get("generation")
     values = {"schedule": view.schedule, "time_zone": view.time_zone, "suspend": view.suspended,

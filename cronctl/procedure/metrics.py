@@ -70,6 +70,13 @@ _COUNTERS = {
 }
 
 
+_SLOTS, _BESIDE = _COUNTERS["slots"][0], _COUNTERS["beside_manual"][0]
+#: each histogram's bucket lines as one format string: {0} the labels, then the cumulative counts
+_BUCKET_LINES = {attr: "".join(f'{name}_bucket{{{{{{0}},le="{le}"}}}} {{{i + 1}}}\n'
+                               for i, le in enumerate([repr(float(b)) for b in buckets] + ["+Inf"]))
+                 for attr, (name, _doc, buckets) in _HISTOGRAMS.items()}
+
+
 def _num(v: float) -> str:
     """A sample value in the text format (Prometheus reads Python's float repr; infinities and NaN
     are spelled as Go does)."""
@@ -98,21 +105,20 @@ class _Series:
 
     def render(self) -> dict[str, str]:
         if self.text is None:
-            f = _num
-            lab = self.labels
-            t = {_COUNTERS["slots"][0]: "".join(f'cronctl_slots_total{{{lab},verdict="{_escape(v)}"}} {f(n)}\n'
-                                                 for v, n in self.slots.items()),
-                 _COUNTERS["beside_manual"][0]: f"cronctl_slots_beside_manual_total{{{lab}}} {f(self.beside_manual)}\n"}
+            f, lab = _num, self.labels
+            t = {_SLOTS: "".join(f'{_SLOTS}{{{lab},verdict="{_escape(v)}"}} {f(n)}\n' for v, n in self.slots.items()),
+                 _BESIDE: f"{_BESIDE}{{{lab}}} {f(self.beside_manual)}\n"}
             for attr, v in self.gauges.items():
-                t[_GAUGES[attr][0]] = f"{_GAUGES[attr][0]}{{{lab}}} {f(v)}\n"
+                name = _GAUGES[attr][0]
+                t[name] = f"{name}{{{lab}}} {f(v)}\n"
             for attr, h in self.hists.items():
-                name, _doc, buckets = _HISTOGRAMS[attr]
-                lines, acc = [], 0.0
-                for le, n in zip((*buckets, float("inf")), h[:-2]):
+                name = _HISTOGRAMS[attr][0]
+                acc, counts = 0.0, []
+                for n in h[:-2]:
                     acc += n
-                    lines.append(f'{name}_bucket{{{lab},le="{f(float(le))}"}} {f(acc)}\n')
-                lines.append(f"{name}_sum{{{lab}}} {f(h[-2])}\n{name}_count{{{lab}}} {f(h[-1])}\n")
-                t[name] = "".join(lines)
+                    counts.append(acc)
+                t[name] = (_BUCKET_LINES[attr].format(lab, *counts) +
+                           f"{name}_sum{{{lab}}} {f(h[-2])}\n{name}_count{{{lab}}} {f(h[-1])}\n")
             self.text = t
         return self.text
 
