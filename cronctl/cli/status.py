@@ -32,9 +32,9 @@ def status_cmd(
     words, zone, suspended and by whom (a run record, a pause, or unknown), a run in progress or a
     stale record, the last Job's outcome, lost and duplicate slots (as cronctl history judges
     them), the next run, the GitOps tool that manages it. A hold or pause a GitOps controller
-    undid is called out (HOLD REVERTED, PAUSE UNDONE). With --ledger (or $CRONCTL_LEDGER) a
-    CronJob's latest slots are judged with what cronctl record kept. Exit 6 when there is no
-    CronJob, 9 when the ledger cannot be read.
+    undid is called out (HOLD REVERTED, PAUSE UNDONE). With --ledger (or $CRONCTL_LEDGER) the
+    slots (a CronJob's latest, or the overview's lost and duplicate counts) are judged with what
+    cronctl record kept. Exit 6 when there is no CronJob, 9 when the ledger cannot be read.
     """
     from rich.table import Table
 
@@ -46,10 +46,8 @@ def status_cmd(
     from cronctl.procedure.status import collect_status
 
     if cronjob is None:
-        if ledger is not None:
-            raise BadInput("--ledger goes with a CronJob name (the overview judges from the cluster alone)")
         contexts: list[str | None] = list(context) if context else [None]
-        return _overview(kubeconfig, contexts, namespace, all_namespaces, output)
+        return _overview(kubeconfig, contexts, namespace, all_namespaces, output, ledger)
     if all_namespaces:
         raise BadInput("a CronJob name cannot be combined with --all-namespaces")
     if context and len(context) > 1:
@@ -146,7 +144,7 @@ PAST_RUNS_SHOWN = 5
 
 
 def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str | None, all_namespaces: bool,
-              output: Output) -> None:
+              output: Output, ledger: str | None) -> None:
     from cronctl.cli.common import err
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import holder_alive
@@ -154,12 +152,17 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_overview
 
+    from cronctl.cli.common import ledger_choice
+
+    use_ledger, ledger_url = ledger_choice(ledger)
     now = SystemClock().now()
     several = len(contexts) > 1
     doc: dict[str, Any] = {}
     for context in dict.fromkeys(contexts):  # one cluster after the other, each once
         cluster = connect(kubeconfig, context, namespace)
-        one = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive)
+        # each cluster's rows in a shared ledger are those its recorder wrote under the context's name
+        one = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
+                               ledger=(ledger_url, cluster.context_name or "default") if use_ledger else None)
         if several:
             name = context or cluster.context_name
             for r in one["cronjobs"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -200,7 +200,8 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
 
 
 def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
-                 holder_alive: Callable[[str], bool | None] | None = None) -> dict[str, Any]:
+                 holder_alive: Callable[[str], bool | None] | None = None,
+                 suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] | None = None) -> dict[str, Any]:
     """One CronJob of ``cronctl status`` without a name: its schedule in words, zone, who
     suspended it (a run record, a pause, or unknown), a run in progress or a stale record, the
     last outcome, lost and duplicate slots in the evidence window, the next run. Pure."""
@@ -237,7 +238,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     children = sorted((j for j in jobs if model.owned_by(j, cj)),
                       key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     last = children[-1] if children else None
-    h = slot_history(cj, children, events, Options(now=now))
+    h = slot_history(cj, children, events, Options(now=now, suspensions=suspensions or {}))
     lost = sum(h["counts"].get(v, 0) for v in LOST)
     dup = sum(h["counts"].get(v, 0) for v in DUPLICATE)
     runs = next_runs(cj, now, 1)
@@ -255,16 +256,37 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
 
 
 def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
-                     holder_alive: Callable[[str], bool | None] | None = None) -> dict[str, Any]:
+                     holder_alive: Callable[[str], bool | None] | None = None,
+                     ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
     """``cronctl status`` without a name: one :func:`overview_row` per CronJob of the namespace (or
-    of all), read namespace by namespace; ``missing`` names the lists the caller may not read."""
+    of all), read namespace by namespace; ``missing`` names the lists the caller may not read.
+    With ``ledger`` (URL or None for the default, the cluster's name in it) the Jobs and events
+    cronctl record kept are judged too (the last 8 days, one read for the whole overview), and its
+    exact suspend spans."""
     from cronctl.procedure.history import by_namespace, list_cronjobs
 
     missing: list[str] = []
     rows: list[dict[str, Any]] = []
-    for _ns, cjs, jobs, events in by_namespace(cluster, list_cronjobs(cluster, all_namespaces=all_namespaces),
-                                                missing):
-        rows += [overview_row(cj, jobs, events, now, holder_alive)
+    kept_jobs: dict[str, list[Obj]] = {}
+    kept_events: dict[str, list[Obj]] = {}
+    suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = {}
+    if ledger is not None:
+        from cronctl.ledger.store import evidence_for
+
+        ev = evidence_for(ledger[0], ledger[1], namespace=None if all_namespaces else cluster.namespace, name=None,
+                          since=now - timedelta(days=8))
+        for o in ev.jobs:
+            kept_jobs.setdefault(str(model.meta(o).get("namespace") or ""), []).append(o)
+        for o in ev.events:
+            kept_events.setdefault(str(model.meta(o).get("namespace") or ""), []).append(o)
+        suspensions = ev.suspensions
+    for ns, cjs, jobs, events in by_namespace(cluster, list_cronjobs(cluster, all_namespaces=all_namespaces),
+                                              missing):
+        if ledger is not None:
+            from cronctl.ledger.facts import merge
+
+            jobs, events = merge(jobs, kept_jobs.get(ns, [])), merge(events, kept_events.get(ns, []))
+        rows += [overview_row(cj, jobs, events, now, holder_alive, suspensions)
                  for cj in sorted(cjs, key=model.name_of)]
     return {"now": rfc3339_z(now), "namespace": None if all_namespaces else cluster.namespace,
             "cronjobs": Redactor().data(rows), "missing": missing}

@@ -2,7 +2,8 @@
 (across a restart too), and the /metrics text read back by prometheus_client's own parser.
 
 The reconciler reads and writes a real SQLite ledger; the recorder around it is tested against the
-real control plane (tests/cluster/test_prometheus_e2e.py)."""
+real control plane (tests/cluster/test_prometheus_e2e.py). And the status overview, which judges with the
+Jobs only the ledger kept."""
 
 from __future__ import annotations
 
@@ -233,3 +234,30 @@ def test_slot_names_and_jobs_never_become_labels() -> None:
     labels = {k for f in fams for s in f.samples for k in s.labels}
     assert labels <= {"namespace", "cronjob", "verdict", "le", "resource", "ledger_backend", "version"}
     _ = (slotname, timedelta)
+
+
+# --- the status overview with the ledger -------------------------------------------------------
+
+def test_the_status_overview_judges_with_the_jobs_only_the_ledger_kept(tmp_path: Path) -> None:
+    from fake_cluster import ReadOnlyCluster
+
+    from cronctl.procedure.status import collect_overview
+
+    class Listing(ReadOnlyCluster):
+        def list_cronjobs(self, **_kw: Any) -> list[Any]:
+            self.request_count += 1
+            return [self.cronjob]
+
+    cj = cronjob(policy="Forbid", created=T(9, 0))
+    # 9:01 ran until 9:03:30, so Forbid refused 9:02 and held 9:03 until then; the cluster deleted both
+    long = job(slotname(T(9, 1)), slot=T(9, 1), created=T(9, 1, 1), done=T(9, 3, 30))
+    late = job(slotname(T(9, 3)), slot=T(9, 3), created=T(9, 3, 31), done=T(9, 3, 50))
+    led = _ledger(tmp_path, [{**cj, "kind": "CronJob"}, long, late])
+    led.close()
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    kept = collect_overview(Listing(cj, []), all_namespaces=False, now=T(9, 4, 30), ledger=(url, "c"))
+    bare = collect_overview(Listing(cj, []), all_namespaces=False, now=T(9, 4, 30))
+    (row,) = kept["cronjobs"]
+    assert row["lost"] == 1  # 9:02, skipped by Forbid: the Job that held it is known from the ledger only
+    assert row["last_job"]["name"] == slotname(T(9, 3))
+    assert bare["cronjobs"][0]["last_job"] is None
