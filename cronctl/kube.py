@@ -239,9 +239,18 @@ class KubeCluster:
     def _list(self, path: str, *, query: list[tuple[str, str]] | None = None,
               kind: str = "", api_version: str = "") -> tuple[list[Obj], str]:
         items: list[Obj] = []
+        rv = ""
+        for page, rv in self._pages(path, query=query, kind=kind, api_version=api_version):
+            items += page
+        return items, rv
+
+    def _pages(self, path: str, *, query: list[tuple[str, str]] | None = None,
+               kind: str = "", api_version: str = "") -> Iterator[tuple[list[Obj], str]]:
+        """The list one page (``page_size`` objects) at a time, each with the resourceVersion so far."""
         cont = ""
         rv = ""
         while True:
+            items: list[Obj] = []
             q = list(query or []) + [("limit", str(self.page_size))]
             if cont:
                 q.append(("continue", cont))
@@ -256,8 +265,9 @@ class KubeCluster:
             meta = page.get("metadata") or {}
             rv = str(meta.get("resourceVersion") or rv)
             cont = str(meta.get("continue") or "")
+            yield items, rv
             if not cont:
-                return items, rv
+                return
 
     # -- the protocol -------------------------------------------------------------------
     def server_url(self) -> str:
@@ -432,11 +442,12 @@ class KubeCluster:
         return r
 
     # -- any of the resources the recorder keeps (RESOURCES), in one namespace or all ---------------
-    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Obj], str]:
-        """Every object of ``resource`` in ``namespace`` (None: every namespace) and the list's
-        resourceVersion, to watch from."""
+    def list_resource_pages(self, resource: str, namespace: str | None) -> Iterator[tuple[list[Obj], str]]:
+        """Every object of ``resource`` in ``namespace`` (None: every namespace), a page at a time
+        (the recorder's first sync holds one page, not the whole list), each with the list's
+        resourceVersion so far: the last page's is the one to watch from."""
         _prefix, kind, api_version = RESOURCES[resource]
-        return self._list(_resource_path(resource, namespace), kind=kind, api_version=api_version)
+        return self._pages(_resource_path(resource, namespace), kind=kind, api_version=api_version)
 
     def watch_resource(self, resource: str, namespace: str | None, resource_version: str,
                        timeout_seconds: int = 300) -> Iterator[tuple[str, Obj]]:

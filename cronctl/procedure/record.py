@@ -59,6 +59,7 @@ class RecordOptions:
     retry_seconds: float = 2.0
     watch_seconds: int = 300
     judge_every: float = 2.0  # how often the reconciler looks for closed slots
+    pace_seconds: float = 120.0  # how long a list waits for the writer before it fills the queue anyway
 
 
 @dataclass
@@ -131,14 +132,30 @@ class Recorder:
 
     # -- watchers --------------------------------------------------------------------------------
     def _list(self, resource: str, scope: str) -> str:
-        items, rv = self.cluster.list_resource(resource, None if scope == ALL else scope)
-        for o in items:
-            self._put(_Item(resource, "SYNC", o, scope))
+        """List one page at a time, each put on the queue once the writer has caught up (memory:
+        a few batches, not the whole list), then the cursor the watch starts from."""
+        rv = ""
+        for items, rv in self.cluster.list_resource_pages(resource, None if scope == ALL else scope):
+            self._pace()
+            for o in items:
+                self._put(_Item(resource, "SYNC", o, scope))
         self._put(_Item("cursor", "CURSOR", {}, scope, rv=rv, extra=resource))
         self._listed.add((resource, scope))
         if self.metrics is not None:
             self.metrics.of(self.metrics.relists, resource=resource).inc()
         return str(rv)
+
+    def _pace(self) -> None:
+        """Wait (at most ``pace_seconds``) while the writer is more than a few batches behind; a
+        writer that stays behind (a ledger down) lets the queue fill, which stops the recorder.
+        With ``--once`` (no writer thread) write the pages listed so far instead."""
+        if self.opts.once:  # --once lists and writes on this one thread: write what the last page gave
+            while not self.queue.empty():
+                self._write(self._drain(0))
+            return
+        deadline = time.monotonic() + self.opts.pace_seconds
+        while self.queue.qsize() > 4 * self.opts.batch and not self.stop.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _watch_loop(self, resource: str, scope: str, rv: str) -> None:
         backoff = 1.0

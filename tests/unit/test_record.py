@@ -14,7 +14,7 @@ from test_history import T, cronjob, scheduled
 
 
 class _Served:
-    """Serves fixed lists for list_resource; pods and logs empty."""
+    """Serves fixed lists for list_resource_pages; pods and logs empty."""
 
     namespace = "ns"
     request_count = 0
@@ -22,8 +22,10 @@ class _Served:
     def __init__(self, objs: dict[str, list[Any]]) -> None:
         self.objs = objs
 
-    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Any], str]:
-        return self.objs.get(resource, []), "7"
+    def list_resource_pages(self, resource: str, namespace: str | None) -> Any:
+        items = self.objs.get(resource, [])
+        for i in range(0, max(len(items), 1), 2):  # pages of two: the recorder writes page by page
+            yield items[i:i + 2], "7"
 
     def list_pods(self, **_kw: Any) -> list[Any]:
         return self.objs.get("pods", [])
