@@ -49,12 +49,11 @@ FAILOVER = {
 }
 
 #: what the recorder calls in the recorded namespaces (cronctl.procedure.record, cronctl.kube):
-#: list and watch of cronjobs and jobs (batch) and of core/v1 events (not events.k8s.io), a list of
-#: a finished Job's pods (label selector job-name=...) and a GET of each container's log
+#: list and watch of cronjobs and jobs (batch), of core/v1 events (not events.k8s.io) and of the
+#: pods Jobs made (label selector batch.kubernetes.io/job-name), and a GET of each container's log
 _WATCHED_RULES: list[Obj] = [
     {"apiGroups": ["batch"], "resources": ["cronjobs", "jobs"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    {"apiGroups": [""], "resources": ["events", "pods"], "verbs": ["list", "watch"]},
 ]
 _LOG_RULE: Obj = {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}
 #: the Lease (cronctl.procedure.lease): GET it, POST it the first time, PUT it to renew and release

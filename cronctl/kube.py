@@ -125,6 +125,11 @@ RESOURCES = {
 }
 
 
+#: what the recorder lists and watches of a resource: only the pods Jobs made (the Job controller
+#: labels each with its Job's name), not every pod of a namespace
+RECORDED_SELECTORS = {"pods": "batch.kubernetes.io/job-name"}
+
+
 def _resource_path(resource: str, namespace: str | None) -> str:
     prefix = RESOURCES[resource][0]
     return f"{prefix}/{resource}" if namespace is None else f"{prefix}/namespaces/{_seg(namespace)}/{resource}"
@@ -447,7 +452,9 @@ class KubeCluster:
         (the recorder's first sync holds one page, not the whole list), each with the list's
         resourceVersion so far: the last page's is the one to watch from."""
         _prefix, kind, api_version = RESOURCES[resource]
-        return self._pages(_resource_path(resource, namespace), kind=kind, api_version=api_version)
+        sel = RECORDED_SELECTORS.get(resource)
+        return self._pages(_resource_path(resource, namespace), kind=kind, api_version=api_version,
+                           query=[("labelSelector", sel)] if sel else None)
 
     def watch_resource(self, resource: str, namespace: str | None, resource_version: str,
                        timeout_seconds: int = 300) -> Iterator[tuple[str, Obj]]:
@@ -455,7 +462,9 @@ class KubeCluster:
         carries only the newest resourceVersion). Ends when the server closes the watch or the
         connection drops (the caller watches again from the last resourceVersion it saw);
         :class:`WatchExpired` when that version is compacted away (the caller lists again)."""
-        return self._watch(resource, namespace, resource_version, [], timeout_seconds)
+        sel = RECORDED_SELECTORS.get(resource)
+        return self._watch(resource, namespace, resource_version, [("labelSelector", sel)] if sel else [],
+                           timeout_seconds)
 
     def _watch(self, resource: str, namespace: str | None, resource_version: str,
                query: list[tuple[str, str]], timeout_seconds: int) -> Iterator[tuple[str, Obj]]:

@@ -140,7 +140,7 @@ def record(
 ) -> None:
     """Keep every CronJob's slots in the ledger: CronJobs, Jobs, events and log tails, before Kubernetes deletes them.
 
-    Lists and watches CronJobs, Jobs and Events (resuming where the last run stopped), writes each
+    Lists and watches CronJobs, Jobs, Events and Jobs' pods (resuming where the last run stopped), writes each
     change idempotently into the ledger (SQLite by default, PostgreSQL for teams), and keeps a
     redacted tail of each finished Job's logs. history, bundle and status read it with --ledger.
     Judges every slot once it is closed and keeps the verdict (a row for a slot without a Job too);

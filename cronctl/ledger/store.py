@@ -243,6 +243,27 @@ class Writer:
         if cj_uid and slot is not None:
             self._slot(cluster, cj_uid, namespace, cj_name or "", slot)
 
+    def pod(self, cluster: str, pod: Obj) -> bool:
+        """A Job's pod as the watch brings it: its Job's first worker start, kept when it is earlier
+        than the one known (and the slot's with it). True when it changed. A pod whose Job is not
+        written yet changes nothing: the Job's end reads its pods again."""
+        from sqlalchemy import select, update
+
+        job_uid = model.controller_owner_uid(pod, "Job")
+        began = facts.first_running([pod])
+        if not job_uid or began is None:
+            return False
+        j = schema.jobs
+        row = self.conn.execute(select(j.c.first_running, j.c.cronjob_uid, j.c.namespace, j.c.cronjob_name, j.c.slot)
+                                .where(j.c.cluster == cluster, j.c.uid == job_uid)).first()
+        if row is None or (row.first_running is not None and row.first_running <= began):
+            return False
+        self.conn.execute(update(j).where(j.c.cluster == cluster, j.c.uid == job_uid).values(first_running=began))
+        self.rows += 1
+        if row.cronjob_uid and row.slot is not None:
+            self._slot(cluster, row.cronjob_uid, row.namespace, row.cronjob_name or "", row.slot)
+        return True
+
     def _slot(self, cluster: str, cronjob_uid: str, namespace: str, cronjob_name: str, slot: datetime) -> None:
         """The slot's row from the Jobs that stand for it (recomputed: idempotent whatever the order)."""
         from sqlalchemy import select

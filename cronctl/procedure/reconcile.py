@@ -59,6 +59,8 @@ class Reconciler:
         self._first_seen: dict[str, datetime] = {}
         self._success: dict[str, tuple[datetime, datetime | None]] = {}
         self.closed = 0  # slots closed by this recorder
+        self._jobs: dict[str, tuple[str, datetime]] = {}  # running Job uid: (CronJob uid, created)
+        self._started: set[str] = set()  # Jobs whose start lag was observed (until the Job is deleted)
 
     def load(self) -> None:
         """Where judging resumes: the ledger's latest closed slot per CronJob, first sightings and
@@ -111,24 +113,49 @@ class Reconciler:
             return
         juid = str(model.meta(obj).get("uid") or "")
         finished = deleted or model.job_outcome(obj) is not None
+        if deleted:
+            self._started.discard(juid)
         if finished:
+            self._jobs.pop(juid, None)
             if tr.running.pop(juid, None) is not None or not deleted:
                 tr.next_check = min(tr.next_check, now)  # a slot may have closed with it
         else:
-            tr.running[juid] = (model.origin(obj), model.started(obj) or model.when(model.meta(obj).get(
-                "creationTimestamp")))
+            created = model.when(model.meta(obj).get("creationTimestamp"))
+            tr.running[juid] = (model.origin(obj), model.started(obj) or created)
+            if created is not None:
+                self._jobs[juid] = (tr.uid, created)
         self._running(tr)
+
+    def pod(self, pod: model.Obj) -> None:
+        """A running Job's pod, from the watch: the Job's start lag as soon as its first worker runs."""
+        from cronctl.ledger.facts import first_running
+
+        juid = model.controller_owner_uid(pod, "Job") or ""
+        owner = self._jobs.get(juid)
+        began = first_running([pod])
+        if owner is None or began is None:
+            return
+        tr = self.tracked.get(owner[0])
+        if tr is not None:
+            self._start_lag(tr, juid, owner[1], began)
+
+    def _start_lag(self, tr: _Tracked, job_uid: str, created: datetime, began: datetime) -> None:
+        """Observed once per Job (the watch's pod, else the pods read when the Job ended)."""
+        if job_uid in self._started or self.metrics is None:
+            return
+        self._started.add(job_uid)
+        self.metrics.started(tr.namespace, tr.name, (began - created).total_seconds())
 
     def pods(self, job: model.Obj, pods: list[model.Obj]) -> None:
         """A finished Job's pods were read: its start lag (Job created to first worker running)."""
         tr = self.tracked.get(model.controller_owner_uid(job, "CronJob") or "")
-        if tr is None or self.metrics is None:
+        if tr is None:
             return
         from cronctl.ledger.facts import first_running
 
         began, created = first_running(pods), model.when(model.meta(job).get("creationTimestamp"))
         if began is not None and created is not None:
-            self.metrics.started(tr.namespace, tr.name, (began - created).total_seconds())
+            self._start_lag(tr, str(model.meta(job).get("uid") or ""), created, began)
 
     # -- gauges ------------------------------------------------------------------------------------
     def _running(self, tr: _Tracked) -> None:

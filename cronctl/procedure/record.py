@@ -2,7 +2,8 @@
 
 Threads, one writer:
 
-- one **watcher** per (resource, scope) — CronJobs, Jobs and Events, in each ``-n`` namespace
+- one **watcher** per (resource, scope) — CronJobs, Jobs, Events and the pods Jobs made (a Job's
+  first worker start as it happens), in each ``-n`` namespace
   or in all (``-A``) — lists, then watches from the list's resourceVersion (with bookmarks),
   again from the last version seen when the server ends the watch or the connection drops, and
   lists again (merging: writes are upserts) when that version is compacted away (410). A restart
@@ -40,7 +41,7 @@ from cronctl.procedure.metrics import Metrics
 from cronctl.procedure.reconcile import Reconciler
 
 #: what the recorder watches, in the order it first lists them
-WATCHED = ("cronjobs", "jobs", "events")
+WATCHED = ("cronjobs", "jobs", "events", "pods")
 ALL = "*"
 #: the lines of a container's log asked for; the last ``log_bytes`` of them are kept
 _TAIL_LINES = 2000
@@ -78,8 +79,8 @@ class Stats:
 
 @dataclass
 class _Item:
-    kind: str  # an object's resource (cronjobs|jobs|events), "cursor", "pods"
-    typ: str  # ADDED | MODIFIED | DELETED | SYNC | CURSOR | PODS
+    kind: str  # an object's resource (cronjobs|jobs|events|pods), "cursor", "logs" (a finished Job's pods and logs)
+    typ: str  # ADDED | MODIFIED | DELETED | SYNC | CURSOR | LOGS
     obj: Obj
     scope: str = ALL
     rv: str = ""
@@ -212,7 +213,7 @@ class Recorder:
                 truncated = len(data) > self.opts.log_bytes or text.count("\n") >= _TAIL_LINES
                 tail = data[-self.opts.log_bytes:].decode("utf-8", "replace") if truncated else text
                 logs.append((model.name_of(p), cname, tail, truncated))
-        self._put(_Item("pods", "PODS", job, ns, extra=(pods, logs)))
+        self._put(_Item("logs", "LOGS", job, ns, extra=(pods, logs)))
 
     def _log_loop(self) -> None:
         while not self.stop.is_set() or not self._log_queue.empty():
@@ -241,7 +242,9 @@ class Recorder:
                     elif it.kind == "events":
                         if not w.event(self.opts.cluster_name, it.obj):
                             continue
-                    elif it.kind == "pods":
+                    elif it.kind == "pods":  # a Job's pod: its first worker's start, as it happens
+                        w.pod(self.opts.cluster_name, it.obj)
+                    elif it.kind == "logs":
                         pods, logs = it.extra
                         w.job(self.opts.cluster_name, it.obj, now, pods=pods)
                         for pod, container, text, truncated in logs:
@@ -273,10 +276,12 @@ class Recorder:
         for it in items:
             if it.kind == "cronjobs":
                 self.reconciler.cronjob(it.obj, now, deleted=it.typ == "DELETED")
-            elif it.kind in ("jobs", "pods"):
+            elif it.kind in ("jobs", "logs"):
                 self.reconciler.job(it.obj, now, deleted=it.typ == "DELETED")
-                if it.kind == "pods":
+                if it.kind == "logs":
                     self.reconciler.pods(it.obj, it.extra[0])
+            elif it.kind == "pods":
+                self.reconciler.pod(it.obj)
         m = self.metrics
         if m is not None:
             m.own(m.rows).inc(rows)

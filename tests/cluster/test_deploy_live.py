@@ -88,7 +88,7 @@ def can(k8s: Any, sa_namespace: str, verb: str, resource: str, namespace: str, g
 
 #: what cronctl record calls in a recorded namespace: (verb, resource, API group)
 NEEDED = [("list", "cronjobs", "batch"), ("watch", "cronjobs", "batch"), ("list", "jobs", "batch"),
-          ("watch", "jobs", "batch"), ("list", "events", ""), ("watch", "events", ""), ("list", "pods", ""),
+          ("watch", "jobs", "batch"), ("list", "events", ""), ("watch", "events", ""), ("list", "pods", ""), ("watch", "pods", ""),
           ("get", "pods/log", "")]
 LEASE = [("get", "leases", "coordination.k8s.io"), ("create", "leases", "coordination.k8s.io"),
          ("update", "leases", "coordination.k8s.io")]
@@ -97,7 +97,7 @@ NOT = [("create", "jobs", "batch"), ("delete", "jobs", "batch"), ("patch", "jobs
        ("update", "cronjobs", "batch"), ("patch", "cronjobs", "batch"), ("delete", "cronjobs", "batch"),
        ("create", "cronjobs", "batch"), ("update", "cronjobs/status", "batch"), ("get", "secrets", ""),
        ("list", "secrets", ""), ("watch", "secrets", ""), ("get", "configmaps", ""), ("delete", "pods", ""),
-       ("create", "pods", ""), ("get", "pods", ""), ("watch", "pods", ""), ("create", "pods/exec", ""),
+       ("create", "pods", ""), ("get", "pods", ""), ("create", "pods/exec", ""),
        ("create", "events", ""), ("delete", "events", ""), ("list", "events", "events.k8s.io"),
        ("delete", "leases", "coordination.k8s.io"), ("list", "leases", "coordination.k8s.io"),
        ("watch", "leases", "coordination.k8s.io"), ("patch", "leases", "coordination.k8s.io"),

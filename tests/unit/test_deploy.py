@@ -46,7 +46,7 @@ def rule_set(rules: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
 
 WATCH = {("batch", "cronjobs", "list"), ("batch", "cronjobs", "watch"), ("batch", "jobs", "list"),
          ("batch", "jobs", "watch"), ("", "events", "list"), ("", "events", "watch"), ("", "pods", "list"),
-         ("", "pods/log", "get")}
+         ("", "pods", "watch"), ("", "pods/log", "get")}
 LEASE = {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
 
 

@@ -66,7 +66,7 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
                                                        f"{bad['metadata']['name']} has no uid"]
     assert [j["metadata"]["name"] for j in ev.jobs] == [scheduled(T(9, 2))["metadata"]["name"]]
     assert [e["reason"] for e in ev.events] == ["SuccessfulCreate"]  # kept, its times absent
-    assert cursors == {("cronjobs", "ns"): "7", ("jobs", "ns"): "7", ("events", "ns"): "7"}
+    assert cursors == {("cronjobs", "ns"): "7", ("jobs", "ns"): "7", ("events", "ns"): "7", ("pods", "ns"): "7"}
 
 
 def test_log_bytes_0_reads_no_log_but_still_the_pods(tmp_path: Any) -> None:
