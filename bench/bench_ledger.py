@@ -67,13 +67,33 @@ def job(i: int, cj: dict[str, object], slot: datetime) -> dict[str, object]:
                            {"type": "Complete", "status": "True", "lastTransitionTime": z(slot + timedelta(seconds=41))}]}}
 
 
-def generate(url: str, n: int, days: int) -> tuple[int, float]:
+def judged_template() -> dict[str, object]:
+    """The row the recorder keeps for a slot that ran (history's own row, made by the real judge)."""
+    from cronctl.history import Options, slot_history
+
+    cj = cronjob(0, NOW - timedelta(hours=1))
+    h = slot_history(cj, [job(0, cj, NOW - timedelta(minutes=20))], [], Options(now=NOW, since=NOW - timedelta(minutes=25)))
+    (row,) = [r for r in h["slots"] if r["verdict"] == "ran"]
+    return row
+
+
+def judged_row(tpl: dict[str, object], slot: datetime, name: str) -> dict[str, object]:
+    from cronctl.history import _local
+
+    d = dict(tpl["job_details"][0])  # type: ignore[index]
+    d.update(name=name, created=z(slot + timedelta(seconds=1)), started=z(slot + timedelta(seconds=1)),
+             completed=z(slot + timedelta(seconds=41)))
+    return {**tpl, "slot": z(slot), "slot_local": _local(slot, "UTC"), "jobs": [name], "job_details": [d]}
+
+
+def generate(url: str, n: int, days: int, *, judged: bool, slots_only: bool) -> tuple[int, float]:
     from sqlalchemy import delete
 
     from cronctl.ledger import schema
     from cronctl.ledger.store import open_ledger
 
     led = open_ledger(url)
+    tpl = judged_template()
     start = NOW - timedelta(days=days)
     rows = 0
     t0 = time.perf_counter()
@@ -99,7 +119,10 @@ def generate(url: str, n: int, days: int) -> tuple[int, float]:
             slots.append({"cluster": "bench", "cronjob_uid": meta["uid"], "namespace": meta["namespace"],
                           "cronjob_name": meta["name"], "slot": t, "jobs": 1, "job_name": jm["name"],
                           "created": t + timedelta(seconds=1), "first_running": t + timedelta(seconds=2),
-                          "completed": t + timedelta(seconds=41), "outcome": "Complete"})
+                          "completed": t + timedelta(seconds=41), "outcome": "Complete",
+                          "verdict": "ran" if judged else None, "reason": "" if judged else None,
+                          "closed_at": t + timedelta(seconds=41) if judged else None,
+                          "judged": judged_row(tpl, t, str(jm["name"])) if judged else None})
             t += timedelta(minutes=10)
         with led.engine.begin() as c:
             c.execute(schema.cronjobs.insert(), [{"cluster": "bench", "uid": meta["uid"], "namespace": meta["namespace"],
@@ -111,7 +134,8 @@ def generate(url: str, n: int, days: int) -> tuple[int, float]:
                 "suspend_manager": None, "suspend_at": None, "concurrency_policy": "Forbid",
                 "starting_deadline_seconds": None, "successful_limit": 3, "failed_limit": 1, "fingerprint": "x"}])
             for k in range(0, len(jobs), 10_000):
-                c.execute(schema.jobs.insert(), jobs[k:k + 10_000])
+                if not slots_only:
+                    c.execute(schema.jobs.insert(), jobs[k:k + 10_000])
                 c.execute(schema.slots.insert(), slots[k:k + 10_000])
         rows += len(jobs)
         if i % 10 == 9:
@@ -140,15 +164,20 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=90)
     ap.add_argument("--url", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the SQLite file")
+    ap.add_argument("--no-judged", action="store_true",
+                    help="slot rows without the recorder's judged rows: history judges every slot again")
+    ap.add_argument("--slots-only", action="store_true",
+                    help="no Job rows (what history reads of a judged window: the 10-million-row ledger in minutes)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="cronctl-bench-ledger-")
     url = a.url or f"sqlite:///{tmp}/ledger.sqlite"
     print(f"bench_ledger: {a.cronjobs} */10 CronJobs x {a.days} days into {url.split('@')[-1]}")
-    rows, secs = generate(url, a.cronjobs, a.days)
+    rows, secs = generate(url, a.cronjobs, a.days, judged=not a.no_judged, slots_only=a.slots_only)
     size = ""
     if url.startswith("sqlite:///"):
         size = f", {Path(url[10:]).stat().st_size / 2**20:,.0f} MiB on disk"
-    print(f"generated {rows:,} slot rows (and as many Jobs) in {secs:,.0f} s ({rows / secs:,.0f} rows/s){size}")
+    print(f"generated {rows:,} slot rows ({'judged' if not a.no_judged else 'not judged'}; "
+          f"{'no Jobs' if a.slots_only else 'and as many Jobs'}) in {secs:,.0f} s ({rows / secs:,.0f} rows/s){size}")
     now = ["--now", z(NOW + timedelta(minutes=5))]
     for label, args in (
             (f"history cj-0000 --since {a.days}d", ["history", "cj-0000", "-n", "ns-00", "--since", f"{a.days}d"]),

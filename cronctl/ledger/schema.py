@@ -120,6 +120,7 @@ slots = Table(
     Column("outcome", String(16)),
     # the recorder's verdict once the slot is closed (history.VERDICTS), its reason, when judged
     Column("verdict", String(32)), Column("reason", Text), _ts("closed_at"),
+    Column("judged", _Json),  # the row history printed for the slot when it closed (history.slot_history)
     UniqueConstraint("cluster", "cronjob_uid", "slot", name="uq_slots_slot"),
     Index("ix_slots_name", "cluster", "namespace", "cronjob_name", "slot"),
     Index("ix_slots_closed", "cluster", "cronjob_uid", "closed_at"),

@@ -282,12 +282,14 @@ class Writer:
                                      "outcome": first.outcome}])
 
     def close_slot(self, cluster: str, cronjob_uid: str, namespace: str, cronjob_name: str, slot: datetime,
-                   verdict: str, reason: str, closed_at: datetime) -> None:
-        """The recorder's verdict of a closed slot: a row for every slot the schedule named, a Job
-        or not (the Job columns stay as the Jobs wrote them; a slot without one has ``jobs`` 0)."""
+                   row: Obj, closed_at: datetime) -> None:
+        """The recorder's judgement of a closed slot (``row``: history's row for it): a row for every
+        slot the schedule named, a Job or not (the Job columns stay as the Jobs wrote them; a slot
+        without one has ``jobs`` 0)."""
         self._upsert(schema.slots, [{"cluster": cluster, "cronjob_uid": cronjob_uid, "namespace": namespace,
-                                     "cronjob_name": cronjob_name, "slot": slot, "jobs": 0, "verdict": verdict,
-                                     "reason": reason[:2000], "closed_at": closed_at}],
+                                     "cronjob_name": cronjob_name, "slot": slot, "jobs": 0,
+                                     "verdict": str(row["verdict"]), "reason": str(row["reason"])[:2000],
+                                     "closed_at": closed_at, "judged": row}],
                      keep_existing=("jobs",))
 
     def event(self, cluster: str, obj: Obj) -> bool:
@@ -374,14 +376,28 @@ class Reader:
              .where(t.c.cluster == cluster, j.c.deleted_at.is_(None)).distinct())
         return set(self.conn.execute(q).scalars())
 
-    def closed_slots(self, cluster: str, cronjob_uid: str, since: datetime) -> set[datetime]:
-        """The slots of one CronJob the recorder judged (closed) at or after ``since``."""
+    def judged(self, cluster: str, cronjob_uid: str, since: datetime, until: datetime) -> dict[datetime, Obj]:
+        """The rows the recorder judged for one CronJob's slots in [since, until], by slot."""
         from sqlalchemy import select
 
         s = schema.slots
-        q = select(s.c.slot).where(s.c.cluster == cluster, s.c.cronjob_uid == cronjob_uid, s.c.slot >= since,
-                                   s.c.verdict.is_not(None))
-        return set(self.conn.execute(q).scalars())
+        q = select(s.c.slot, s.c.judged).where(s.c.cluster == cluster, s.c.cronjob_uid == cronjob_uid,
+                                               s.c.slot >= since, s.c.slot <= until, s.c.judged.is_not(None))
+        return {t: row for t, row in self.conn.execute(q)}
+
+    def cronjob_objects(self, cluster: str | None, *, namespace: str | None, name: str | None) -> list[Obj]:
+        """The CronJobs the ledger holds (as last seen, marked with their cluster), without their evidence."""
+        from sqlalchemy import select
+
+        c = schema.cronjobs
+        q = select(c.c.object, c.c.cluster, c.c.deleted_at)
+        if cluster is not None:
+            q = q.where(c.c.cluster == cluster)
+        if namespace is not None:
+            q = q.where(c.c.namespace == namespace)
+        if name is not None:
+            q = q.where(c.c.name == name)
+        return [_mark(r.object, r.cluster, r.deleted_at) for r in self.conn.execute(q)]
 
     def last_closed(self, cluster: str) -> dict[str, datetime]:
         """Per CronJob uid, the latest slot the recorder judged: where judging goes on after a restart."""

@@ -9,9 +9,9 @@ CronJobs; no per-object request. The judging is
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from cronctl import model
@@ -35,15 +35,34 @@ def _order(c: Obj) -> tuple[str, str]:
     return str(model.meta(c).get("namespace") or ""), model.name_of(c)
 
 
+@dataclass(frozen=True)
+class Judged:
+    """What the recorder judged of one CronJob's window: the rows of the slots before ``judge_from``
+    (every one of them closed and kept), oldest first; the judge takes it from there."""
+
+    judge_from: datetime
+    rows: list[Obj]
+
+
 def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
-              opts: Options, *, default_namespace: str = "default") -> list[Obj]:
-    """The history of every CronJob, each judged against the Jobs and Events of its namespace."""
+              opts: Options, *, default_namespace: str = "default",
+              judged: Mapping[str, Judged] | None = None) -> list[Obj]:
+    """The history of every CronJob, each judged against the Jobs and Events of its namespace (and,
+    for a CronJob in ``judged``, from the recorder's rows up to where they stop)."""
+    from cronctl.history import spliced
+
     jobs_ns = _by_namespace(jobs, default_namespace)
     events_ns = _by_namespace(events, default_namespace)
     out = []
     for cj in sorted(cronjobs, key=_order):
         ns = str(model.meta(cj).get("namespace") or default_namespace)
-        out.append(slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []), opts))
+        kept = (judged or {}).get(str(model.meta(cj).get("uid") or ""))
+        if kept is None or opts.since is None:
+            out.append(slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []), opts))
+            continue
+        fresh = slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []),
+                             replace(opts, since=kept.judge_from - timedelta(seconds=1)))
+        out.append(spliced(fresh, kept.rows, kept.judge_from, opts.since, opts.max_slots))
     return out
 
 
@@ -96,12 +115,56 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
 
 
 def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
-                     opts: Options) -> Any:
+                     opts: Options) -> tuple[Any, dict[str, Judged]]:
+    """The ledger's evidence for the window, and what the recorder already judged of it: the
+    evidence is read only from where judging has to start (a day before: a Job created before
+    the window may still stand for a slot in it)."""
     from cronctl.ledger.store import evidence_for
 
-    # a day before --since: a Job created before the window may still stand for a slot in it
-    since = opts.since - timedelta(days=1) if opts.since is not None else None
-    return evidence_for(url, cluster_name, namespace=namespace, name=name, since=since)
+    judged, total = _judged(url, cluster_name, namespace=namespace, name=name, opts=opts)
+    since = opts.since
+    # only when the recorder judged the start of every CronJob's window: any other is read from --since
+    if since is not None and judged and len(judged) == total:
+        since = max(since, min(j.judge_from for j in judged.values()))
+    since = since - timedelta(days=1) if since is not None else None
+    return evidence_for(url, cluster_name, namespace=namespace, name=name, since=since), judged
+
+
+def _judged(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
+            opts: Options) -> tuple[dict[str, Judged], int]:
+    """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
+    judge (none when it judged none of the first: the judge takes the whole window); and how many
+    CronJobs there are."""
+    if opts.since is None:
+        return {}, 0
+    from cronctl.errors import CronctlError
+    from cronctl.ledger.store import open_ledger
+    from cronctl.schedule import parse
+
+    out: dict[str, Judged] = {}
+    led = open_ledger(url, create=False)
+    try:
+        with led.reading() as r:
+            cronjobs = r.cronjob_objects(cluster_name, namespace=namespace, name=name)
+            for cj in cronjobs:
+                view = model.cronjob_view(cj)
+                if view.problem is not None or not view.uid:
+                    continue
+                try:
+                    sched = parse(view.schedule, view.time_zone)
+                except CronctlError:
+                    continue
+                start = max(opts.since, (view.created or opts.since) - timedelta(seconds=1))
+                times = sched.runs_between(start, opts.now)
+                cluster = (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0]
+                kept = r.judged(cluster, view.uid, opts.since, opts.now)
+                if not times or times[0] not in kept:
+                    continue
+                judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
+                out[view.uid] = Judged(judge_from, [kept[t] for t in sorted(kept) if t < judge_from])
+    finally:
+        led.close()
+    return out, len(cronjobs)
 
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
@@ -113,12 +176,12 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     from cronctl.ledger.facts import merge
 
     ns = None if all_namespaces else (live.namespace if live is not None else namespace)
-    ev = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts)
+    ev, judged = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts)
     opts = replace(opts, suspensions=ev.suspensions)
     if live is None:
         if name is not None and not ev.cronjobs:
             raise NotFound(f"the ledger has no CronJob {name}" + (f" in namespace {ns}" if ns else ""))
-        return _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts), ev.cronjobs), []
+        return _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts, judged=judged), ev.cronjobs), []
     missing: list[str] = []
     try:
         cronjobs = [live.get_cronjob(name)] if name is not None else list_cronjobs(live, all_namespaces=all_namespaces)
@@ -131,10 +194,10 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     kept_events = _by_namespace(ev.events, live.namespace)
     for n, cjs, jobs, events in by_namespace(live, cronjobs, missing):
         out += judge_all(cjs, merge(jobs, kept_jobs.get(n, [])), merge(events, kept_events.get(n, [])), opts,
-                         default_namespace=n)
+                         default_namespace=n, judged=judged)
     live_uids = {str(model.meta(c).get("uid") or "") for c in cronjobs}
     gone = [c for c in ev.cronjobs if str(model.meta(c).get("uid") or "") not in live_uids]
-    out += _from_the_ledger(judge_all(gone, ev.jobs, ev.events, opts), gone)
+    out += _from_the_ledger(judge_all(gone, ev.jobs, ev.events, opts, judged=judged), gone)
     return out, missing
 
 

@@ -233,8 +233,7 @@ class Reconciler:
             with self.ledger.writing() as w:
                 for t, (row, at) in times.items():
                     assert t is not None
-                    w.close_slot(self.cluster, tr.uid, tr.namespace, tr.name, t, row["verdict"], row["reason"],
-                                 max(at, now))
+                    w.close_slot(self.cluster, tr.uid, tr.namespace, tr.name, t, row, max(at, now))
             for t, (row, _at) in sorted(times.items(), key=lambda kv: kv[0] or now):
                 assert t is not None
                 tr.closed.add(t)

@@ -261,3 +261,41 @@ def test_the_status_overview_judges_with_the_jobs_only_the_ledger_kept(tmp_path:
     assert row["lost"] == 1  # 9:02, skipped by Forbid: the Job that held it is known from the ledger only
     assert row["last_job"]["name"] == slotname(T(9, 3))
     assert bare["cronjobs"][0]["last_job"] is None
+
+
+# --- history reads the recorder's closed slots ------------------------------------------------------
+
+def test_history_over_the_ledger_reads_the_closed_slots_and_judges_the_same(tmp_path: Path) -> None:
+    from cronctl.history import Options
+    from cronctl.ledger.store import evidence_for
+    from cronctl.procedure.history import from_ledger, judge_all
+
+    cj = cronjob(policy="Forbid", created=T(8, 0))
+    cj["kind"] = "CronJob"
+    # 9:01 ran long (Forbid skips 9:02, holds 9:03), 9:04 ran, 9:05 missed, 9:06 twice, 9:07 runs on
+    objs = [cj, job(slotname(T(9, 1)), slot=T(9, 1), created=T(9, 1, 1), done=T(9, 3, 30)),
+            job(slotname(T(9, 3)), slot=T(9, 3), created=T(9, 3, 31), done=T(9, 3, 50)), scheduled(T(9, 4)),
+            scheduled(T(9, 6)), job("cj-again", created=T(9, 6, 5), done=T(9, 6, 40), occurrence=T(9, 6)),
+            job(slotname(T(9, 7)), slot=T(9, 7), created=T(9, 7, 1))]
+    led = _ledger(tmp_path, objs, seen=T(9, 0, 30))
+    try:
+        rec = Reconciler("c", led, None)
+        rec.load()
+        rec.cronjob(cj, T(9, 0, 30), deleted=False)
+        assert rec.tick(T(9, 7, 30)) == 6  # 9:01 .. 9:06 closed; 9:07 runs
+    finally:
+        led.close()
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    opts = Options(now=T(9, 7, 30), since=T(9, 0, 30))
+    (got,), missing = from_ledger(url, None, "cj", cluster_name="c", namespace="ns", all_namespaces=False,
+                                  opts=opts)
+    ev = evidence_for(url, "c", namespace="ns", name="cj", since=None)
+    from dataclasses import replace
+    (full,) = judge_all(ev.cronjobs, ev.jobs, ev.events, replace(opts, suspensions=ev.suspensions))
+    assert missing == []
+    assert [(r["slot"], r["verdict"]) for r in got["slots"]] == [(r["slot"], r["verdict"]) for r in full["slots"]]
+    assert got["slots"] == full["slots"]  # the kept rows are the rows the judge gives, details and reasons too
+    assert [r["verdict"] for r in got["slots"]] == ["ran", "skipped-forbid", "ran-late", "ran", "missed",
+                                                    "duplicate", "running", "due"]
+    assert got["counts"] == full["counts"]
+    assert got["notes"][0].startswith("6 slot(s) before 2026-12-02T09:07:00Z as cronctl record judged them")
