@@ -201,11 +201,18 @@ class Reconciler:
         self._running(tr)
 
     # -- judging -------------------------------------------------------------------------------------
-    def tick(self, now: datetime) -> int:
-        """Judge the CronJobs a slot of which may have closed; returns the slots closed."""
-        due = [tr for tr in self.tracked.values() if tr.next_check <= now]
+    def tick(self, now: datetime, budget: float = 1.0) -> int:
+        """Judge the CronJobs a slot of which may have closed, the longest waiting first, for at most
+        ``budget`` seconds (the writer's thread calls it: the rest wait for the next tick); returns
+        the slots closed."""
+        import time
+
+        due = sorted((tr for tr in self.tracked.values() if tr.next_check <= now), key=lambda tr: tr.next_check)
         n = 0
+        until = time.monotonic() + budget
         for tr in due:
+            if time.monotonic() > until:
+                break
             try:
                 n += self._judge(tr, now)
             except CronctlError as e:  # a schedule that does not parse: said by history's error

@@ -96,7 +96,10 @@ class Recorder:
         self.metrics = metrics
         self.reconciler = Reconciler(opts.cluster_name, ledger, metrics, say=self._note)
         self._alive = time.monotonic()  # the writer loop's last turn (/healthz)
-        self._listed: set[tuple[str, str]] = set()  # (resource, scope) listed once (/readyz)
+        self._listed: set[tuple[str, str]] = set()  # (resource, scope) listed once (/readyz, judging)
+        # (resource, scope): when a watch resumed from the ledger's cursor was opened (no list first)
+        self._resumed: dict[tuple[str, str], float] = {}
+        self._written_upto = 0.0  # when the newest change written was queued (monotonic)
         self._holding = lease is None
         self.lease = lease
         self._renew_tried = 0.0  # monotonic time of the last renewal attempt
@@ -165,6 +168,8 @@ class Recorder:
                 if not rv:
                     rv = self._list(resource, scope)
                     self.stats.relists += 1
+                if (resource, scope) not in self._listed:
+                    self._resumed.setdefault((resource, scope), time.monotonic())
                 for typ, obj in self.cluster.watch_resource(resource, None if scope == ALL else scope, rv,
                                                             timeout_seconds=self.opts.watch_seconds):
                     if self.stop.is_set():
@@ -179,6 +184,7 @@ class Recorder:
                 self._restarted(resource)
             except WatchExpired:
                 rv = ""  # compacted away: list again and merge
+                self._resumed.pop((resource, scope), None)
             except CronctlError as e:  # the API server restarting, a dropped connection
                 self._restarted(resource)
                 self._note(f"watch {resource} in {scope}: {e.message} (again in {backoff:.0f}s)")
@@ -264,6 +270,7 @@ class Recorder:
             self.stats.rows += w.rows
             rows = w.rows
         self.stats.lag = max((time.monotonic() - it.at for it in items), default=0.0)
+        self._written_upto = max([self._written_upto, *(it.at for it in items)])
         self._after_write(items, now, rows)
         for j in finished:
             uid = str(model.meta(j).get("uid") or "")
@@ -289,6 +296,10 @@ class Recorder:
             m.own(m.last_write).set(time.time())
 
     def _judge(self) -> None:
+        """Judge closed slots, once the ledger has caught up with the cluster: before that a Job
+        created while the recorder was down may not be written yet, and its slot would be called lost."""
+        if self._unsynced():
+            return
         self.reconciler.tick(self.clock.now())
 
     def _judge_safely(self) -> None:
@@ -304,14 +315,27 @@ class Recorder:
         age = time.monotonic() - self._alive
         return (age < 60, f"{'ok' if age < 60 else 'stuck'}: the recorder's loop turned {age:.0f}s ago")
 
+    #: a watch resumed from a cursor has brought what changed since within this long (the server
+    #: sends the changes after the cursor's version at once)
+    RESUMED_SYNC = 5.0
+
+    def _unsynced(self) -> int:
+        """How many (resource, scope) have not caught up with the cluster yet: neither listed, nor
+        resumed from their cursor ``RESUMED_SYNC`` seconds ago with the queue written since."""
+        mono = time.monotonic()
+        want = {(r, sc) for r in WATCHED for sc in self._scopes()}
+        caught = {k for k, t in list(self._resumed.items()) if mono - t >= self.RESUMED_SYNC
+                  and (self.queue.empty() or self._written_upto >= t + self.RESUMED_SYNC)}
+        return len(want - self._listed - caught)
+
     def ready(self) -> tuple[bool, str]:
-        """/readyz: this recorder writes (it holds the Lease, or needs none) and listed everything once."""
+        """/readyz: this recorder writes (it holds the Lease, or needs none) and has caught up with
+        the cluster once (listed, or resumed its watches from the ledger's cursors)."""
         if not self._holding:
             return False, "standby: another recorder holds the lease"
-        want = {(r, sc) for r in WATCHED for sc in self._scopes()}
-        missing = want - self._listed
+        missing = self._unsynced()
         if missing:
-            return False, f"listing: {len(missing)} of {len(want)} lists not done"
+            return False, f"syncing: {missing} of {len(WATCHED) * len(self._scopes())} lists or watches not caught up"
         return True, "ok: recording"
 
     def _drain(self, first_wait: float) -> list[_Item]:

@@ -94,3 +94,46 @@ def test_log_bytes_0_reads_no_log_but_still_the_pods(tmp_path: Any) -> None:
         led.close()
     assert stats.logs == 0
     assert row.first_running == T(9, 1, 5) and row.exit_codes[0]["exit_code"] == 3
+
+
+def test_slots_are_judged_only_once_every_list_or_resumed_watch_caught_up(tmp_path: Any) -> None:
+    # a Job the controller made while the recorder was down must be written before its slot is
+    # judged, or the slot would be called lost: judging (and /readyz) wait for every list
+    import time
+
+    class Moving(_Clock):
+        at = T(9, 0, 30)  # the recorder first sees the CronJob here; 9:01 ran while it listed
+
+        def now(self) -> datetime:
+            return self.at
+
+    clock = Moving()
+    served = _Served({"cronjobs": [cronjob()], "jobs": [scheduled(T(9, 1))]})
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    try:
+        rec = Recorder(served, led, RecordOptions(cluster_name="c", namespaces=("ns",), keep=None), clock,
+                       lambda _l: None)
+        rec.reconciler.load()
+        rec._list("cronjobs", "ns")
+        rec._write(rec._drain(0))
+        assert rec.ready() == (False, "syncing: 3 of 4 lists or watches not caught up")
+        clock.at = T(9, 2, 30)  # 9:01 closed (its Job ended 9:01:21)
+        rec._judge()
+        assert rec.reconciler.closed == 0  # the CronJob is known, its Jobs not yet: nothing judged
+        rec._list("jobs", "ns")
+        rec._list("events", "ns")
+        rec._resumed[("pods", "ns")] = time.monotonic() - 10  # resumed from its cursor 10 s ago, queue written
+        while not rec.queue.empty():
+            rec._write(rec._drain(0))
+        assert rec.ready() == (True, "ok: recording")
+        rec._judge()
+        assert rec.reconciler.closed == 1
+        with led.reading() as r:
+            from sqlalchemy import select
+
+            from cronctl.ledger import schema
+
+            verdicts = [v for (v,) in r.conn.execute(select(schema.slots.c.verdict))]
+    finally:
+        led.close()
+    assert verdicts == ["ran"]
