@@ -390,13 +390,7 @@ class Reader:
         from sqlalchemy import select
 
         c = schema.cronjobs
-        q = select(c.c.object, c.c.cluster, c.c.deleted_at)
-        if cluster is not None:
-            q = q.where(c.c.cluster == cluster)
-        if namespace is not None:
-            q = q.where(c.c.namespace == namespace)
-        if name is not None:
-            q = q.where(c.c.name == name)
+        q = _cronjobs_of(select(c.c.object, c.c.cluster, c.c.deleted_at), cluster, namespace, name)
         return [_mark(r.object, r.cluster, r.deleted_at) for r in self.conn.execute(q)]
 
     def last_closed(self, cluster: str) -> dict[str, datetime]:
@@ -444,13 +438,7 @@ class Reader:
         from sqlalchemy import select
 
         c, cf, j, e, lg = schema.cronjobs, schema.cronjob_configs, schema.jobs, schema.events, schema.logs
-        q = select(c)
-        if cluster is not None:
-            q = q.where(c.c.cluster == cluster)
-        if namespace is not None:
-            q = q.where(c.c.namespace == namespace)
-        if name is not None:
-            q = q.where(c.c.name == name)
+        q = _cronjobs_of(select(c), cluster, namespace, name)
         cj_rows = list(self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
         cronjobs = [_mark(r.object, r.cluster, r.deleted_at) for r in cj_rows]
         uids = [r.uid for r in cj_rows]
@@ -491,6 +479,15 @@ class Reader:
                                  e.c.involved_name == nm, e.c.involved_uid.is_(None))
             events_ += [_mark(r.object, r.cluster, None) for r in self.conn.execute(eq)]
         return Evidence(cronjobs=cronjobs, jobs=jobs_, events=events_, suspensions=suspensions, logs=logs_)
+
+
+def _cronjobs_of(q: Any, cluster: str | None, namespace: str | None, name: str | None) -> Any:
+    """``q`` on the cronjobs table narrowed to a cluster, namespace and name (None: any)."""
+    c = schema.cronjobs
+    for col, value in ((c.c.cluster, cluster), (c.c.namespace, namespace), (c.c.name, name)):
+        if value is not None:
+            q = q.where(col == value)
+    return q
 
 
 def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
