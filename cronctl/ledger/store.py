@@ -76,7 +76,21 @@ def _prepare_sqlite_file(url: str) -> None:
         raise LedgerError(f"cannot create the ledger file {path}: {e.strerror or e}") from e
 
 
+#: the newest migration (cronctl/ledger/migrations/versions/); a ledger already there opens without
+#: importing Alembic (a reader's start-up: ~0.2 s). tests/unit/test_ledger.py checks it is the head.
+HEAD = "0002"
+
+
 def _migrate(engine: Any) -> None:
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with engine.connect() as conn:
+            if conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD:
+                return
+    except SQLAlchemyError:
+        pass  # a new ledger, or an older one: Alembic says what to do
     from alembic import command
     from alembic.config import Config
 

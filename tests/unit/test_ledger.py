@@ -107,6 +107,33 @@ def test_the_migrated_database_is_exactly_the_schema(ledger_url: str) -> None:
         led.close()
 
 
+def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tmp_path: Any) -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import text
+
+    from cronctl.ledger import store
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(store.__file__).parent / "migrations"))
+    assert store.HEAD == ScriptDirectory.from_config(cfg).get_current_head()
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    led = open_ledger(url)
+    with led.engine.begin() as c:  # a ledger of the previous release: 0001, no verdict columns
+        c.execute(text("DROP INDEX ix_slots_closed"))
+        for col in ("judged", "closed_at", "reason", "verdict"):
+            c.execute(text(f"ALTER TABLE slots DROP COLUMN {col}"))
+        c.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    led.close()
+    led = open_ledger(url)
+    try:
+        with led.engine.connect() as c:
+            assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == store.HEAD
+            assert "judged" in {r[1] for r in c.execute(text("PRAGMA table_info(slots)"))}
+    finally:
+        led.close()
+
+
 def test_writing_the_same_objects_twice_changes_nothing(ledger_url: str) -> None:
     cj = cronjob(policy="Forbid")
     jobs = [scheduled(T(9, 1)), scheduled(T(9, 2)), job("m", created=T(9, 3, 30), manual=True, occurrence=T(9, 3),
