@@ -300,7 +300,8 @@ class Recorder:
         created while the recorder was down may not be written yet, and its slot would be called lost."""
         if self._unsynced():
             return
-        self.reconciler.tick(self.clock.now())
+        # --once judges everything it can now; the long-running writer a second a turn
+        self.reconciler.tick(self.clock.now(), budget=float("inf") if self.opts.once else 1.0)
 
     def _judge_safely(self) -> None:
         """Judging reads and writes the ledger: a ledger that cannot be reached now is tried again at
