@@ -265,8 +265,12 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             start, limited = now - MAX_SINCE, "7 days"
         if start < created:
             start, limited = created, "creation"
-    times = sched.runs(start, opts.max_slots + 1)
-    times = [t for t in times if t <= now]
+    if now - start <= timedelta(minutes=opts.max_slots):
+        # a schedule names at most one slot a minute: the window's slots fit, walk only to now
+        # (walking max_slots ahead cost 60 ms a CronJob: a minute for history -A of 1,000)
+        times = sched.runs_between(start, now)
+    else:
+        times = [t for t in sched.runs(start, opts.max_slots + 1) if t <= now]
     if len(times) > opts.max_slots:
         times = times[-opts.max_slots:]
         out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
