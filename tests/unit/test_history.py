@@ -696,3 +696,16 @@ def test_a_manual_run_is_shown_at_its_local_time_in_the_cronjobs_zone(
     rc, out, err = _cli(capsys, "--from-dump", path, "--now", z(T(10, 1, 50)))
     line = next(t for t in out.splitlines() if "cj-manual" in t)
     assert line.startswith("2026-12-02 15:30  10:00Z  manual"), line
+
+
+def test_a_window_with_more_slots_than_max_slots_shows_the_latest_ones() -> None:
+    # an every-minute CronJob over 30 days: 43,200 slots, 20,000 shown: the 20,000 before now
+    now = T(10, 0, 30)
+    h = slot_history(cronjob(created=now - timedelta(days=40)), [], [],
+                     Options(now=now, since=now - timedelta(days=30), max_slots=20_000))
+    past = [r["slot"] for r in h["slots"][:-1]]  # the last row is the next slot, 10:01
+    assert h["slots"][-1]["slot"] == "2026-12-02T10:01:00Z"
+    assert len(past) == 20_000
+    assert past[-1] == "2026-12-02T10:00:00Z"
+    assert past[0] == (T(10, 0) - timedelta(minutes=19_999)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert "only the latest 20000 slots are shown (use --since)" in h["notes"]
