@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from builders import T, cronjob, job, scheduled, slotname
 from cronctl import history
 from cronctl.ledger.store import open_ledger
 from cronctl.procedure.metrics import Metrics, parse_address, serve
 from cronctl.procedure.reconcile import CLOSED_VERDICTS, Reconciler
-from test_history import T, cronjob, job, scheduled, slotname
 
 
 def _row(slot: Any, verdict: str, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:

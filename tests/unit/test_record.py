@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from builders import T, cronjob, scheduled
 from cronctl.ledger.store import open_ledger
 from cronctl.procedure.record import Recorder, RecordOptions
-from test_history import T, cronjob, scheduled
 
 
 class _Served:
