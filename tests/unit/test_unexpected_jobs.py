@@ -14,8 +14,8 @@ WARNED = (T(10, 6), T(10, 8))  # first and last time the controller warned about
 
 
 def test_each_warned_job_is_attributed_from_the_evidence_and_only_a_hand_made_one_gets_a_note() -> None:
-    runs = json.dumps([{"run_id": "r0", "job_name": "cj-old-manual"}])
-    cj = cronjob("*/5 * * * *", policy="Forbid", created=T(10, 0), last=T(10, 5), annotations={"cronctl.dev/runs": runs})
+    runs = {"cronctl.dev/runs": json.dumps([{"run_id": "r0", "job_name": "cj-old-manual"}])}
+    cj = cronjob("*/5 * * * *", policy="Forbid", created=T(10, 0), last=T(10, 5), annotations=runs)
     jobs = [
         job("cj-manual", slot=None, created=T(10, 6), manual=True, annotations={"cronctl.dev/run-id": "r1"}),
         job("cj-fix", slot=None, created=T(10, 6), manual=True),  # kubectl create job --from
@@ -44,6 +44,7 @@ def test_the_bundle_summary_counts_only_the_warnings_about_jobs_made_by_hand_out
     cj = cronjob("*/5 * * * *", policy="Forbid", created=T(10, 0), last=T(10, 5))
     jobs = [job("cj-manual", slot=None, created=T(10, 6), manual=True, annotations={"cronctl.dev/run-id": "r1"}),
             job("cj-fix", slot=None, created=T(10, 6) + timedelta(seconds=30), manual=True)]
-    a = analyse_cronjob(cj, jobs, [], [unexpected_job("cj-manual", *WARNED, count=4), unexpected_job("cj-fix", *WARNED, count=3)], Options(now=T(10, 9)))
+    events = [unexpected_job("cj-manual", *WARNED, count=4), unexpected_job("cj-fix", *WARNED, count=3)]
+    a = analyse_cronjob(cj, jobs, [], events, Options(now=T(10, 9)))
     s = _summary(a)
     assert (s["unexpected_job_events"], s["unexpected_job_events_by_hand"]) == (7, 3)
