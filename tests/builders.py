@@ -7,9 +7,10 @@ that make a test state only what its scenario is about.
     b = job("cj-manual", created=T(10, 0, 40), manual=True, done=T(10, 1, 10), outcome="Failed")
     evs = [job_already_active(T(10, 1))]
 
-Times are aware ``datetime`` objects (``T(h, m, s)`` is 2026-12-02 in UTC) or API strings; either
-is written the API's way (``2026-12-02T10:00:00Z``). Defaults: namespace ``ns``, CronJob ``cj``
-with uid ``UID``; a Job is owned by it through a controller reference.
+Every call returns a fresh object (what it is given is copied), so a test may change it. Times
+are aware ``datetime`` objects (``T(h, m, s)`` is 2026-12-02 in UTC) or API strings; either is
+written the API's way (``2026-12-02T10:00:00Z``). Defaults: namespace ``ns``, CronJob ``cj`` with
+uid ``UID``; a Job is owned by it through a controller reference.
 
 The tests on the real control plane build their CronJobs with ``cronjob_body`` of
 tests/cluster/cluster_support.py (what the API server takes, run by the pod simulator).
@@ -17,6 +18,7 @@ tests/cluster/cluster_support.py (what the API server takes, run by the pod simu
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -62,7 +64,8 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
             created: Time | None = T(9, 0), ok_limit: int | None = None, failed_limit: int | None = None,
             active: list[str] | None = None, ttl: int | None = None, labels: dict[str, str] | None = None,
             annotations: dict[str, str] | None = None, resource_version: str | None = None,
-            containers: list[Obj] | None = None, job_template: Obj | None = None, status: Obj | None = None,
+            generation: int | None = None, containers: list[Obj] | None = None, job_template: Obj | None = None,
+            status: Obj | None = None,
             **spec: Any) -> Obj:
     """A CronJob. ``last``/``last_ok``: status.lastScheduleTime/lastSuccessfulTime; ``active``: names
     of active Jobs; ``suspend_written``: a managedFields entry of kubectl-patch writing spec.suspend
@@ -92,6 +95,8 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
         meta["uid"] = uid
     if resource_version is not None:
         meta["resourceVersion"] = resource_version
+    if generation is not None:
+        meta["generation"] = generation
     if created is not None:
         meta["creationTimestamp"] = stamp(created)
     if labels is not None:
@@ -111,7 +116,7 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
             status["active"] = [{"name": a, "namespace": namespace or "ns"} for a in active]
         if last_ok is not None:
             status["lastSuccessfulTime"] = stamp(last_ok)
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": s, "status": status}
+    return copy.deepcopy({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": s, "status": status})
 
 
 # --- Job -------------------------------------------------------------------------------------------
@@ -121,7 +126,7 @@ def owner_ref(kind: str = "CronJob", name: str = "cj", uid: str = UID, controlle
 
 
 def job(name: str, *, slot: Time | None = None, created: Time | None = None, start: Time | None = _UNSET,
-        done: Time | None = None, outcome: str | None = "Complete", why: str | None = None,
+        done: Time | None = None, outcome: str | None = "Complete", why: str | None = None, interim: bool = False,
         manual: bool = False, occurrence: Time | None = None, operator: str | None = None, run_id: str = "r1",
         cj: str = "cj", cj_uid: str | None = UID, controller: bool = True, namespace: str | None = "ns",
         uid: str | None = _UNSET, annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
@@ -136,7 +141,9 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
 
     Times: ``created`` (creationTimestamp), ``start`` (startTime; default created + 1 s),
     ``done`` (with ``outcome`` Complete or Failed: the condition, and completionTime when Complete
-    — None when Failed; ``why`` is the Failed condition's reason). ``conditions`` replaces the
+    — None when Failed; ``why`` is the Failed condition's reason; ``interim``: first the condition
+    the Job controller of Kubernetes 1.31+ sets before the final one, SuccessCriteriaMet or
+    FailureTarget). ``conditions`` replaces the
     conditions; ``status`` replaces the whole status.
     """
     ann: dict[str, str] = dict(annotations or {})
@@ -160,6 +167,9 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
             status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": stamp(done)}]
             if why:
                 status["conditions"][0].update(reason=why, message=f"Job failed: {why}")
+            if interim:
+                first = "SuccessCriteriaMet" if outcome == "Complete" else "FailureTarget"
+                status["conditions"].insert(0, {"type": first, "status": "True", "lastTransitionTime": stamp(done)})
         if conditions is not None:
             status["conditions"] = conditions
     meta: Obj = {"name": name}
@@ -181,7 +191,7 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
     if spec is not None:
         out["spec"] = spec
     out["status"] = status
-    return out
+    return copy.deepcopy(out)
 
 
 def scheduled(t: datetime, delay: int = 1, took: int | None = 20, outcome: str = "Complete", *, cj: str = "cj",
@@ -248,7 +258,7 @@ def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namesp
             status["phase"] = phase
         if statuses is not None:
             status["containerStatuses"] = statuses
-    return {"kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+    return copy.deepcopy({"kind": "Pod", "metadata": meta, "spec": spec, "status": status})
 
 
 # --- Event -----------------------------------------------------------------------------------------

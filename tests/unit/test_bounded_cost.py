@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import RunCli
-from fake_cluster import ReadOnlyCluster
+from fake_cluster import FakeCluster
 from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.assemble import build_bundle
@@ -386,7 +386,7 @@ def test_status_shows_hung_jobs_as_one_overlap_line_and_flags_every_one() -> Non
     from cronctl.procedure.status import collect_status
 
     cj, jobs, now = pileup(300)
-    s = collect_status(ReadOnlyCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
+    s = collect_status(FakeCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
     [g] = s["overlaps"]
     assert (g["job_count"], g["peak"], len(g["jobs"])) == (300, 300, model.MAX_OVERLAP_NAMES)
     assert all(j["overlapping"] for j in s["jobs"])

@@ -19,7 +19,7 @@ from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
 from cronctl.procedure.predict import history_limit_removal, predict
 from cronctl.runbooks import runbook_context
-from fake_cluster import ReadOnlyCluster
+from fake_cluster import FakeCluster
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 11, 35, tzinfo=UTC)
@@ -241,7 +241,7 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     jobs.append(finished_unknown)
     want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
 
-    status = collect_status(ReadOnlyCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = collect_status(FakeCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
     got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
                   for r in status["jobs"]}
     hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))
