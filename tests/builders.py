@@ -126,7 +126,7 @@ def owner_ref(kind: str = "CronJob", name: str = "cj", uid: str = UID, controlle
 
 
 def job(name: str, *, slot: Time | None = None, created: Time | None = None, start: Time | None = _UNSET,
-        done: Time | None = None, outcome: str | None = "Complete", why: str | None = None, interim: bool = False,
+        done: Time | None = None, outcome: str | None = None, why: str | None = None, interim: bool = False,
         manual: bool = False, occurrence: Time | None = None, operator: str | None = None, run_id: str = "r1",
         cj: str = "cj", cj_uid: str | None = UID, controller: bool = True, namespace: str | None = "ns",
         uid: str | None = _UNSET, annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
@@ -139,9 +139,11 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
     ``operator`` (a run of cronctl: operator and run-id, ``occurrence`` the slot it stands in for).
     ``annotations`` come first, then these.
 
-    Times: ``created`` (creationTimestamp), ``start`` (startTime; default created + 1 s),
-    ``done`` (with ``outcome`` Complete or Failed: the condition, and completionTime when Complete
-    — None when Failed; ``why`` is the Failed condition's reason; ``interim``: first the condition
+    Times: ``created`` (creationTimestamp), ``start`` (startTime; default created + 1 s for a
+    datetime, else created). A finished Job has ``outcome`` (Complete, the default when ``done`` is
+    given, or Failed: its condition) and ``done``: the condition's time, and completionTime when
+    Complete — None when Failed; without ``done`` the condition has no time and there is no
+    completionTime. ``why`` is the Failed condition's reason; ``interim``: first the condition
     the Job controller of Kubernetes 1.31+ sets before the final one, SuccessCriteriaMet or
     FailureTarget). ``conditions`` replaces the
     conditions; ``status`` replaces the whole status.
@@ -162,14 +164,18 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
             start = created + timedelta(seconds=1) if isinstance(created, datetime) else created
         if start is not None:
             status["startTime"] = stamp(start)
-        if done is not None and outcome is not None:
-            status["completionTime"] = stamp(done) if outcome == "Complete" else None
-            status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": stamp(done)}]
+        if done is not None or outcome is not None:
+            outcome = outcome or "Complete"
+            cond: Obj = {"type": outcome, "status": "True"}
+            if done is not None:
+                status["completionTime"] = stamp(done) if outcome == "Complete" else None
+                cond["lastTransitionTime"] = stamp(done)
             if why:
-                status["conditions"][0].update(reason=why, message=f"Job failed: {why}")
+                cond.update(reason=why, message=f"Job failed: {why}")
+            status["conditions"] = [cond]
             if interim:
                 first = "SuccessCriteriaMet" if outcome == "Complete" else "FailureTarget"
-                status["conditions"].insert(0, {"type": first, "status": "True", "lastTransitionTime": stamp(done)})
+                status["conditions"].insert(0, {**cond, "type": first})
         if conditions is not None:
             status["conditions"] = conditions
     meta: Obj = {"name": name}
@@ -194,7 +200,7 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
     return copy.deepcopy(out)
 
 
-def scheduled(t: datetime, delay: int = 1, took: int | None = 20, outcome: str = "Complete", *, cj: str = "cj",
+def scheduled(t: datetime, delay: int = 1, took: int | None = 20, outcome: str | None = None, *, cj: str = "cj",
               **kw: Any) -> Obj:
     """The controller's Job of slot t: created ``delay`` s after it, done ``took`` s later (None: running)."""
     c = t + timedelta(seconds=delay)
