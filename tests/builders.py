@@ -128,19 +128,21 @@ def owner_ref(kind: str = "CronJob", name: str = "cj", uid: str = UID, controlle
 def job(name: str, *, slot: Time | None = None, created: Time | None = None, start: Time | None = _UNSET,
         done: Time | None = None, outcome: str | None = None, why: str | None = None, interim: bool = False,
         manual: bool = False, occurrence: Time | None = None, operator: str | None = None, run_id: str = "r1",
-        cj: str = "cj", cj_uid: str | None = UID, controller: bool = True, namespace: str | None = "ns",
+        cj: str = "cj", cj_uid: str | None = UID, owner: Obj | None = None, controller: bool = True,
+        namespace: str | None = "ns",
         uid: str | None = _UNSET, annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
         resource_version: str | None = None, conditions: list[Obj] | None = None, status: Obj | None = None,
         spec: Obj | None = None) -> Obj:
-    """A Job of CronJob ``cj`` (``cj_uid=None``: no owner).
+    """A Job of CronJob ``cj`` with uid ``cj_uid`` (``owner``: of that CronJob object; ``cj_uid=None``:
+    no owner).
 
     Which kind of Job: ``slot`` (the controller's scheduled-timestamp annotation: a scheduled Job,
     name it ``slotname(slot)``), ``manual`` (``kubectl create job --from``'s instantiate: manual),
     ``operator`` (a run of cronctl: operator and run-id, ``occurrence`` the slot it stands in for).
     ``annotations`` come first, then these.
 
-    Times: ``created`` (creationTimestamp), ``start`` (startTime; default created + 1 s for a
-    datetime, else created). A finished Job has ``outcome`` (Complete, the default when ``done`` is
+    Times: ``created`` (creationTimestamp; default ``start``), ``start`` (startTime; default created
+    + 1 s for a datetime, else created). A finished Job has ``outcome`` (Complete, the default when ``done`` is
     given, or Failed: its condition) and ``done``: the condition's time, and completionTime when
     Complete — None when Failed; without ``done`` the condition has no time and there is no
     completionTime. ``why`` is the Failed condition's reason; ``interim``: first the condition
@@ -158,6 +160,10 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
     if operator:
         ann[OPERATOR] = operator
         ann[RUN_ID] = run_id
+    if owner is not None:
+        cj, cj_uid = owner["metadata"]["name"], owner["metadata"]["uid"]
+    if created is None and start is not _UNSET:
+        created = start
     if status is None:
         status = {}
         if start is _UNSET:

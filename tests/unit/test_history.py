@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
-from builders import UID, T, cronjob, event, job, scheduled, slotname, z
+from builders import T, cronjob, event, job, scheduled, slotname, z
 from cronctl.history import LOST, VERDICTS, Options, fail_on, slot_history
 
 UTC = timezone.utc
