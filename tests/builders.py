@@ -64,20 +64,20 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
             created: Time | None = T(9, 0), ok_limit: int | None = None, failed_limit: int | None = None,
             active: list[str] | None = None, ttl: int | None = None, labels: dict[str, str] | None = None,
             annotations: dict[str, str] | None = None, resource_version: str | None = None,
-            generation: int | None = None, containers: list[Obj] | None = None, job_template: Obj | None = None,
-            status: Obj | None = None,
-            **spec: Any) -> Obj:
+            generation: int | None = None, containers: list[Obj] | None = None, pod: Obj | None = None,
+            job_template: Obj | None = None, status: Obj | None = None, **spec: Any) -> Obj:
     """A CronJob. ``last``/``last_ok``: status.lastScheduleTime/lastSuccessfulTime; ``active``: names
     of active Jobs; ``suspend_written``: a managedFields entry of kubectl-patch writing spec.suspend
     then (``managed`` gives the whole list); ``ok_limit``/``failed_limit``: the history limits;
-    ``ttl``: the jobTemplate's ttlSecondsAfterFinished; ``containers``: the pod template's
-    containers (else the jobTemplate has no pod template), ``job_template`` replaces it whole;
+    ``ttl``: the jobTemplate's ttlSecondsAfterFinished; ``pod``: the pod template's spec and
+    ``containers`` its containers (neither: the jobTemplate has no pod template), ``job_template``
+    replaces the jobTemplate whole;
     ``status`` replaces the status; ``spec`` sets further spec fields last. A None leaves a field out.
     """
     if job_template is None:
         jspec: Obj = {} if ttl is None else {"ttlSecondsAfterFinished": ttl}
-        if containers is not None:
-            jspec["template"] = {"spec": {"containers": containers}}
+        if pod is not None or containers is not None:
+            jspec["template"] = {"spec": {**(pod or {}), **({} if containers is None else {"containers": containers})}}
         job_template = {"spec": jspec}
     s: Obj = {"schedule": schedule}
     if suspend is not None:
@@ -117,6 +117,17 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
         if last_ok is not None:
             status["lastSuccessfulTime"] = stamp(last_ok)
     return copy.deepcopy({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": s, "status": status})
+
+
+def manifest(name: str = "cj", schedule: str = "*/1 * * * *", tz: str | None = None, *, namespace: str | None = "ns",
+             **kw: Any) -> Obj:
+    """A CronJob as written in a manifest file (for lint, conventions, alerts): ``cronjob`` without
+    uid, creationTimestamp and status, and spec.suspend only when given."""
+    for key in ("uid", "created", "suspend"):
+        kw.setdefault(key, None)
+    obj = cronjob(schedule, name=name, namespace=namespace, tz=tz, **kw)
+    del obj["status"]
+    return obj
 
 
 # --- Job -------------------------------------------------------------------------------------------

@@ -59,12 +59,6 @@ def _ledger(tmp_path: Path, objs: list[dict[str, Any]], seen: Any = T(9, 0)) -> 
     return led
 
 
-def _cj() -> dict[str, Any]:
-    c = cronjob(created=T(8, 0))
-    c["kind"] = "CronJob"
-    return c
-
-
 def _verdicts(led: Any) -> dict[str, str]:
     from sqlalchemy import select
 
@@ -77,7 +71,7 @@ def _verdicts(led: Any) -> dict[str, str]:
 
 
 def test_each_slot_is_closed_once_with_its_verdict_row_and_counted(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     led = _ledger(tmp_path, [cj, scheduled(T(9, 1)), scheduled(T(9, 3))])
     m = Metrics(None)
     rec = Reconciler("c", led, m)
@@ -108,7 +102,7 @@ def test_each_slot_is_closed_once_with_its_verdict_row_and_counted(tmp_path: Pat
 
 
 def test_a_new_cronjob_is_judged_from_when_the_ledger_first_saw_it(tmp_path: Path) -> None:
-    cj = _cj()  # created 8:00; the recorder first saw it at 9:00: slots before are not called lost
+    cj = cronjob(created=T(8, 0))  # created 8:00; the recorder first saw it at 9:00: slots before are not called lost
     led = _ledger(tmp_path, [cj, scheduled(T(9, 1))])
     rec = Reconciler("c", led, None)
     try:
@@ -121,7 +115,7 @@ def test_a_new_cronjob_is_judged_from_when_the_ledger_first_saw_it(tmp_path: Pat
 
 
 def test_a_manual_job_beside_the_scheduled_one_is_counted_and_shown_while_it_runs(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     sched = scheduled(T(9, 1), took=120)
     by_hand = job("cj-by-hand", created=T(9, 1, 30), done=T(9, 2, 30), manual=True)
     led = _ledger(tmp_path, [cj, sched, by_hand])
@@ -146,7 +140,7 @@ def test_a_manual_job_beside_the_scheduled_one_is_counted_and_shown_while_it_run
 
 
 def test_a_deleted_cronjob_s_series_go_away(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     led = _ledger(tmp_path, [cj])
     m = Metrics(None)
     rec = Reconciler("c", led, m)
