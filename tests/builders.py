@@ -254,7 +254,7 @@ def container_status(name: str = "main", state: Obj | None = None, *, restarts: 
 
 
 def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namespace: str | None = None,
-        uid: str | None = _UNSET, containers: list[Obj] | None = None, statuses: list[Obj] | None = None,
+        uid: str | None = _UNSET, created: Time | None = None, containers: list[Obj] | None = None, statuses: list[Obj] | None = None,
         phase: str | None = None, annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
         spec: Obj | None = None, status: Obj | None = None) -> Obj:
     """A Pod (of Job ``job`` through a controller reference). ``containers`` are the spec's
@@ -267,6 +267,8 @@ def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namesp
         uid = f"u-{name}"
     if uid is not None:
         meta["uid"] = uid
+    if created is not None:
+        meta["creationTimestamp"] = stamp(created)
     if labels is not None:
         meta["labels"] = labels
     if annotations is not None:
@@ -281,7 +283,7 @@ def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namesp
             status["phase"] = phase
         if statuses is not None:
             status["containerStatuses"] = statuses
-    return copy.deepcopy({"kind": "Pod", "metadata": meta, "spec": spec, "status": status})
+    return copy.deepcopy({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status})
 
 
 # --- Event -----------------------------------------------------------------------------------------
