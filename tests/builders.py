@@ -254,11 +254,13 @@ def container_status(name: str = "main", state: Obj | None = None, *, restarts: 
 
 
 def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namespace: str | None = None,
-        uid: str | None = _UNSET, created: Time | None = None, containers: list[Obj] | None = None, statuses: list[Obj] | None = None,
+        uid: str | None = _UNSET, created: Time | None = None, containers: list[Obj] | None = None,
+        env: list[Obj] | None = None, statuses: list[Obj] | None = None,
         phase: str | None = None, annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
         spec: Obj | None = None, status: Obj | None = None) -> Obj:
     """A Pod (of Job ``job`` through a controller reference). ``containers`` are the spec's
-    containers (default one ``main``), ``statuses`` its containerStatuses (``container_status``),
+    containers (default one ``main``, with ``env`` when given), ``statuses`` its containerStatuses
+    (``container_status``),
     ``spec``/``status`` replace them whole."""
     meta: Obj = {"name": name}
     if namespace is not None:
@@ -276,7 +278,8 @@ def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namesp
     if job is not None:
         meta["ownerReferences"] = [owner_ref("Job", job, job_uid or f"u-{job}")]
     if spec is None:
-        spec = {"containers": containers if containers is not None else [{"name": "main"}]}
+        spec = {"containers": containers if containers is not None else
+                [{"name": "main"} if env is None else {"name": "main", "env": env}]}
     if status is None:
         status = {}
         if phase is not None:
