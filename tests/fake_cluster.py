@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 Obj = dict[str, Any]
@@ -29,6 +30,27 @@ Obj = dict[str, Any]
 
 class Clock(Protocol):
     t: float
+
+
+class FakeClock:
+    """cronctl's clock (now, monotonic, sleep) for the fake: starts at 2026-12-02T12:00Z, monotonic
+    1000.0; a sleep only moves it on (and is recorded in ``sleeps``), as does a watch the server
+    closes after its timeout."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.wall = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+        self.sleeps: list[float] = []
+
+    def now(self) -> datetime:
+        return self.wall + timedelta(seconds=self.t - 1000.0)
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.t += seconds
 
 
 class FakeCluster:

@@ -15,7 +15,8 @@ import jsonschema
 import pytest
 import yaml
 
-from builders import T, cronjob, event, job, scheduled, slotname, z
+from builders import (T, cronjob, event, job, job_already_active, saw_completed, scheduled, slotname, successful_create,
+                      successful_delete, z)
 from cronctl.history import LOST, VERDICTS, Options, fail_on, slot_history
 
 UTC = timezone.utc
@@ -302,14 +303,8 @@ def _forbid_restore_catch_up() -> tuple[dict[str, Any], list[dict[str, Any]], li
     cj = cronjob(name=name, policy="Forbid", last=T(16, 39), suspend_written=T(16, 28, 50), ok_limit=3,
                  created=T(16, 0), last_ok=T(16, 39, 20))
 
-    def ev(reason: str, msg: str, at: datetime) -> dict[str, Any]:
-        return event(reason, msg, at, name=name)
-
-    evs = [ev("SuccessfulCreate", f"Created job {catch}", T(16, 28, 55)),
-           ev("JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy "
-              "is Forbid", T(16, 29, 0)),
-           ev("SawCompletedJob", f"Saw completed job: {catch}, condition: Complete", T(16, 29, 31)),
-           ev("SuccessfulDelete", f"Deleted job {catch}", T(16, 33, 30))]
+    evs = [successful_create(catch, T(16, 28, 55), name=name), job_already_active(T(16, 29, 0), name=name),
+           saw_completed(catch, T(16, 29, 31), name=name), successful_delete(catch, T(16, 33, 30), name=name)]
     return cj, [sched(37), sched(38), sched(39), manual], evs, catch
 
 

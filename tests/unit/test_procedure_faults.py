@@ -11,7 +11,7 @@ verbs in tests/cluster/test_faults.py. The fake fails loudly on any verb it does
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -23,30 +23,13 @@ from cronctl.errors import ApiError, Conflict, Refused
 from cronctl.procedure.base import QuietReporter
 from cronctl.procedure.run_manual import RunOptions, run_manual
 from cronctl.procedure.wait import WaitTimeout, ride_out, wait_for_jobs
-from fake_cluster import FakeCluster
+from fake_cluster import FakeClock, FakeCluster
 
 UTC = timezone.utc
 Obj = dict[str, Any]
 ENDED: dict[str, Any] = dict(done=T(12, 1), interim=True)  # a watched Job that finished at 12:01
 YEARLY: dict[str, Any] = dict(schedule="0 0 1 1 *", uid="u1", resource_version="5", generation=1,
                               created="2026-12-01T00:00:00Z", annotations={}, containers=[{"name": "c", "image": "i"}])
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.wall = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-        self.sleeps: list[float] = []
-
-    def now(self) -> datetime:
-        return self.wall + timedelta(seconds=self.t - 1000.0)
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += seconds
 
 
 def test_the_fake_fails_loudly_on_any_verb_it_does_not_script() -> None:
