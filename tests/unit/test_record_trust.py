@@ -86,6 +86,6 @@ def test_without_a_matching_managed_fields_entry_nothing_is_confirmed(managed: A
 
 def test_a_field_shared_with_another_manager_is_not_confirmed() -> None:
     cj = _cronjob(annotations=RECORD, managed=[_entry("cronctl", list(RECORD), suspend=True),
-                           _entry("someone", [model.ANN_RUN_ID])])
+                                               _entry("someone", [model.ANN_RUN_ID])])
     why = model.record_unconfirmed(cj)
     assert why is not None and "cronctl.dev/run-id by cronctl, someone" in why
