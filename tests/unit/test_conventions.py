@@ -147,9 +147,8 @@ def test_lint_reads_every_file_of_a_repeated_f(capfd: pytest.CaptureFixture[str]
 
 # --- a refusal under --yes says what it changed and set back ---------------------------------
 
-def _child(cj: dict[str, Any], name: str) -> dict[str, Any]:
-    """A running Job of cj made a minute before the clock's noon."""
-    return job(name, owner=cj, resource_version="7", created="2026-12-02T11:59:00Z", start=None, status={"active": 1})
+# a running Job made a minute before the fake clock's noon
+RUNNING: dict[str, Any] = dict(resource_version="7", created="2026-12-02T11:59:00Z", start=None, status={"active": 1})
 
 
 def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> None:
@@ -162,7 +161,7 @@ def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> N
 
     c = FakeCluster(clock=FakeClock(), lists=[])
     c.cronjob = cronjob(**YEARLY)
-    c.lists = [([_child(c.cronjob, "cj-fix")], "1")]  # the plan's read
+    c.lists = [([job("cj-fix", owner=c.cronjob, **RUNNING)], "1")]  # the plan's read
     with pytest.raises(Refused, match="unfinished child Jobs: cj-fix; nothing was changed") as e:
         run_manual(c, RunOptions(cronjob="cj", yes=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
     # the service names its input; the command line writes the flag
@@ -183,7 +182,7 @@ def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_a
     c = FakeCluster(clock=clock, lists=[])
     c.cronjob = cronjob(**YEARLY)
     # the plan sees nothing; the verify right after the suspend sees a Job the controller was creating
-    late = _child(c.cronjob, "cj-29900000")
+    late = job("cj-29900000", owner=c.cronjob, **RUNNING)
     c.lists = [([], "1"), ([late], "2"), ([late], "3"), ([late], "4")]
     c.server_version = lambda: "v1.36.0"  # type: ignore[method-assign]  # the restore's prediction
     with pytest.raises(Refused) as e:
