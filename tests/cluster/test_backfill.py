@@ -96,7 +96,7 @@ def test_a_failing_slot_stops_the_backfill_and_it_goes_on_after_restore(kubeconf
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "fails")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    first = created.replace(second=0) + timedelta(minutes=1)
+    first = minute_floor(created) + timedelta(minutes=1)
     sleep_until(first + timedelta(minutes=1, seconds=3))
     r = cronctl(["backfill", "fails", "-n", namespace, "--from", first.strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "--to", (first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--yes", "--settle", "1s"],
@@ -129,7 +129,7 @@ def test_a_backfill_killed_after_its_first_slot_is_finished_by_restore_and_the_s
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "resumable")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    first = created.replace(second=0) + timedelta(minutes=1)
+    first = minute_floor(created) + timedelta(minutes=1)
     slots = [first + timedelta(minutes=i) for i in range(3)]
     sleep_until(slots[-1] + timedelta(seconds=3))
     span = ["--from", slots[0].strftime("%Y-%m-%dT%H:%M:%SZ"), "--to", slots[-1].strftime("%Y-%m-%dT%H:%M:%SZ")]
@@ -162,7 +162,7 @@ def test_parallel_slots_under_allow_then_resume_catch_up_all_runs_the_rest(kubec
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "wide")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    slots = [created.replace(second=0) + timedelta(minutes=i) for i in (1, 2, 3)]
+    slots = [minute_floor(created) + timedelta(minutes=i) for i in (1, 2, 3)]
     z_ = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in slots]
     sleep_until(slots[-1] + timedelta(seconds=3))
     r = cronctl(["backfill", "wide", "-n", namespace, "--slot", z_[0], "--slot", z_[1], "--parallel", "2", "--yes",

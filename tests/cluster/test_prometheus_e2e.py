@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.cluster_support import ROOT, create_cronjob, list_jobs, sleep_until, wait_for
+from tests.cluster.cluster_support import ROOT, create_cronjob, list_jobs, minute_floor, sleep_until, wait_for
 from tests.conftest import K8s, create_test_namespace
 from tests.harness import ClusterError, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
@@ -144,7 +144,7 @@ def test_prometheus_alerts_on_a_lost_slot_and_a_duplicate_and_stays_quiet_for_a_
         now = datetime.now(UTC)
         stop_at = now.replace(second=40, microsecond=0) + (timedelta(minutes=1) if now.second >= 35 else timedelta())
         sleep_until(stop_at)
-        lost_slot = (stop_at + timedelta(minutes=1)).replace(second=0)
+        lost_slot = minute_floor(stop_at + timedelta(minutes=1))
         cluster.stop("kube-controller-manager", info.state_dir)
         try:
             sleep_until(lost_slot + timedelta(seconds=25))
