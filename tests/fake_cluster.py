@@ -2,8 +2,9 @@
 memory, with faults scripted at one exact step.
 
 What it stands in for: the Kubernetes API server as cronctl sees it through ``cronctl.cluster``
-— reads of the CronJob, its Jobs, Pods, Events and logs, the server version and who we are; the
-list-then-watch of Jobs; cronctl's guarded patches of the CronJob and its Events.
+— reads of the CronJob, its Jobs, Pods, Events and logs (and the recorder's list of each kind), the
+server version and who we are; the list-then-watch of Jobs; cronctl's guarded patches of the
+CronJob and its Events.
 
 Why not the real server there: the unit tests that use it need what a real server cannot be made
 to do on demand, or cannot afford it — a log read failing with a 500, a watch that drops at a
@@ -60,9 +61,9 @@ class FakeCluster:
     Objects: ``cronjob`` (``get_cronjob`` of another name fails), ``jobs``, ``pods``, ``events``;
     ``logs`` maps ``(pod, previous)`` to the text or an exception to raise; ``pods_error`` is raised
     by ``list_pods``. Scripts: ``lists`` (each ``list_jobs`` pops the next ``(jobs, resourceVersion)``;
-    None: the ``jobs`` at resourceVersion 1), ``watches`` (each ``watch_jobs`` pops the next list of
-    ``(type, job)`` events or exceptions to raise; the server closes a watch with no events after
-    ``timeout_seconds`` of ``clock``), ``patch_faults`` (each ``patch_cronjob`` raises the next one
+    None: the ``jobs`` at ``resource_version``, as ``list_resource`` answers for every kind),
+    ``watches`` (each ``watch_jobs`` pops the next list of ``(type, job)`` events or exceptions to
+    raise; the server closes a watch with no events after ``timeout_seconds`` of ``clock``), ``patch_faults`` (each ``patch_cronjob`` raises the next one
     first). Records ``patches``, ``events_created`` and ``watch_calls``.
     """
 
@@ -72,11 +73,12 @@ class FakeCluster:
                  pods: list[Obj] | None = None, events: list[Obj] | None = None,
                  logs: dict[tuple[str, bool], Any] | None = None, pods_error: Exception | None = None,
                  version: str = "v1.37.2", user: str = "alice", server: str = "https://fake",
-                 clock: Clock | None = None, lists: list[tuple[list[Obj], str]] | None = None) -> None:
+                 clock: Clock | None = None, lists: list[tuple[list[Obj], str]] | None = None,
+                 resource_version: str = "1") -> None:
         self.cronjob, self.jobs, self.pods, self.events = cronjob, jobs or [], pods or [], events or []
         self.logs, self.pods_error = logs or {}, pods_error
         self.version, self.user, self.server, self.clock = version, user, server, clock
-        self.lists = lists
+        self.lists, self.resource_version = lists, resource_version
         self.watches: list[list[Any]] = []
         self.patch_faults: list[Exception] = []
         self.watch_calls: list[dict[str, Any]] = []
@@ -90,6 +92,8 @@ class FakeCluster:
         self.calls.append(verb)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # Python's own protocols (copy.copy asks for __setstate__)
+            raise AttributeError(name)
         raise AssertionError(f"FakeCluster does not implement {name!r}: use the real control plane")
 
     # -- who and where ----------------------------------------------------------------------------
@@ -150,7 +154,7 @@ class FakeCluster:
     def list_jobs(self, **_kw: Any) -> tuple[list[Obj], str]:
         self._call("list_jobs")
         if self.lists is None:
-            return self.jobs, "1"
+            return self.jobs, self.resource_version
         assert self.lists, "unexpected list_jobs"
         return self.lists.pop(0)
 
@@ -171,6 +175,13 @@ class FakeCluster:
                 self.clock.t += timeout_seconds
 
         return gen()
+
+    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Obj], str]:
+        """The recorder's list of any kind: the CronJob, Jobs, Events or Pods given."""
+        self._call(f"list {resource}")
+        objs = {"cronjobs": [self.cronjob] if self.cronjob else [], "jobs": self.jobs, "events": self.events,
+                "pods": self.pods}
+        return objs.get(resource, []), self.resource_version
 
     # -- Pods, logs, Events -------------------------------------------------------------------------
     def list_pods(self, **_kw: Any) -> list[Obj]:

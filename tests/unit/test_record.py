@@ -8,25 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from builders import T, cronjob, scheduled
+from builders import T, container_status, cronjob, pod, scheduled, terminated
 from cronctl.ledger.store import open_ledger
 from cronctl.procedure.record import Recorder, RecordOptions
-
-
-class _Served:
-    """Serves fixed lists for list_resource; pods and logs empty."""
-
-    namespace = "ns"
-    request_count = 0
-
-    def __init__(self, objs: dict[str, list[Any]]) -> None:
-        self.objs = objs
-
-    def list_resource(self, resource: str, namespace: str | None) -> tuple[list[Any], str]:
-        return self.objs.get(resource, []), "7"
-
-    def list_pods(self, **_kw: Any) -> list[Any]:
-        return self.objs.get("pods", [])
+from fake_cluster import FakeCluster
 
 
 class _Clock:
@@ -46,7 +31,7 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
     weird_event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "ns", "uid": "e1"},
                    "involvedObject": {"kind": "CronJob", "name": "cj"}, "reason": "SuccessfulCreate",
                    "firstTimestamp": "not a time", "lastTimestamp": 12}
-    served = _Served({"cronjobs": [cronjob()], "jobs": [bad, scheduled(T(9, 2))], "events": [weird_event]})
+    served = FakeCluster(cronjob(), [bad, scheduled(T(9, 2))], events=[weird_event], resource_version="7")
     lines: list[str] = []
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)
@@ -69,11 +54,9 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
 
 def test_log_bytes_0_reads_no_log_but_still_the_pods(tmp_path: Any) -> None:
     done = scheduled(T(9, 1))  # finished: its pods are read once
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "ns"},
-           "spec": {"containers": [{"name": "main"}]},
-           "status": {"containerStatuses": [{"name": "main", "state": {"terminated": {
-               "exitCode": 3, "reason": "Error", "startedAt": "2026-12-02T09:01:05Z"}}}]}}
-    served = _Served({"cronjobs": [cronjob()], "jobs": [done], "pods": [pod]})  # no read_pod_log: a read fails
+    failed = pod("p1", namespace="ns", statuses=[container_status(state=terminated(3, "Error",
+                                                                            startedAt="2026-12-02T09:01:05Z"))])
+    served = FakeCluster(cronjob(), [done], pods=[failed], resource_version="7")  # no logs: a read fails
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)
     try:
