@@ -10,7 +10,8 @@ Why not the real server there: the unit tests that use it need what a real serve
 to do on demand, or cannot afford it — a log read failing with a 500, a watch that drops at a
 chosen event, a 410 Gone at a chosen reconnect, the server unreachable during a reconnect, a 409
 from a competing write landing exactly between cronctl's read and its patch; exact request
-accounting per verb; thousands of Jobs from years of history in milliseconds. Everything a real
+accounting per verb; objects a real server never serves (a Job without a uid, an Event whose times
+are not times); thousands of Jobs from years of history in milliseconds. Everything a real
 server can show is tested on the real control plane (tests/cluster/; the same faults at an
 unchosen moment by scripts/cluster's drill verbs in tests/cluster/test_faults.py).
 
