@@ -1,5 +1,7 @@
 """Helpers shared by the tests on the real control plane: the one CronJob builder, reading objects
-back, waiting, and (re-exported from ``tests/harness.py``) cronctl run as a process and kubectl.
+back, waiting (for anything: ``wait_for``; for the slots of a schedule: ``slot_job_name``,
+``early_in_a_minute``, ``sleep_until``, ``wait_for_slot_job``), and (re-exported from
+``tests/harness.py``) cronctl run as a process and kubectl.
 
 Setup and assertions go through the kubernetes client (``k8s`` fixture) with raw JSON, never
 through cronctl's own code; cronctl itself is run as a separate process, exactly as an operator
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,6 +126,61 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, every: fl
             return got
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
+
+
+# --- the slots of a schedule ----------------------------------------------------------------------
+
+def slot_job_name(cronjob: str, slot: datetime) -> str:
+    """The controller's name for the Job of ``slot`` (getJobName: the slot in Unix minutes)."""
+    return f"{cronjob}-{int(slot.timestamp()) // 60}"
+
+
+def minute_floor(t: datetime) -> datetime:
+    """The minute boundary at or before t."""
+    return t.replace(second=0, microsecond=0)
+
+
+def sleep_until(t: datetime) -> None:
+    """Sleep until the wall clock reaches t (an aware datetime); at once if it has."""
+    time.sleep(max(0.0, (t - datetime.now(timezone.utc)).total_seconds()))
+
+
+def early_in_a_minute(after: datetime | None = None, lo: float = 1.0, hi: float = 12.0) -> datetime:
+    """Sleep until now is lo..hi s past a minute boundary (later than ``after``); return that boundary."""
+    while True:
+        now = datetime.now(timezone.utc)
+        slot = minute_floor(now)
+        if (after is None or slot > after) and lo <= (now - slot).total_seconds() <= hi:
+            return slot
+        if (after is None or slot > after) and (now - slot).total_seconds() < lo:
+            nxt = slot + timedelta(seconds=lo)
+        else:
+            nxt = slot + timedelta(minutes=1, seconds=lo)
+        time.sleep(max(0.2, (nxt - now).total_seconds()))
+
+
+def wait_for_slot_job(k8s: Any, ns: str, cronjob: str, slot: datetime, timeout: float, *,
+                      also: Callable[[], None] | None = None, every: float = 0.5,
+                      required: bool = True) -> dict[str, Any] | None:
+    """Wait up to ``timeout`` s for the Job of ``slot`` that the controller names for it; return it.
+
+    ``also`` runs on every poll (assertions that must hold the whole time). When the Job does not
+    come, the test fails naming it and the slot; with ``required=False`` the answer is None.
+    """
+    name = slot_job_name(cronjob, slot)
+    deadline = time.monotonic() + timeout
+    while True:
+        if also is not None:
+            also()
+        job = read_job(k8s, ns, name)
+        if job:
+            return job
+        if time.monotonic() > deadline:
+            if required:
+                pytest.fail(f"timed out after {timeout:.0f}s waiting for the controller's Job {name} of slot "
+                            f"{slot.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}")
+            return None
         time.sleep(every)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from cluster_support import cronctl, cronjob_body, list_jobs, read_cronjob, run_record, wait_for
+from cluster_support import (cronctl, cronjob_body, list_jobs, minute_floor, read_cronjob, run_record, sleep_until,
+                             slot_job_name, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
 UTC = timezone.utc
@@ -45,8 +46,7 @@ def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str
     assert r.returncode == 0, r.stderr
     paused = datetime.now(UTC)
     # the outage: two slots pass while paused
-    time.sleep(max(0.0, (paused.replace(second=0, microsecond=0) + timedelta(minutes=2, seconds=5)
-                         - datetime.now(UTC)).total_seconds()))
+    sleep_until(minute_floor(paused) + timedelta(minutes=2, seconds=5))
     r = cronctl(["resume", "orders", "-n", namespace, "--catch-up", "none", "--yes", "-o", "json"], kubeconfig)
     assert r.returncode == 0, r.stderr
     given = json.loads(r.stdout)["given_up"]
@@ -71,8 +71,8 @@ def test_the_outage_replayed_lost_slots_are_backfilled_once_each(kubeconfig: str
           f"was suspended {rec['suspended_seconds']:.1f} s")
     after = by_slot(k8s, namespace)
     for s in lost:
-        minutes = int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()) // 60
-        assert after.get(s) == [f"orders-{minutes}"], (s, after.get(s))
+        job = slot_job_name("orders", datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC))
+        assert after.get(s) == [job], (s, after.get(s))
     assert all(len(v) == 1 for v in after.values()), after  # none ran twice
     cj = read_cronjob(k8s, namespace, "orders")
     assert cj["spec"]["suspend"] is False and not any(k == "cronctl.dev/run-id" for k in
@@ -96,8 +96,8 @@ def test_a_failing_slot_stops_the_backfill_and_it_goes_on_after_restore(kubeconf
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "fails")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    first = created.replace(second=0) + timedelta(minutes=1)
-    time.sleep(max(0.0, (first + timedelta(minutes=1, seconds=3) - datetime.now(UTC)).total_seconds()))
+    first = minute_floor(created) + timedelta(minutes=1)
+    sleep_until(first + timedelta(minutes=1, seconds=3))
     r = cronctl(["backfill", "fails", "-n", namespace, "--from", first.strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "--to", (first + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--yes", "--settle", "1s"],
                 kubeconfig, run_dir=tmp_path)
@@ -129,9 +129,9 @@ def test_a_backfill_killed_after_its_first_slot_is_finished_by_restore_and_the_s
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "resumable")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    first = created.replace(second=0) + timedelta(minutes=1)
+    first = minute_floor(created) + timedelta(minutes=1)
     slots = [first + timedelta(minutes=i) for i in range(3)]
-    time.sleep(max(0.0, (slots[-1] + timedelta(seconds=3) - datetime.now(UTC)).total_seconds()))
+    sleep_until(slots[-1] + timedelta(seconds=3))
     span = ["--from", slots[0].strftime("%Y-%m-%dT%H:%M:%SZ"), "--to", slots[-1].strftime("%Y-%m-%dT%H:%M:%SZ")]
     # SIGKILL right after the first slot is done (the test-only hook, as kill -9 would)
     r = cronctl(["backfill", "resumable", "-n", namespace, *span, "--yes", "--settle", "1s"], kubeconfig,
@@ -162,9 +162,9 @@ def test_parallel_slots_under_allow_then_resume_catch_up_all_runs_the_rest(kubec
     k8s.batch.create_namespaced_cron_job(namespace, body)
     created = datetime.strptime(read_cronjob(k8s, namespace, "wide")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    slots = [created.replace(second=0) + timedelta(minutes=i) for i in (1, 2, 3)]
+    slots = [minute_floor(created) + timedelta(minutes=i) for i in (1, 2, 3)]
     z_ = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in slots]
-    time.sleep(max(0.0, (slots[-1] + timedelta(seconds=3) - datetime.now(UTC)).total_seconds()))
+    sleep_until(slots[-1] + timedelta(seconds=3))
     r = cronctl(["backfill", "wide", "-n", namespace, "--slot", z_[0], "--slot", z_[1], "--parallel", "2", "--yes",
                  "--settle", "1s"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -7,14 +7,14 @@ test_backfill.py (compat); these run on the default version only."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cluster_support import cronctl, cronjob_body, list_jobs, read_cronjob, run_record, terminal, wait_for
+from cluster_support import (cronctl, cronjob_body, list_jobs, minute_floor, read_cronjob, run_record, sleep_until,
+                             terminal, wait_for)
 
 pytestmark = [pytest.mark.cluster]
 UTC = timezone.utc
@@ -41,8 +41,8 @@ def test_a_backfill_killed_at_each_step_is_explained_finished_by_restore_and_res
                                                                 duration=1, suspend=True))
     created = datetime.strptime(read_cronjob(k8s, namespace, "k")["metadata"]["creationTimestamp"],
                                 "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    slots = [created.replace(second=0) + timedelta(minutes=i) for i in (1, 2)]
-    time.sleep(max(0.0, (slots[-1] + timedelta(seconds=3) - datetime.now(UTC)).total_seconds()))
+    slots = [minute_floor(created) + timedelta(minutes=i) for i in (1, 2)]
+    sleep_until(slots[-1] + timedelta(seconds=3))
     span = ["--from", z(slots[0]), "--to", z(slots[-1])]
     r = cronctl(["backfill", "k", "-n", namespace, *span, "--yes", "--settle", "1s"], kubeconfig,
                 run_dir=tmp_path / "a", CRONCTL_TEST_KILL_AFTER_STEP=step)

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from cluster_support import cronctl, cronjob_body, run_kubectl, service_account_kubeconfig, wait_for
+from cluster_support import cronctl, cronjob_body, early_in_a_minute, run_kubectl, service_account_kubeconfig, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "bundle.schema.json").read_text())
@@ -67,9 +67,7 @@ def check_files(out: Path) -> dict[str, Any]:
 def test_the_seed_004_incident_shows_the_overlap_the_duplicate_and_unexpectedjob(
         k8s: Any, kubeconfig: str, namespace: str, tmp_path: Path) -> None:
     # start just after a minute boundary so the manual Job surely runs across the next tick
-    sec = datetime.now(timezone.utc).second
-    if sec >= 50:
-        time.sleep(62 - sec)
+    early_in_a_minute(lo=2, hi=50)
     k8s.batch.create_namespaced_cron_job(namespace, cronjob("mp-orders-sync", "* * * * *"))
     run_kubectl(kubeconfig, "-n", namespace, "create", "job", "mp-orders-sync-fix", "--from=cronjob/mp-orders-sync")
     # the controller creates the next minute's Job although the manual one runs (Forbid sees

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from cluster_support import cronctl, cronjob_body, list_jobs, read_cronjob, run_record, wait_for
+from cluster_support import (cronctl, cronjob_body, list_jobs, minute_floor, read_cronjob, run_record, sleep_until,
+                             slot_job_name, wait_for)
 from tests.conftest import create_test_namespace
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
@@ -33,10 +34,6 @@ def scheduled(k8s: Any, ns: str) -> dict[str, dict[str, Any]]:
 def _utc(stamp: str) -> datetime:
     """An API or annotation timestamp ("...Z" or with an offset) as an aware UTC datetime."""
     return datetime.fromisoformat(stamp).astimezone(UTC)
-
-
-def minute_floor(t: datetime) -> datetime:
-    return t.replace(second=0, microsecond=0)
 
 
 def _held_slots(rec: dict[str, Any], k8s: Any, ns: str, every: int = 1) -> list[str]:
@@ -63,7 +60,7 @@ def test_resume_with_catch_up_none_starts_nothing_and_the_next_slot_runs_on_time
     # let at least one slot pass while paused, and resume well inside the next minute
     paused_at = datetime.now(UTC)
     slot = minute_floor(paused_at) + timedelta(minutes=1)
-    time.sleep(max(0.0, (slot + timedelta(seconds=5) - datetime.now(UTC)).total_seconds()))
+    sleep_until(slot + timedelta(seconds=5))
     before = set(scheduled(k8s, namespace))
     r = cronctl(["resume", "quiet", "-n", namespace, "--catch-up", "none", "--yes", "-o", "json"], kubeconfig)
     assert r.returncode == 0, r.stderr
@@ -127,15 +124,11 @@ def by_slot(k8s: Any, ns: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def slot_job_name(cronjob: str, slot: str) -> str:
-    return f"{cronjob}-{int(_utc(slot).timestamp()) // 60}"
-
-
 def assert_each_slot_ran_once_as_its_own_job(k8s: Any, ns: str, cronjob: str, slots: list[str]) -> None:
     jobs = by_slot(k8s, ns)
     for s in slots:
         names = [j["metadata"]["name"] for j in jobs.get(s, [])]
-        assert names == [slot_job_name(cronjob, s)], (s, names)
+        assert names == [slot_job_name(cronjob, _utc(s))], (s, names)
         job = jobs[s][0]
         assert job["metadata"]["annotations"].get("cronjob.kubernetes.io/instantiate") == "manual", s
         assert any(c["type"] == "Complete" and c["status"] == "True"
@@ -197,8 +190,7 @@ def test_restore_with_catch_up_all_takes_over_a_killed_run_and_runs_each_slot_it
     assert held["spec"]["suspend"] is True
     killed_at = datetime.now(UTC)
     # a slot passes while the killed run holds the CronJob
-    time.sleep(max(0.0, (minute_floor(killed_at) + timedelta(minutes=1, seconds=4) - datetime.now(UTC))
-                   .total_seconds()))
+    sleep_until(minute_floor(killed_at) + timedelta(minutes=1, seconds=4))
     r = cronctl(["restore", "taken", "-n", namespace, "--catch-up", "all", "--yes", "-o", "json"], kubeconfig,
                 run_dir=tmp_path / "restore")
     assert r.returncode == 0, r.stderr

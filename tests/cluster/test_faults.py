@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.cluster_support import create_cronjob, list_jobs, read_cronjob, record_annotations, wait_for
+from tests.cluster.cluster_support import (create_cronjob, list_jobs, read_cronjob, record_annotations, sleep_until,
+                                           slot_job_name, wait_for, wait_for_slot_job)
 from tests.conftest import K8s, create_test_namespace
 from tests.harness import ClusterError, ClusterInfo, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
@@ -313,16 +314,14 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     try:
         t1, t2 = t0 + timedelta(minutes=1), t0 + timedelta(minutes=2)
         # long enough after t2 that tock's deadline (10 s) has passed for both slots
-        time.sleep(max(0.0, (t2 + timedelta(seconds=15) - datetime.now(utc)).total_seconds()))
+        sleep_until(t2 + timedelta(seconds=15))
         pred = predict(read_cronjob(private.k8s, ns, "tick"), datetime.now(utc), suspended=False)
         assert pred.decision == "create" and pred.catch_up_for == t2 and pred.never_made_up == 1, pred
     finally:
         private.start("kube-controller-manager")
-    minutes = lambda t: f"tick-{int(t.timestamp()) // 60}"  # noqa: E731
-    wait_for(f"the catch-up Job {minutes(t2)}",
-             lambda: minutes(t2) in [j["metadata"]["name"] for j in list_jobs(private.k8s, ns)], timeout=60)
+    wait_for_slot_job(private.k8s, ns, "tick", t2, timeout=60)  # the catch-up Job
     names = {j["metadata"]["name"] for j in list_jobs(private.k8s, ns)}
-    assert minutes(t1) not in names  # never made up, as predicted
+    assert slot_job_name("tick", t1) not in names  # never made up, as predicted
     out = tmp_path / "bundle"
     r = cronctl(["bundle", "tick", "-n", ns, "--out", str(out), "--no-logs"], private.kubeconfig, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_support import run_kubectl, wait_for
+from cluster_support import run_kubectl, slot_job_name, wait_for
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources" / "fidelity"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -83,7 +83,7 @@ def test_a_every_minute_cronjob_gets_a_scheduled_job_named_by_unix_minutes_that_
     slot = datetime.fromisoformat(job.metadata.annotations[SCHEDULED_AT])
     assert slot.second == 0 and slot.microsecond == 0
     assert slot.utcoffset() == timedelta(0)  # no timeZone: the controller-manager's zone (UTC)
-    assert job.metadata.name == f"every-minute-{int(slot.timestamp()) // 60}"
+    assert job.metadata.name == slot_job_name("every-minute", slot)
     owner = job.metadata.owner_references[0]
     assert (owner.kind, owner.name, owner.controller, owner.block_owner_deletion) == \
         ("CronJob", "every-minute", True, True)
@@ -114,7 +114,7 @@ def test_b_forbid_cronjob_still_starts_its_scheduled_job_while_a_manual_job_runs
     job = jobs[0]
     slot = datetime.fromisoformat(job.metadata.annotations[SCHEDULED_AT])
     assert slot.utcoffset() == timedelta(hours=3)  # the CronJob's zone, Europe/Moscow
-    assert job.metadata.name == f"mp-orders-sync-{int(slot.timestamp()) // 60}"
+    assert job.metadata.name == slot_job_name("mp-orders-sync", slot)
     assert job.metadata.creation_timestamp > cronjob_scenarios.manual_created
 
     # ... while the manual one was still running (its pod runs 150 s)

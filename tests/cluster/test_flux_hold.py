@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from cluster_support import cronctl, cronjob_body, owned_jobs, read_cronjob, run_record, start_cronctl, wait_for
+from cluster_support import (cronctl, cronjob_body, early_in_a_minute, owned_jobs, read_cronjob, run_record,
+                             start_cronctl, wait_for)
 from flux_support import Flux, flux  # noqa: F401 (flux: the fixture)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat, pytest.mark.xdist_group("flux")]
@@ -50,7 +51,7 @@ class SuspendWatch:
 def test_run_manual_holds_through_flux_intervals_with_the_reconcile_annotation_and_puts_it_back(
         flux: Flux, kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
     # made just after a minute boundary: the next slot comes while the manual Job runs (40 s)
-    wait_for("a fresh minute", lambda: datetime.now(UTC).second in range(2, 12) or None, 70, every=0.5)
+    early_in_a_minute(lo=2, hi=12)  # a fresh minute
     body = cronjob_body("orders-sync", schedule="*/1 * * * *", suspend=False, duration=40)
     managed = flux.manage(namespace, [body], interval=f"{INTERVAL}s")
     p = start_cronctl(["run-manual", "orders-sync", "-n", namespace, "--yes", "--settle", "1s", "--catch-up",

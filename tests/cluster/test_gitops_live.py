@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_support import (cronctl, cronjob_body, list_jobs, owned_jobs, read_cronjob, run_kubectl, run_record,
-                             start_cronctl, wait_for)
+from cluster_support import (cronctl, cronjob_body, early_in_a_minute, list_jobs, owned_jobs, read_cronjob, run_kubectl,
+                             run_record, start_cronctl, wait_for)
 
 pytestmark = [pytest.mark.cluster]
 UTC = timezone.utc
@@ -139,7 +139,7 @@ def test_ignore_under_self_heal_reports_each_revert_within_2s_fights_once_then_n
     the manual Job runs 75 s, so a minute boundary passes after the hold is lost."""
     manifest = argo_manifest(namespace, "orders-sync", schedule="*/1 * * * *", duration=75)
     # made just after a minute boundary, so no scheduled Job is due between the plan and the suspend
-    wait_for("a fresh minute", lambda: datetime.now(UTC).second in range(2, 15) or None, 70, every=0.5)
+    early_in_a_minute(lo=2, hi=15)  # a fresh minute
     heal = SelfHeal(kubeconfig, k8s, manifest, every=3.0).start()
     try:
         p = start_cronctl(["run-manual", "orders-sync", "-n", namespace, "--yes", "--gitops", "ignore",

@@ -9,14 +9,14 @@ Jobs the controller created, never assumed."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import jsonschema
 import pytest
 
-from cluster_support import ROOT, cronctl, cronjob_body, list_jobs, read_cronjob, wait_for
+from cluster_support import (ROOT, cronctl, cronjob_body, list_jobs, minute_floor, read_cronjob, sleep_until,
+                             slot_job_name, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
 UTC = timezone.utc
@@ -41,10 +41,6 @@ def make(k8s: Any, ns: str, name: str, **spec: Any) -> dict[str, Any]:
 def scheduled_jobs(k8s: Any, ns: str, name: str) -> list[dict[str, Any]]:
     return sorted((j for j in list_jobs(k8s, ns) if TS in (j["metadata"].get("annotations") or {})
                    and j["metadata"]["name"].startswith(name + "-")), key=slot_of)
-
-
-def sleep_until(t: datetime) -> None:
-    time.sleep(max(0.0, (t - datetime.now(UTC)).total_seconds()))
 
 
 def history(kubeconfig: str, ns: str, name: str) -> dict[str, dict[str, Any]]:
@@ -138,14 +134,14 @@ def test_a_job_created_by_hand_beside_a_slot_named_run_is_a_duplicate_and_no_thi
 
     # suspended: the controller makes no Job, so the slot-named manual run is the slot's only Job ...
     cj = make(k8s, namespace, "handrun", suspend=True)
-    sleep_until(datetime.strptime(cj["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
-                .replace(tzinfo=UTC, second=0) + timedelta(minutes=1, seconds=2))
+    sleep_until(minute_floor(datetime.strptime(cj["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+                             .replace(tzinfo=UTC)) + timedelta(minutes=1, seconds=2))
     r = cronctl(["run-manual", "handrun", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "1s",
                  "-o", "json"], kubeconfig, run_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     t, slot_job = doc["occurrence"], doc["job_name"]
-    assert slot_job == f"handrun-{int(datetime.strptime(t, '%Y-%m-%dT%H:%M:%SZ').replace(tzinfo=UTC).timestamp()) // 60}"
+    assert slot_job == slot_job_name("handrun", datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC))
     assert history(kubeconfig, namespace, "handrun")[t]["verdict"] == "ran"
     # ... until someone runs `kubectl create job --from=cronjob/handrun` for the same occurrence
     body = model.build_manual_job(read_cronjob(k8s, namespace, "handrun"), "handrun-by-hand",

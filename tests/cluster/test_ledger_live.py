@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 import yaml
 
-from cluster_support import ROOT, cronctl, cronjob_body, list_jobs, start_cronctl, wait_for
+from cluster_support import ROOT, cronctl, cronjob_body, list_jobs, sleep_until, start_cronctl, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
 UTC = timezone.utc
@@ -41,10 +41,6 @@ def slot_of(job: dict[str, Any]) -> datetime:
 
 def scheduled(k8s: Any, ns: str) -> dict[datetime, dict[str, Any]]:
     return {slot_of(j): j for j in list_jobs(k8s, ns) if TS in (j["metadata"].get("annotations") or {})}
-
-
-def sleep_until(t: datetime) -> None:
-    time.sleep(max(0.0, (t - datetime.now(UTC)).total_seconds()))
 
 
 def set_duration(k8s: Any, ns: str, seconds: int) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.cluster_support import ROOT, create_cronjob, list_jobs, wait_for
+from tests.cluster.cluster_support import ROOT, create_cronjob, list_jobs, minute_floor, sleep_until, wait_for
 from tests.conftest import K8s, create_test_namespace
 from tests.harness import ClusterError, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
@@ -143,11 +143,11 @@ def test_prometheus_alerts_on_a_lost_slot_and_a_duplicate_and_stays_quiet_for_a_
         # -- kube-controller-manager down across a slot: lossy (15 s deadline) loses it, healthy runs it late ---
         now = datetime.now(UTC)
         stop_at = now.replace(second=40, microsecond=0) + (timedelta(minutes=1) if now.second >= 35 else timedelta())
-        time.sleep(max(0.0, (stop_at - datetime.now(UTC)).total_seconds()))
-        lost_slot = (stop_at + timedelta(minutes=1)).replace(second=0)
+        sleep_until(stop_at)
+        lost_slot = minute_floor(stop_at + timedelta(minutes=1))
         cluster.stop("kube-controller-manager", info.state_dir)
         try:
-            time.sleep(max(0.0, (lost_slot + timedelta(seconds=25) - datetime.now(UTC)).total_seconds()))
+            sleep_until(lost_slot + timedelta(seconds=25))
         finally:
             cluster.start("kube-controller-manager", info.state_dir)
         lost = wait_for("CronJobSlotLost for lossy", lambda: _firing(prom, "CronJobSlotLost", "lossy"),

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from cluster_support import create_cronjob, cronctl, cronctl_env, owned_jobs, read_job, start_cronctl, wait_for
+from cluster_support import (create_cronjob, cronctl, cronctl_env, early_in_a_minute, owned_jobs, read_job,
+                             start_cronctl, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 UTC = timezone.utc
@@ -46,12 +47,10 @@ def _interval(job: dict[str, Any], now: datetime) -> tuple[datetime, datetime]:
 
 def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_is_the_predicted_one(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
-    # Start at second ~5 of a minute: the fresh CronJobs are suspended long before their first
+    # Start at second 3-8 of a minute: the fresh CronJobs are suspended long before their first
     # slot, and the restore (~156 s later) lands ~40 s after a minute boundary — inside the 120 s
     # deadline, far outside the 5 s one.
-    now = datetime.now(UTC)
-    if not 3 <= now.second + now.microsecond / 1e6 <= 8:
-        time.sleep((65 - now.second - now.microsecond / 1e6) % 60)
+    early_in_a_minute(lo=3, hi=8)
     cases = {"mp-orders-sync": 120, "mp-orders-sync-tight": 5}
     cjs = {name: create_cronjob(k8s, namespace, name, schedule="*/1 * * * *", deadline=d, duration=150,
                                 tz="Europe/Moscow", log="synced orders (incident replay)")
@@ -92,7 +91,7 @@ def test_seed_004_manual_run_has_no_overlapping_scheduled_job_and_the_catch_up_i
         else:
             assert "restore_check" not in rec  # nothing predicted, nothing to watch for
             # give the controller's immediate post-unsuspend sync time to (not) act
-            time.sleep(max(0.0, (restored_at + timedelta(seconds=10) - datetime.now(UTC)).total_seconds()))
+            sleep_until(restored_at + timedelta(seconds=10))
         now = datetime.now(UTC)
         jobs = owned_jobs(k8s, namespace, cj)
         scheduled = [j for j in jobs if SCHEDULED_AT in (j["metadata"].get("annotations") or {})]

@@ -17,7 +17,7 @@ from kubernetes import client
 from kubernetes import config as kconfig
 from kubernetes.client.rest import ApiException
 
-from cluster_support import bare_job_template, cronjob_body
+from cluster_support import bare_job_template, cronjob_body, slot_job_name
 from cronctl.cli import main
 from cronctl.runbooks import NAMES
 
@@ -94,7 +94,7 @@ def test_catch_up_runbook_names_the_job_unsuspending_would_start(capfd, live) ->
     assert code == 0
     # no startingDeadlineSeconds: the most recent missed 02:30 is started, named <name>-<unix minutes>
     expected = most_recent_0230_new_york(now)
-    job = f"{NAME}-{int(expected.timestamp()) // 60}"
+    job = slot_job_name(NAME, expected)
     assert f"**start `{job}`**" in out, out
 
 

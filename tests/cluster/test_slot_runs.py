@@ -9,15 +9,15 @@ slot late (52 s on 1.36.3; docs/SEMANTICS.md §6.1). The next-slot delay is meas
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from cluster_support import (create_cronjob, cronctl, list_jobs, owned_jobs, read_cronjob, read_job,
-                             record_annotations, run_record, service_account_kubeconfig, terminal, wait_for)
+from cluster_support import (create_cronjob, cronctl, early_in_a_minute, list_jobs, owned_jobs, read_cronjob,
+                             read_job, record_annotations, run_record, service_account_kubeconfig, slot_job_name,
+                             terminal, wait_for_slot_job)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 UTC = timezone.utc
@@ -33,30 +33,15 @@ def ts(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def slot_name(cronjob: str, t: datetime) -> str:
-    return f"{cronjob}-{int(t.timestamp()) // 60}"  # the controller's getJobName: Unix minutes
-
-
 def server_version(k8s: Any) -> str:
     from kubernetes import client
 
     return str(client.VersionApi(k8s.api).get_code().git_version)
 
 
-def early_in_a_minute(after: datetime | None = None, lo: float = 1.0, hi: float = 12.0) -> datetime:
-    """Sleep until now is lo..hi s past a minute boundary (later than ``after``); return that boundary."""
-    while True:
-        now = datetime.now(UTC)
-        slot = now.replace(second=0, microsecond=0)
-        if (after is None or slot > after) and lo <= (now - slot).total_seconds() <= hi:
-            return slot
-        nxt = slot + timedelta(minutes=1, seconds=lo)
-        time.sleep(max(0.2, (nxt - now).total_seconds()))
-
-
 def standing_for(k8s: Any, ns: str, cj: dict[str, Any], t: datetime) -> list[str]:
     """Names of the Jobs that stand for slot t: its name, or the scheduled-timestamp/occurrence annotation."""
-    name = slot_name(cj["metadata"]["name"], t)
+    name = slot_job_name(cj["metadata"]["name"], t)
     out = []
     for j in owned_jobs(k8s, ns, cj):
         a = j["metadata"].get("annotations") or {}
@@ -71,14 +56,8 @@ def next_slot_delay(k8s: Any, ns: str, cj: dict[str, Any], t: datetime,
     """Wait for the controller's Job of slot t + 1 min; return its creation delay after the slot (s).
     ``also`` runs on every poll (assertions that must hold the whole time)."""
     nxt = t + timedelta(minutes=1)
-    name = slot_name(cj["metadata"]["name"], nxt)
-
-    def probe() -> dict[str, Any] | None:
-        also()
-        return read_job(k8s, ns, name)
-
-    job = wait_for(f"the controller's Job {name} for the next slot {z(nxt)}", probe,
-                   timeout=max(5.0, (nxt - datetime.now(UTC)).total_seconds()) + 90, every=0.5)
+    job = wait_for_slot_job(k8s, ns, cj["metadata"]["name"], nxt,
+                            timeout=max(5.0, (nxt - datetime.now(UTC)).total_seconds()) + 90, also=also) or {}
     assert ts(job["metadata"]["annotations"][SCHEDULED_TS]) == nxt
     assert "cronctl.dev/run-id" not in job["metadata"]["annotations"]  # the controller's own
     return (ts(job["metadata"]["creationTimestamp"]) - nxt).total_seconds()
@@ -87,7 +66,7 @@ def next_slot_delay(k8s: Any, ns: str, cj: dict[str, Any], t: datetime,
 def check_slot_job(job: dict[str, Any], cj: dict[str, Any], t: datetime, rec: dict[str, Any]) -> None:
     m = job["metadata"]
     a = m["annotations"]
-    assert m["name"] == slot_name(cj["metadata"]["name"], t)
+    assert m["name"] == slot_job_name(cj["metadata"]["name"], t)
     assert a[SCHEDULED_TS] == z(t)  # no timeZone: the controller writes UTC with Z
     assert a["cronjob.kubernetes.io/instantiate"] == "manual"
     assert a["cronctl.dev/occurrence"] == z(t) and a["cronctl.dev/run-id"] == rec["run_id"]
@@ -114,19 +93,19 @@ def test_the_latest_slot_run_is_the_slots_only_job_and_the_next_slot_starts_on_t
     rec = json.loads(r.stdout)
     assert rec == run_record(tmp_path)
     assert rec["slot"]["at"] == z(t) and rec["slot"]["latest"] is True
-    assert rec["job_name"] == slot_name("tick", t) and rec["occurrence"] == z(t)
+    assert rec["job_name"] == slot_job_name("tick", t) and rec["occurrence"] == z(t)
     assert rec["plan"]["slot"]["job_name"] == rec["job_name"] and rec["plan"]["last_schedule_time"]["patch"] is True
     assert rec["last_schedule_time"]["patched"] is True and rec["last_schedule_time"]["value"] == z(t)
     assert f"slot {z(t)}" in r.stderr and "lastScheduleTime" in r.stderr  # the plan says both
     assert finished < t + timedelta(minutes=1), "the run must end before the next slot for this test to mean much"
 
-    check_slot_job(read_job(k8s, namespace, slot_name("tick", t)) or {}, cj, t, rec)
+    check_slot_job(read_job(k8s, namespace, slot_job_name("tick", t)) or {}, cj, t, rec)
     after = read_cronjob(k8s, namespace, "tick")
     assert after["status"]["lastScheduleTime"] == z(t)
     assert after["spec"]["suspend"] is False and record_annotations(after) == {}
 
     def one_job_for_t() -> None:
-        assert standing_for(k8s, namespace, cj, t) == [slot_name("tick", t)]
+        assert standing_for(k8s, namespace, cj, t) == [slot_job_name("tick", t)]
 
     delay = next_slot_delay(k8s, namespace, cj, t, also=one_job_for_t)
     measure(k8s, "unsuspended CronJob, run-manual --occurrence latest", delay)
@@ -162,7 +141,7 @@ def test_a_missed_slot_run_by_hand_on_a_suspended_cronjob_is_never_wanted_again(
     rec = json.loads(r.stdout)
     assert rec["slot"]["at"] == z(t) and rec["slot"]["latest"] is False
     assert rec["last_schedule_time"]["patched"] is True and rec["last_schedule_time"]["previous"] is None
-    check_slot_job(read_job(k8s, namespace, slot_name("held", t)) or {}, cj, t, rec)
+    check_slot_job(read_job(k8s, namespace, slot_job_name("held", t)) or {}, cj, t, rec)
     after = read_cronjob(k8s, namespace, "held")
     assert after["spec"]["suspend"] is True and record_annotations(after) == {}  # it was suspended before
     assert after["status"]["lastScheduleTime"] == z(t)
@@ -176,7 +155,7 @@ def test_a_missed_slot_run_by_hand_on_a_suspended_cronjob_is_never_wanted_again(
     k8s.batch.patch_namespaced_cron_job("held", namespace, {"spec": {"suspend": False}})
 
     def one_job_for_t_and_no_back_off() -> None:
-        assert standing_for(k8s, namespace, cj, t) == [slot_name("held", t)]
+        assert standing_for(k8s, namespace, cj, t) == [slot_job_name("held", t)]
 
     delay = next_slot_delay(k8s, namespace, cj, t, also=one_job_for_t_and_no_back_off)
     measure(k8s, "suspended CronJob, slot run by hand, then un-suspended", delay)
@@ -233,7 +212,7 @@ NEW_YEAR = datetime(datetime.now(UTC).year, 1, 1, tzinfo=UTC)  # the latest slot
 def test_a_job_that_already_stands_for_the_slot_stops_the_run_before_anything_changes(
         kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path, how: str) -> None:
     cj = create_cronjob(k8s, namespace, "yearly", schedule="0 0 1 1 *")  # its latest slot: January 1st
-    existing = {"slot-name": (slot_name("yearly", NEW_YEAR), {}),
+    existing = {"slot-name": (slot_job_name("yearly", NEW_YEAR), {}),
                 "scheduled-timestamp": ("yearly-by-controller", {SCHEDULED_TS: z(NEW_YEAR)}),
                 # the same instant written with another offset
                 "occurrence": ("yearly-manual", {"cronctl.dev/occurrence": (NEW_YEAR + timedelta(hours=3)).strftime(
@@ -304,7 +283,7 @@ def test_control_without_the_status_permission_the_next_slot_is_late_before_1_37
     cj = create_cronjob(k8s, namespace, "bare", schedule="*/1 * * * *", suspend=True, duration=2)
     operator_kubeconfig = operator_without_status(k8s, kubeconfig, namespace, tmp_path)
     t = early_in_a_minute(after=ts(cj["metadata"]["creationTimestamp"]))
-    name = slot_name("bare", t)
+    name = slot_job_name("bare", t)
     r = cronctl(["run-manual", "bare", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "1s",
                  "-o", "json"], str(operator_kubeconfig), run_dir=tmp_path / "run")
     assert r.returncode == 0, r.stderr
@@ -319,10 +298,8 @@ def test_control_without_the_status_permission_the_next_slot_is_late_before_1_37
     k8s.batch.patch_namespaced_cron_job("bare", namespace, {"spec": {"suspend": False}})
     nxt = t + timedelta(minutes=1)
     give_up = nxt + timedelta(seconds=150)
-    job = None
-    while job is None and datetime.now(UTC) < give_up:
-        job = read_job(k8s, namespace, slot_name("bare", nxt))
-        time.sleep(0.5)
+    job = wait_for_slot_job(k8s, namespace, "bare", nxt, (give_up - datetime.now(UTC)).total_seconds(),
+                            required=False)
     assert standing_for(k8s, namespace, cj, t) == [name]  # never a second Job for T, on any version
     if job is None:
         print(f"\nMEASURE {version} control, no cronjobs/status permission (lastScheduleTime not set): next "

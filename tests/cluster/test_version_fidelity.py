@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -20,7 +20,8 @@ import pytest
 from cronctl import model
 from cronctl.procedure.predict import predict
 from cronctl.versions import behaviour_for
-from tests.cluster.cluster_support import create_cronjob, list_jobs, read_cronjob, wait_for
+from tests.cluster.cluster_support import (create_cronjob, early_in_a_minute, list_jobs, read_cronjob, slot_job_name,
+                                           wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
 UTC = timezone.utc
@@ -32,24 +33,13 @@ def server_version(k8s: Any) -> str:
     return str(client.VersionApi(k8s.api).get_code().git_version)
 
 
-def _missed_slot_after(created: datetime) -> datetime:
-    """Sleep until a minute slot after ``created`` has passed by 3-40 s; return that slot."""
-    while True:
-        now = datetime.now(UTC)
-        slot = now.replace(second=0, microsecond=0)
-        if slot > created and 3 <= (now - slot).total_seconds() <= 40:
-            return slot
-        nxt = slot + timedelta(minutes=1, seconds=3)
-        time.sleep(max(0.2, (nxt - now).total_seconds()))
-
-
 def test_an_existing_job_named_for_the_slot_is_adopted_from_1_37_and_not_before(k8s: Any, namespace: str) -> None:
     version = server_version(k8s)
     beh = behaviour_for(version)
     assert beh.known, f"tests run on a supported version, got {version}"
     cj = create_cronjob(k8s, namespace, "adopt", schedule="*/1 * * * *", suspend=True, duration=240)
-    slot = _missed_slot_after(model.created(cj) or datetime.now(UTC))
-    name = f"adopt-{int(slot.timestamp()) // 60}"  # the controller's name for the slot: Unix minutes
+    slot = early_in_a_minute(after=model.created(cj) or datetime.now(UTC), lo=3, hi=40)  # a missed slot, 3-40 s ago
+    name = slot_job_name("adopt", slot)
     body = model.build_manual_job(cj, name)
     k8s.batch.create_namespaced_job(namespace, body)
 

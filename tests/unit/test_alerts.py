@@ -3,16 +3,17 @@ and `promtool check rules` on every output form."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 import yaml
 
+from builders import manifest
 from cronctl import alerts as al
 from cronctl.schedule import parse
 
@@ -128,11 +129,8 @@ def test_never_twice_in_the_horizon_is_skipped_with_a_reason() -> None:
     assert all("fewer than twice" in s.reason for s in rs.skipped)
 
 
-def _cj(name: str, schedule: str, tz: str | None = None, ns: str = "shop", **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"schedule": schedule, "jobTemplate": {"spec": {"template": {"spec": {}}}}, **spec}
-    if tz:
-        body["timeZone"] = tz
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name, "namespace": ns}, "spec": body}
+# the CronJobs here: manifests in namespace shop with an empty pod template
+_cj = functools.partial(manifest, namespace="shop", pod={})
 
 
 def test_grace_is_start_delay_plus_expected_run_plus_margin() -> None:

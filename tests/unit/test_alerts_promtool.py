@@ -12,6 +12,7 @@ their text is checked by `promtool check rules` (templates) and test_alerts.py.
 from __future__ import annotations
 
 import copy
+import functools
 import subprocess
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -21,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
+from builders import manifest
 from cronctl import alerts as al
 
 from tool_support import promtool
@@ -36,11 +38,8 @@ def _u(dt: datetime) -> int:
     return int(dt.timestamp())
 
 
-def _cj(name: str, schedule: str, tz: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedule": schedule, "jobTemplate": {"spec": {"template": {"spec": {}}}}}
-    if tz:
-        spec["timeZone"] = tz
-    return {"kind": "CronJob", "metadata": {"name": name, "namespace": "shop"}, "spec": spec}
+# the CronJobs here: manifests in namespace shop with an empty pod template
+_cj = functools.partial(manifest, namespace="shop", pod={})
 
 
 def _values(step: int, start: int, end: int, value: Callable[[int], float | None]) -> str:

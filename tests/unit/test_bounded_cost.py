@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import RunCli
-from fake_cluster import ReadOnlyCluster
+from builders import cronjob, job, z
+from fake_cluster import FakeCluster
 from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.bundle.assemble import build_bundle
@@ -38,37 +39,16 @@ UTC = timezone.utc
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def z(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def cronjob(name: str = "pileup", schedule: str = "* * * * *", created: datetime = T0 - timedelta(days=1)) -> Any:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "creationTimestamp": z(created)},
-            "spec": {"schedule": schedule, "concurrencyPolicy": "Allow",
-                     "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
-            "status": {}}
-
-
-def job(cj: Any, name: str, start: datetime, end: datetime | None = None, manual: bool = False) -> Any:
-    status: dict[str, Any] = {"startTime": z(start)}
-    if end is not None:
-        status.update(completionTime=z(end), conditions=[{"type": "Complete", "status": "True",
-                                                          "lastTransitionTime": z(end)}])
-    ann = {"cronjob.kubernetes.io/instantiate": "manual"} if manual else {}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "creationTimestamp": z(start),
-                         "annotations": ann,
-                         "ownerReferences": [{"kind": "CronJob", "name": cj["metadata"]["name"],
-                                              "uid": cj["metadata"]["uid"], "controller": True}]},
-            "status": status}
+# the every-minute Allow CronJob of the pile-ups (created a day before the first Job)
+PILEUP: dict[str, Any] = dict(schedule="* * * * *", name="pileup", created=T0 - timedelta(days=1), policy="Allow",
+                              containers=[{"name": "c", "image": "i"}])
 
 
 def pileup(n: int) -> tuple[Any, list[Any], datetime]:
     """N Jobs of an every-minute Allow CronJob, one started each minute, none finished; and now."""
-    cj = cronjob()
-    jobs = [job(cj, f"pileup-{int((T0 + timedelta(minutes=i)).timestamp()) // 60}",
-                T0 + timedelta(minutes=i, seconds=2)) for i in range(n)]
+    cj = cronjob(**PILEUP)
+    jobs = [job(f"pileup-{int((T0 + timedelta(minutes=i)).timestamp()) // 60}", owner=cj,
+                start=T0 + timedelta(minutes=i, seconds=2)) for i in range(n)]
     return cj, jobs, T0 + timedelta(minutes=n)
 
 
@@ -99,11 +79,11 @@ def test_two_thousand_hung_jobs_make_a_bundle_of_a_few_megabytes(run_cli: RunCli
 
 
 def test_a_manual_job_beside_a_scheduled_one_is_flagged_in_its_group_only() -> None:
-    cj = cronjob()
-    jobs = [job(cj, "a", T0, T0 + timedelta(minutes=10)), job(cj, "m", T0 + timedelta(minutes=5), T0 + timedelta(minutes=6),
-                                                                  manual=True),
-            job(cj, "b", T0 + timedelta(minutes=20), T0 + timedelta(minutes=30)),
-            job(cj, "c", T0 + timedelta(minutes=25), T0 + timedelta(minutes=40))]
+    cj = cronjob(**PILEUP)
+    jobs = [job("a", owner=cj, start=T0, done=T0 + timedelta(minutes=10)),
+            job("m", owner=cj, start=T0 + timedelta(minutes=5), done=T0 + timedelta(minutes=6), manual=True),
+            job("b", owner=cj, start=T0 + timedelta(minutes=20), done=T0 + timedelta(minutes=30)),
+            job("c", owner=cj, start=T0 + timedelta(minutes=25), done=T0 + timedelta(minutes=40))]
     a = analyse_cronjob(cj, jobs, [], [], Options(now=T0 + timedelta(hours=1)))
     got = [([n["name"] for n in g["jobs"]], g["manual"], g["manual_beside_scheduled"], g["seconds"]) for g in a["overlaps"]]
     assert got == [(["a", "m"], 1, True, 60), (["b", "c"], 0, False, 300)]
@@ -161,7 +141,8 @@ def test_two_thousand_manual_jobs_beside_two_thousand_scheduled_ones_are_counted
         run_cli: RunCli, tmp_path: Path) -> None:
     # history's manual_beside and manual runs were pairwise (4,000,000 checks, every name listed)
     cj, jobs, now = pileup(2000)
-    manual = [job(cj, f"pileup-fix-{i}", T0 + timedelta(minutes=i, seconds=30), manual=True) for i in range(2000)]
+    manual = [job(f"pileup-fix-{i}", owner=cj, start=T0 + timedelta(minutes=i, seconds=30), manual=True)
+              for i in range(2000)]
     f = tmp_path / "dump.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cj, *jobs, *manual]}))
     res = run_cli("history", "--from-dump", str(f), "--now", z(now), "-o", "json")
@@ -193,9 +174,11 @@ def far_span(years: int, n: int = 50) -> tuple[list[Any], datetime]:
     """``n`` finished Jobs of a weekly CronJob spread over ``years`` years ending in 8999, and now."""
     end = datetime(8999, 12, 1, tzinfo=UTC)
     start = datetime(9000 - years, 1, 2, tzinfo=UTC)
-    cj = cronjob("far", "0 0 * * 0", start - timedelta(days=1))
+    cj = cronjob("0 0 * * 0", name="far", created=start - timedelta(days=1), policy="Allow",
+                 containers=[{"name": "c", "image": "i"}])
     step = (end - start) / n
-    jobs = [job(cj, f"far-{i:04d}", start + step * i, start + step * i + timedelta(minutes=5)) for i in range(n)]
+    jobs = [job(f"far-{i:04d}", owner=cj, start=start + step * i, done=start + step * i + timedelta(minutes=5))
+            for i in range(n)]
     return [cj, *jobs], end + timedelta(days=1)
 
 
@@ -360,7 +343,7 @@ def test_a_thousand_identical_cronjobs_take_the_duplicate_work_rule_well_under_a
 def test_a_numeric_flag_beyond_its_cap_is_one_line_exit_5(run_cli: RunCli, tmp_path: Path, argv: list[str],
                                                           limit: str) -> None:
     dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cronjob()]}))
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [cronjob(**PILEUP)]}))
     res = run_cli(*[a.replace("{dump}", str(dump)).replace("{out}", str(tmp_path / "b")) for a in argv],
                   env={"KUBECONFIG": str(tmp_path / "no-such-kubeconfig")})
     assert res.exit_code == ExitCode.BAD_INPUT, (res.exit_code, res.stderr)
@@ -386,7 +369,7 @@ def test_status_shows_hung_jobs_as_one_overlap_line_and_flags_every_one() -> Non
     from cronctl.procedure.status import collect_status
 
     cj, jobs, now = pileup(300)
-    s = collect_status(ReadOnlyCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
+    s = collect_status(FakeCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
     [g] = s["overlaps"]
     assert (g["job_count"], g["peak"], len(g["jobs"])) == (300, 300, model.MAX_OVERLAP_NAMES)
     assert all(j["overlapping"] for j in s["jobs"])

@@ -12,6 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import builders
+from builders import (UID, T, job, job_already_active, saw_completed, successful_create, successful_delete,
+                      unexpected_job, z)
 from cronctl import model
 from cronctl.bundle.analyse import Options, analyse_cronjob
 from cronctl.events import event_view, events_for
@@ -20,49 +23,12 @@ from cronctl.bundle.render import timeline
 
 UTC = timezone.utc
 DUMP = Path(__file__).parent.parent / "golden" / "bundle" / "incident-004.dump.yaml"
-CJ_UID = "cj-uid"
 
 
-def T(h: int, m: int, s: int = 0) -> datetime:
-    return datetime(2026, 12, 2, h, m, s, tzinfo=UTC)
-
-
-def z(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def cronjob(schedule: str = "*/5 * * * *", *, created: datetime = T(10, 0), suspend: bool = False,
-            last: datetime | None = None, policy: str = "Forbid", managed: list[Any] | None = None,
-            **spec: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "cj", "namespace": "ns", "uid": CJ_UID, "creationTimestamp": z(created)}
-    if managed is not None:
-        meta["managedFields"] = managed
-    status: dict[str, Any] = {}
-    if last is not None:
-        status["lastScheduleTime"] = z(last)
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
-            "spec": {"schedule": schedule, "concurrencyPolicy": policy, "suspend": suspend,
-                     "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}, **spec},
-            "status": status}
-
-
-def job(name: str, *, slot: datetime | None, created: datetime, done: datetime | None = None,
-        manual: bool = False, outcome: str = "Complete", ann: dict[str, str] | None = None) -> dict[str, Any]:
-    annotations = dict(ann or {})
-    if manual:
-        annotations["cronjob.kubernetes.io/instantiate"] = "manual"
-    elif slot is not None:
-        annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"] = z(slot)
-    status: dict[str, Any] = {"startTime": z(created + timedelta(seconds=1))}
-    if done is not None:
-        status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": z(done)}]
-        if outcome == "Complete":
-            status["completionTime"] = z(done)
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "ns", "uid": "uid-" + name, "creationTimestamp": z(created),
-                         "annotations": annotations,
-                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": CJ_UID, "controller": True}]},
-            "status": status}
+def cronjob(schedule: str = "*/5 * * * *", **kw: Any) -> dict[str, Any]:
+    """The CronJob of these scenarios (builders.cronjob): */5, Forbid, created at 10:00, unless the test
+    says otherwise."""
+    return builders.cronjob(schedule, **{"created": T(10, 0), "policy": "Forbid", "containers": [], **kw})
 
 
 def verdicts(a: dict[str, Any]) -> list[tuple[str, str]]:
@@ -205,7 +171,7 @@ def test_two_scheduled_jobs_for_one_time_are_a_duplicate() -> None:
 def test_a_cronctl_manual_run_for_a_time_that_also_ran_is_a_duplicate_and_alone_is_a_run() -> None:
     cj = cronjob(last=T(10, 5))
     claim = {"cronctl.dev/occurrence": z(T(10, 5)), "cronctl.dev/run-id": "r1"}
-    manual = job("cj-manual", slot=None, created=T(10, 20), done=T(10, 21), manual=True, ann=claim)
+    manual = job("cj-manual", slot=None, created=T(10, 20), done=T(10, 21), manual=True, annotations=claim)
     sched = job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6))
     both = analyse_cronjob(cj, [sched, manual], [], [], Options(now=T(10, 22)))
     assert verdicts(both)[0] == ("10:05", "duplicate")
@@ -295,7 +261,7 @@ def test_events_of_deleted_jobs_and_pods_are_kept_by_name() -> None:
          "reason": "Scheduled", "message": "m", "lastTimestamp": z(T(10, 5))},
         {"metadata": {"name": "e3"}, "involvedObject": {"kind": "Job", "name": "cjx-29936885", "uid": "x"},
          "reason": "Completed", "message": "other CronJob", "lastTimestamp": z(T(10, 6))},
-        {"metadata": {"name": "e4"}, "involvedObject": {"kind": "CronJob", "name": "cj", "uid": CJ_UID},
+        {"metadata": {"name": "e4"}, "involvedObject": {"kind": "CronJob", "name": "cj", "uid": UID},
          "reason": "UnexpectedJob", "type": "Warning", "message": "m", "count": 3,
          "firstTimestamp": z(T(10, 1)), "lastTimestamp": z(T(10, 3))},
     ]
@@ -369,14 +335,6 @@ def test_a_ttl_after_finished_makes_every_missing_time_evidence_gone() -> None:
 
 # --- evidence before verdicts: gone Jobs, failure reasons, images (issue 10 item 5) ------------
 
-def _event(reason: str, message: str, at: datetime, *, kind: str = "CronJob", name: str = "cj",
-           etype: str = "Normal") -> dict[str, Any]:
-    return {"metadata": {"name": f"e-{reason}-{name}-{at:%H%M%S}"},
-            "involvedObject": {"kind": kind, "name": name, "uid": CJ_UID if kind == "CronJob" else ""},
-            "reason": reason, "message": message, "type": etype, "count": 1,
-            "firstTimestamp": z(at), "lastTimestamp": z(at)}
-
-
 def test_a_slot_whose_job_the_history_limit_deleted_ran_and_the_bundle_says_what_removed_it() -> None:
     # */5 Forbid, successfulJobsHistoryLimit 1: the 10:05 Job was deleted when 10:10 completed
     # (10:10:41); its SuccessfulCreate, SawCompletedJob and SuccessfulDelete events remain
@@ -384,11 +342,8 @@ def test_a_slot_whose_job_the_history_limit_deleted_ran_and_the_bundle_says_what
     assert datetime.fromtimestamp(29936765 * 60, UTC) == T(10, 5)
     cj = cronjob(last=T(10, 10), successfulJobsHistoryLimit=1)
     kept = job("cj-29936770", slot=T(10, 10), created=T(10, 10, 1), done=T(10, 10, 40))
-    evs = [_event("SuccessfulCreate", f"Created job {gone}", T(10, 5, 1)),
-           _event("SawCompletedJob", f"Saw completed job: {gone}, condition: Complete", T(10, 5, 31)),
-           _event("JobAlreadyActive", "Not starting job because prior execution is running and concurrency "
-                  "policy is Forbid", T(10, 10, 0)),
-           _event("SuccessfulDelete", f"Deleted job {gone}", T(10, 10, 41))]
+    evs = [successful_create(gone, T(10, 5, 1)), saw_completed(gone, T(10, 5, 31)),
+           job_already_active(T(10, 10, 0)), successful_delete(gone, T(10, 10, 41))]
     a = analyse_cronjob(cj, [kept], [], evs, Options(now=T(10, 11)))
     occ = {o["expected"][11:16]: o for o in a["occurrences"]}
     assert (occ["10:05"]["verdict"], occ["10:05"]["jobs"], occ["10:05"]["jobs_gone"]) == ("ran", [gone], [gone])
@@ -406,9 +361,7 @@ def test_a_slot_whose_job_the_history_limit_deleted_ran_and_the_bundle_says_what
 
 
 def test_a_gone_manual_job_is_listed_with_what_removed_it_but_stands_for_no_slot() -> None:
-    evs = [_event("UnexpectedJob", "Saw a job that the controller did not create or forgot: cj-fix", T(10, 2),
-                  etype="Warning"),
-           _event("SuccessfulDelete", "Deleted job cj-fix", T(10, 6, 1))]
+    evs = [unexpected_job("cj-fix", T(10, 2)), successful_delete("cj-fix", T(10, 6, 1))]
     a = analyse_cronjob(cronjob(last=T(10, 5)), [job("cj-29936885", slot=T(10, 5), created=T(10, 5), done=T(10, 6))],
                         [], evs, Options(now=T(10, 7)))
     [g] = a["removed_jobs"]

@@ -2,8 +2,8 @@
 demand (a log read failing with a 500, exact request accounting per verb). The behaviour that a
 real server can show (403 on pods/log, logs, lists) is tested in tests/cluster/test_bundle.py.
 
-``FakeCluster`` implements the part of :class:`cronctl.cluster.Cluster` that collection uses and
-fails loudly on anything else.
+``FakeCluster`` (tests/fake_cluster.py) implements the part of :class:`cronctl.cluster.Cluster` that
+collection uses and fails loudly on anything else.
 """
 
 from __future__ import annotations
@@ -13,94 +13,27 @@ from typing import Any
 
 import pytest
 
+from builders import container_status, cronjob, job, pod, running, terminated, waiting
 from cronctl.bundle.collect import collect, log_instances
 from cronctl.errors import ApiError, BadInput, NotFound, PermissionMissing
+from fake_cluster import FakeCluster
 
 NOW = datetime(2026, 12, 2, 11, 0, tzinfo=timezone.utc)
-CJ = {"apiVersion": "batch/v1", "kind": "CronJob",
-      "metadata": {"name": "cj", "namespace": "ns", "uid": "cj-uid", "creationTimestamp": "2026-12-02T10:00:00Z"},
-      "spec": {"schedule": "*/5 * * * *"}, "status": {}}
 
 
-def _job(name: str, owner: str = "cj-uid") -> dict[str, Any]:
-    return {"kind": "Job", "metadata": {"name": name, "uid": f"u-{name}", "ownerReferences": [
-        {"kind": "CronJob", "name": "cj", "uid": owner, "controller": True}]}, "status": {}}
-
-
-def _pod(name: str, job: str, state: dict[str, Any], restarts: int = 0) -> dict[str, Any]:
-    return {"kind": "Pod", "metadata": {"name": name, "uid": f"u-{name}", "ownerReferences": [
-                {"kind": "Job", "name": job, "uid": f"u-{job}", "controller": True}]},
-            "spec": {"containers": [{"name": "main"}]},
-            "status": {"containerStatuses": [{"name": "main", "state": state, "restartCount": restarts,
-                                              "lastState": {"terminated": {"exitCode": 1}} if restarts else {}}]}}
-
-
-class FakeCluster:
-    """The Cluster verbs collection uses; anything else raises AssertionError."""
-
-    namespace = "ns"
-
-    def __init__(self, *, logs: dict[tuple[str, bool], Any], pods_error: Exception | None = None) -> None:
-        self.request_count = 0
-        self.calls: list[str] = []
-        self.logs = logs
-        self.pods_error = pods_error
-        self.jobs = [_job("cj-1"), _job("cj-2"), _job("other", owner="x")]
-        self.pods = [_pod("cj-1-a", "cj-1", {"terminated": {"exitCode": 0}}, restarts=1),
-                     _pod("cj-2-a", "cj-2", {"waiting": {"reason": "ContainerCreating"}}),
-                     _pod("other-a", "other", {"running": {}})]
-
-    def _call(self, verb: str) -> None:
-        self.request_count += 1
-        self.calls.append(verb)
-
-    def server_url(self) -> str:
-        return "https://fake"
-
-    def server_version(self) -> str:
-        self._call("version")
-        return "v1.36.3"
-
-    def whoami(self) -> str:
-        self._call("whoami")
-        return "alice"
-
-    def list_cronjobs(self, *, all_namespaces: bool = False) -> list[dict[str, Any]]:
-        self._call("list_cronjobs")
-        return []
-
-    def get_cronjob(self, name: str) -> dict[str, Any]:
-        self._call("get_cronjob")
-        return dict(CJ)
-
-    def list_jobs(self, *, label_selector: str | None = None) -> tuple[list[dict[str, Any]], str]:
-        self._call("list_jobs")
-        return self.jobs, "1"
-
-    def list_pods(self, *, label_selector: str | None = None) -> list[dict[str, Any]]:
-        self._call("list_pods")
-        if self.pods_error:
-            raise self.pods_error
-        return self.pods
-
-    def list_events(self, *, field_selector: str | None = None) -> list[dict[str, Any]]:
-        self._call("list_events")
-        return []
-
-    def read_pod_log(self, pod: str, container: str, *, previous: bool = False, since_seconds: int | None = None,
-                     limit_bytes: int | None = None, tail_lines: int | None = None) -> str:
-        self._call(f"log {pod}/{container}{' previous' if previous else ''} since={since_seconds} limit={limit_bytes}")
-        got = self.logs[(pod, previous)]
-        if isinstance(got, Exception):
-            raise got
-        return str(got)[:limit_bytes] if limit_bytes else str(got)
-
-    def __getattr__(self, name: str) -> Any:
-        raise AssertionError(f"FakeCluster: collection must not call {name}")
+def collection(**kw: Any) -> FakeCluster:
+    """CronJob cj (*/5), its Jobs cj-1 and cj-2 and another CronJob's, and a pod of each: cj-1's ran and
+    restarted once, cj-2's never started, the other's runs."""
+    jobs = [job("cj-1"), job("cj-2"), job("other", cj_uid="x")]
+    pods = [pod("cj-1-a", job="cj-1", statuses=[container_status(state=terminated(0), restarts=1)]),
+            pod("cj-2-a", job="cj-2", statuses=[container_status(state=waiting("ContainerCreating"))]),
+            pod("other-a", job="other", statuses=[container_status(state=running())])]
+    return FakeCluster(cronjob("*/5 * * * *", created="2026-12-02T10:00:00Z"), jobs, pods=pods, version="v1.36.3",
+                       **kw)
 
 
 def test_one_list_per_kind_and_logs_only_for_containers_that_ran() -> None:
-    fake = FakeCluster(logs={("cj-1-a", False): "current\n", ("cj-1-a", True): "previous\n"})
+    fake = collection(logs={("cj-1-a", False): "current\n", ("cj-1-a", True): "previous\n"})
     raw = collect(fake, ["cj"], now=NOW, collected_at=NOW, since_seconds=600, max_log_bytes=100)  # type: ignore[arg-type]
     assert fake.calls == ["version", "whoami", "get_cronjob", "list_jobs", "list_pods", "list_events",
                           "log cj-1-a/main since=600 limit=101", "log cj-1-a/main previous since=600 limit=101"]
@@ -114,7 +47,7 @@ def test_one_list_per_kind_and_logs_only_for_containers_that_ran() -> None:
 
 def test_a_log_longer_than_the_cap_is_cut_at_a_line_end_and_marked_truncated() -> None:
     # the cap falls inside a URL with credentials: the partial line is dropped, not half-masked
-    fake = FakeCluster(logs={("cj-1-a", False): "start\nPOST https://bot:hunter2@x/\n", ("cj-1-a", True): "y" * 10})
+    fake = collection(logs={("cj-1-a", False): "start\nPOST https://bot:hunter2@x/\n", ("cj-1-a", True): "y" * 10})
     raw = collect(fake, ["cj"], now=NOW, collected_at=NOW, max_log_bytes=20)  # type: ignore[arg-type]
     logs = {(lg.pod, lg.previous): lg for lg in raw.logs}
     assert (logs[("cj-1-a", False)].text, logs[("cj-1-a", False)].bytes, logs[("cj-1-a", False)].truncated) == (
@@ -123,7 +56,7 @@ def test_a_log_longer_than_the_cap_is_cut_at_a_line_end_and_marked_truncated() -
 
 
 def test_a_log_read_failing_with_a_server_error_is_recorded_and_the_rest_is_read() -> None:
-    fake = FakeCluster(logs={("cj-1-a", False): ApiError("HTTP 500: kubelet unreachable", status=500),
+    fake = collection(logs={("cj-1-a", False): ApiError("HTTP 500: kubelet unreachable", status=500),
                              ("cj-1-a", True): "previous\n"})
     raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
     assert [(m.what, m.object) for m in raw.missing] == [("pods/log", "pod/cj-1-a container main")]
@@ -131,7 +64,7 @@ def test_a_log_read_failing_with_a_server_error_is_recorded_and_the_rest_is_read
 
 
 def test_after_a_forbidden_log_read_no_other_log_is_requested() -> None:
-    fake = FakeCluster(logs={("cj-1-a", False): PermissionMissing("forbidden: cannot get pods/log")})
+    fake = collection(logs={("cj-1-a", False): PermissionMissing("forbidden: cannot get pods/log")})
     raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
     assert sum(1 for c in fake.calls if c.startswith("log ")) == 1
     assert [m.what for m in raw.missing] == ["pods/log"]
@@ -140,14 +73,14 @@ def test_after_a_forbidden_log_read_no_other_log_is_requested() -> None:
 
 
 def test_a_forbidden_pod_list_is_missing_and_the_bundle_goes_on() -> None:
-    fake = FakeCluster(logs={}, pods_error=PermissionMissing("forbidden: cannot list pods"))
+    fake = collection(logs={}, pods_error=PermissionMissing("forbidden: cannot list pods"))
     raw = collect(fake, ["cj"], now=NOW, collected_at=NOW)  # type: ignore[arg-type]
     assert [(m.what, m.reason) for m in raw.missing] == [("pods", "forbidden: cannot list pods")]
     assert raw.pods == [] and len(raw.jobs) == 3 and raw.logs == []
 
 
 def test_log_instances_list_previous_only_after_a_restart() -> None:
-    p = _pod("p", "j", {"running": {}}, restarts=2)
+    p = pod("p", job="j", statuses=[container_status(state=running(), restarts=2)])
     p["spec"]["initContainers"] = [{"name": "init"}]
     p["status"]["initContainerStatuses"] = [{"name": "init", "state": {"terminated": {"exitCode": 0}}}]
     assert log_instances(p) == [("init", False, None), ("main", False, None), ("main", True, None)]
@@ -155,4 +88,4 @@ def test_log_instances_list_previous_only_after_a_restart() -> None:
 
 def test_all_in_a_namespace_without_cronjobs_is_not_found() -> None:
     with pytest.raises(NotFound, match="no CronJob in namespace ns"):
-        collect(FakeCluster(logs={}), None, now=NOW, collected_at=NOW)  # type: ignore[arg-type]
+        collect(collection(logs={}), None, now=NOW, collected_at=NOW)  # type: ignore[arg-type]

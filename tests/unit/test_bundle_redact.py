@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from builders import pod
 from cronctl.bundle.redact import LAST_APPLIED, Redactor, looks_secret, strip_managed_fields
 
 
@@ -22,30 +23,23 @@ def test_ordinary_env_names_are_not_secret(name: str) -> None:
     assert not looks_secret(name)
 
 
-def _pod(env: list[dict[str, object]], args: list[str] | None = None) -> dict[str, object]:
-    c: dict[str, object] = {"name": "c", "image": "x", "env": env}
-    if args is not None:
-        c["args"] = args
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [c]}}
-
-
 def test_a_literal_secret_env_value_is_masked_and_a_reference_is_kept() -> None:
     red = Redactor()
-    pod = _pod([{"name": "API_TOKEN", "value": "abc123"},
-                {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}},
-                {"name": "LOG_LEVEL", "value": "debug"}])
-    out = red.kube_object(pod)
+    p = pod("p", env=[{"name": "API_TOKEN", "value": "abc123"},
+                      {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}},
+                      {"name": "LOG_LEVEL", "value": "debug"}])
+    out = red.kube_object(p)
     env = out["spec"]["containers"][0]["env"]
     assert env[0] == {"name": "API_TOKEN", "value": "<redacted:1>"}
     assert env[1] == {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}}
     assert env[2] == {"name": "LOG_LEVEL", "value": "debug"}
-    assert pod["spec"]["containers"][0]["env"][0]["value"] == "abc123"  # type: ignore[index]  # input untouched
+    assert p["spec"]["containers"][0]["env"][0]["value"] == "abc123"  # type: ignore[index]  # input untouched
 
 
 def test_the_same_value_always_gets_the_same_placeholder_across_objects_and_logs() -> None:
     red = Redactor()
-    a = red.kube_object(_pod([{"name": "TOKEN", "value": "t0k"}, {"name": "OTHER_KEY", "value": "k2"}]))
-    b = red.kube_object(_pod([{"name": "API_TOKEN", "value": "t0k"}]))
+    a = red.kube_object(pod("p", env=[{"name": "TOKEN", "value": "t0k"}, {"name": "OTHER_KEY", "value": "k2"}]))
+    b = red.kube_object(pod("p", env=[{"name": "API_TOKEN", "value": "t0k"}]))
     log = red.text("GET /x Authorization: Bearer t0k-but-longer-value\nGET /y Bearer t0k-but-longer-value")
     assert a["spec"]["containers"][0]["env"][0]["value"] == "<redacted:1>"
     assert a["spec"]["containers"][0]["env"][1]["value"] == "<redacted:2>"
@@ -62,8 +56,9 @@ def test_credentials_in_a_url_are_masked_but_host_and_path_kept() -> None:
 
 def test_url_credentials_in_a_non_secret_env_value_and_args_are_masked() -> None:
     red = Redactor()
-    out = red.kube_object(_pod([{"name": "DATABASE_URL", "value": "mysql://u:p4ss@h/db"}],
-                               args=["--upstream=https://bot:xyz789@api.example/v1", "--dry-run"]))
+    out = red.kube_object(pod("p", containers=[{
+        "name": "c", "image": "x", "env": [{"name": "DATABASE_URL", "value": "mysql://u:p4ss@h/db"}],
+        "args": ["--upstream=https://bot:xyz789@api.example/v1", "--dry-run"]}]))
     c = out["spec"]["containers"][0]
     assert c["env"][0]["value"] == "mysql://<redacted:1>@h/db"
     assert c["args"] == ["--upstream=https://<redacted:2>@api.example/v1", "--dry-run"]
@@ -122,7 +117,7 @@ def test_credentials_in_annotations_of_the_object_and_its_templates_are_masked()
 def test_an_env_list_shared_by_two_objects_is_masked_once_in_place() -> None:
     # YAML aliases (&id001/*id001) make two loaded objects share one env list
     env: list[dict[str, object]] = [{"name": "API_TOKEN", "value": "t"}]
-    a, b = _pod(env), _pod(env)
+    a, b = pod("p", env=env), pod("p", env=env)
     a["spec"]["containers"][0]["env"] = b["spec"]["containers"][0]["env"] = env  # type: ignore[index]
     red = Redactor()
     red.mask_in_place(a)

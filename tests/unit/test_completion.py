@@ -149,7 +149,12 @@ def test_a_cluster_lookup_that_hangs_is_abandoned_after_its_bound(tmp_path: Path
 
 class _ApiServer:
     """A tiny plain-HTTP API server answering list requests from a table (items: a name, or a whole
-    metadata; or an int: that error status), 404 elsewhere, recording each request's path and query."""
+    metadata; or an int: that error status), 404 elsewhere, recording each request's path and query.
+
+    It stands in for kube-apiserver's list endpoints as the real client (cronctl.kube) reaches them
+    over HTTP. A real server is not used here because the test is about which requests completion
+    makes (a real server does not tell a client's requests apart) and which errors it swallows,
+    answered at once and in a shell's time budget, without a control plane."""
 
     def __init__(self, lists: dict[str, Any]) -> None:
         import http.server

@@ -4,6 +4,7 @@ where the name exists, and what a refusal under --yes changed and set back."""
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from builders import cronjob, job, manifest
 from cronctl.cli import main
 from cronctl.cli.common import flag_of
 from cronctl.cli.durations import SETTLE
@@ -91,11 +93,9 @@ def test_status_does_not_say_a_never_firing_cronjob_schedules_normally() -> None
 
 # --- -f: several files -----------------------------------------------------------------------
 
-def _cronjob(name: str, schedule: str, namespace: str = "ns1") -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": "2026-12-01T00:00:00Z"},
-            "spec": {"schedule": schedule, "timeZone": "Europe/Berlin", "jobTemplate": {"spec": {"template": {
-                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}}
+# the manifests of the -f tests: Berlin time, namespace ns1, one busybox container
+_cronjob = functools.partial(manifest, tz="Europe/Berlin", namespace="ns1", created="2026-12-01T00:00:00Z",
+                             pod={"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]})
 
 
 def _manifest(path: Path, *cronjobs: tuple[str, str]) -> Path:
@@ -147,23 +147,21 @@ def test_lint_reads_every_file_of_a_repeated_f(capfd: pytest.CaptureFixture[str]
 
 # --- a refusal under --yes says what it changed and set back ---------------------------------
 
-def _child(cj: dict[str, Any], name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "resourceVersion": "7", "creationTimestamp": "2026-12-02T11:59:00Z",
-                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": cj["metadata"]["uid"],
-                                              "controller": True}]},
-            "status": {"active": 1}}
+# a running Job made a minute before the fake clock's noon
+RUNNING: dict[str, Any] = dict(resource_version="7", created="2026-12-02T11:59:00Z", start=None, status={"active": 1})
 
 
 def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> None:
-    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+    from fake_cluster import FakeClock, FakeCluster
+    from test_procedure_faults import YEARLY
 
     from cronctl.errors import Refused
     from cronctl.procedure.base import QuietReporter
     from cronctl.procedure.run_manual import RunOptions, run_manual
 
-    c = FakeCluster(FakeClock())
-    c.cronjob = _cronjob()
-    c.lists = [([_child(c.cronjob, "cj-fix")], "1")]  # the plan's read
+    c = FakeCluster(clock=FakeClock(), lists=[])
+    c.cronjob = cronjob(**YEARLY)
+    c.lists = [([job("cj-fix", owner=c.cronjob, **RUNNING)], "1")]  # the plan's read
     with pytest.raises(Refused, match="unfinished child Jobs: cj-fix; nothing was changed") as e:
         run_manual(c, RunOptions(cronjob="cj", yes=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
     # the service names its input; the command line writes the flag
@@ -173,17 +171,18 @@ def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> N
 
 
 def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_and_when(tmp_path: Path) -> None:
-    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+    from fake_cluster import FakeClock, FakeCluster
+    from test_procedure_faults import YEARLY
 
     from cronctl.errors import Refused
     from cronctl.procedure.base import QuietReporter
     from cronctl.procedure.run_manual import RunOptions, run_manual
 
     clock = FakeClock()
-    c = FakeCluster(clock)
-    c.cronjob = _cronjob()
+    c = FakeCluster(clock=clock, lists=[])
+    c.cronjob = cronjob(**YEARLY)
     # the plan sees nothing; the verify right after the suspend sees a Job the controller was creating
-    late = _child(c.cronjob, "cj-29900000")
+    late = job("cj-29900000", owner=c.cronjob, **RUNNING)
     c.lists = [([], "1"), ([late], "2"), ([late], "3"), ([late], "4")]
     c.server_version = lambda: "v1.36.0"  # type: ignore[method-assign]  # the restore's prediction
     with pytest.raises(Refused) as e:
@@ -265,13 +264,14 @@ def test_an_instant_for_people_is_in_the_cronjobs_zone_with_utc_beside_it(
 
 
 def test_the_run_manual_plan_lists_the_next_runs_in_local_time_beside_utc(tmp_path: Path) -> None:
-    from test_procedure_faults import FakeClock, FakeCluster, _cronjob
+    from fake_cluster import FakeClock, FakeCluster
+    from test_procedure_faults import YEARLY
 
     from cronctl.procedure.base import QuietReporter
     from cronctl.procedure.run_manual import RunOptions, run_manual
 
-    c = FakeCluster(FakeClock())  # the clock reads 2026-12-02T12:00Z
-    c.cronjob = _cronjob()
+    c = FakeCluster(clock=FakeClock(), lists=[])  # the clock reads 2026-12-02T12:00Z
+    c.cronjob = cronjob(**YEARLY)
     c.cronjob["spec"].update(schedule="0 9 * * *", timeZone="Europe/Berlin")
     c.lists = [([], "1")]
     rep = QuietReporter()

@@ -9,16 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from builders import manifest
 from cronctl.cli.common import flag_of
 from cronctl.errors import BadInput, Refused, option
 from cronctl.procedure.backfill import read_done
 from cronctl.procedure.slot import resolve
 
 UTC = timezone.utc
-
-
-def _cj(schedule: str = "0 * * * *") -> dict[str, object]:
-    return {"metadata": {"name": "cj", "namespace": "ns"}, "spec": {"schedule": schedule}}
 
 
 def test_an_error_reads_its_options_as_words_and_the_cli_as_flags() -> None:
@@ -36,7 +33,7 @@ def test_the_flag_of_an_input_is_its_name_with_dashes_unless_the_table_says_othe
 
 def test_a_service_error_names_no_flag() -> None:
     with pytest.raises(BadInput) as e:
-        resolve(_cj(), datetime(2026, 12, 2, 10, 30, tzinfo=UTC), latest=False,
+        resolve(manifest("cj", "0 * * * *"), datetime(2026, 12, 2, 10, 30, tzinfo=UTC), latest=False,
                 now=datetime(2026, 12, 2, 12, 0, tzinfo=UTC))
     assert "--" not in e.value.message and "--" not in (e.value.hint or "")
     assert e.value.message.startswith("occurrence 2026-12-02T10:30:00Z is not a slot")

@@ -7,6 +7,7 @@ same entries with real server-side and client-side applies.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import builders
 from cronctl import gitops, model
 
 
@@ -28,26 +30,23 @@ def entry(manager: str, operation: str, time: str, *, suspend: bool = True, sub:
     return e
 
 
-def cronjob(*managed: dict[str, Any], suspend: bool = False, labels: dict[str, str] | None = None,
-            annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": "orders-sync", "namespace": "shop", "managedFields": list(managed),
-                         "labels": labels or {}, "annotations": annotations or {}},
-            "spec": {"schedule": "*/1 * * * *", "suspend": suspend}}
+# orders-sync in shop as the API returns it; each test gives its managedFields
+cronjob = functools.partial(builders.cronjob, name="orders-sync", namespace="shop", labels={}, annotations={},
+                            managed=[])
 
 
 T1, T2, T3 = "2026-12-05T23:05:00Z", "2026-12-05T23:05:03Z", "2026-12-05T23:05:10Z"
 
 
 def test_a_cronjob_only_people_wrote_has_no_gitops_tool_and_a_plain_hold() -> None:
-    g = gitops.detect(cronjob(entry("kubectl-create", "Update", T1), entry("kubectl-patch", "Update", T2)))
+    g = gitops.detect(cronjob(managed=[entry("kubectl-create", "Update", T1), entry("kubectl-patch", "Update", T2)]))
     assert g.tool is None and not g.sets_suspend
     assert gitops.choose(g, "auto").kind == "plain"
 
 
 @pytest.mark.parametrize("manager", ["argocd-controller", "argocd-application-controller"])
 def test_argo_cd_owning_spec_suspend_through_server_side_apply_is_refused_under_auto(manager: str) -> None:
-    g = gitops.detect(cronjob(entry(manager, "Apply", T1), suspend=False,
+    g = gitops.detect(cronjob(managed=[entry(manager, "Apply", T1)], suspend=False,
                               annotations={gitops.ARGO_TRACKING_ID: "orders:batch/CronJob:shop/orders-sync"}))
     assert (g.tool, g.sets_suspend, g.suspend_value, g.source) == ("argocd", True, False, "Application orders")
     s = gitops.choose(g, "auto")
@@ -56,7 +55,7 @@ def test_argo_cd_owning_spec_suspend_through_server_side_apply_is_refused_under_
 
 
 def test_argo_cd_whose_manifest_omits_suspend_holds_plainly_and_says_a_forgotten_hold_goes_unseen() -> None:
-    g = gitops.detect(cronjob(entry("argocd-controller", "Apply", T1, suspend=False),
+    g = gitops.detect(cronjob(managed=[entry("argocd-controller", "Apply", T1, suspend=False)],
                               annotations={gitops.ARGO_TRACKING_ID: "orders:batch/CronJob:shop/orders-sync"}))
     assert g.tool == "argocd" and not g.sets_suspend
     assert gitops.choose(g, "auto").kind == "plain"
@@ -64,7 +63,7 @@ def test_argo_cd_whose_manifest_omits_suspend_holds_plainly_and_says_a_forgotten
 
 
 def test_flux_is_held_with_its_reconcile_annotation_under_auto() -> None:
-    g = gitops.detect(cronjob(entry("kustomize-controller", "Apply", T1),
+    g = gitops.detect(cronjob(managed=[entry("kustomize-controller", "Apply", T1)],
                               labels={gitops.FLUX_NAME: "apps", gitops.FLUX_NAMESPACE: "flux-system"}))
     assert (g.tool, g.sets_suspend, g.source) == ("flux", True, "Kustomization flux-system/apps")
     assert gitops.choose(g, "auto").kind == "annotate"
@@ -73,7 +72,7 @@ def test_flux_is_held_with_its_reconcile_annotation_under_auto() -> None:
 
 
 def test_flux_labels_alone_name_the_tool_even_when_its_manifest_does_not_set_suspend() -> None:
-    g = gitops.detect(cronjob(entry("kustomize-controller", "Apply", T1, suspend=False),
+    g = gitops.detect(cronjob(managed=[entry("kustomize-controller", "Apply", T1, suspend=False)],
                               labels={gitops.FLUX_NAME: "apps", gitops.FLUX_NAMESPACE: "flux-system"},
                               annotations={gitops.FLUX_RECONCILE: "disabled"}))
     assert g.tool == "flux" and not g.sets_suspend and g.reconcile_disabled
@@ -82,7 +81,7 @@ def test_flux_labels_alone_name_the_tool_even_when_its_manifest_does_not_set_sus
 
 def test_client_side_apply_whose_last_applied_sets_suspend_is_kubectl_apply_with_its_value() -> None:
     last = json.dumps({"apiVersion": "batch/v1", "kind": "CronJob", "spec": {"suspend": False}})
-    g = gitops.detect(cronjob(entry("kubectl-client-side-apply", "Update", T1),
+    g = gitops.detect(cronjob(managed=[entry("kubectl-client-side-apply", "Update", T1)],
                               annotations={gitops.LAST_APPLIED: last}))
     assert (g.tool, g.sets_suspend, g.suspend_value) == ("kubectl-apply", True, False)
     # nothing re-applies it by itself: the hold is plain, and the guard watches
@@ -91,7 +90,7 @@ def test_client_side_apply_whose_last_applied_sets_suspend_is_kubectl_apply_with
 
 def test_client_side_apply_by_argo_cd_is_argo_cd_from_its_tracking_annotation() -> None:
     last = json.dumps({"spec": {"suspend": False}})
-    g = gitops.detect(cronjob(entry("argocd-controller", "Update", T1),
+    g = gitops.detect(cronjob(managed=[entry("argocd-controller", "Update", T1)],
                               annotations={gitops.LAST_APPLIED: last,
                                            gitops.ARGO_TRACKING_ID: "pay:batch/CronJob:shop/orders-sync"}))
     assert (g.tool, g.sets_suspend, g.suspend_value) == ("argocd", True, False)
@@ -99,7 +98,7 @@ def test_client_side_apply_by_argo_cd_is_argo_cd_from_its_tracking_annotation() 
 
 
 def test_an_unknown_server_side_applier_of_suspend_is_refused_unless_ignored() -> None:
-    g = gitops.detect(cronjob(entry("platform-operator", "Apply", T1)))
+    g = gitops.detect(cronjob(managed=[entry("platform-operator", "Apply", T1)]))
     assert g.tool == "other" and g.sets_suspend
     assert gitops.choose(g, "auto").kind == "refuse"
     assert "platform-operator" in gitops.choose(g, "auto").remedy
@@ -107,12 +106,12 @@ def test_an_unknown_server_side_applier_of_suspend_is_refused_unless_ignored() -
 
 
 def test_a_status_subresource_entry_does_not_count_as_owning_spec_suspend() -> None:
-    g = gitops.detect(cronjob(entry("argocd-controller", "Apply", T1, sub="status")))
+    g = gitops.detect(cronjob(managed=[entry("argocd-controller", "Apply", T1, sub="status")]))
     assert g.tool is None
 
 
 def test_helm_controller_setting_suspend_is_refused_with_the_helmrelease_named() -> None:
-    g = gitops.detect(cronjob(entry("helm-controller", "Apply", T1),
+    g = gitops.detect(cronjob(managed=[entry("helm-controller", "Apply", T1)],
                               labels={gitops.HELM_RELEASE_NAME: "orders", gitops.HELM_RELEASE_NAMESPACE: "shop"}))
     assert (g.tool, g.source) == ("flux-helm", "HelmRelease shop/orders")
     s = gitops.choose(g, "auto")
@@ -120,8 +119,8 @@ def test_helm_controller_setting_suspend_is_refused_with_the_helmrelease_named()
 
 
 def test_reverted_by_names_the_newest_writer_of_suspend_other_than_cronctl() -> None:
-    cj = cronjob(entry("cronctl", "Update", T2), entry("argocd-controller", "Apply", T3),
-                 entry("kubectl-create", "Update", T1))
+    cj = cronjob(managed=[entry("cronctl", "Update", T2), entry("argocd-controller", "Apply", T3),
+                 entry("kubectl-create", "Update", T1)])
     who = gitops.reverted_by(cj)
     assert who is not None and (who.manager, who.operation) == ("argocd-controller", "Apply")
     assert model.hold_reverted(cj).startswith("spec.suspend set back to false by argocd-controller (Apply) at "
@@ -136,7 +135,7 @@ def test_a_reverted_hold_is_not_called_a_forged_record() -> None:
     ann_fields = {f"f:{k}": {} for k in rec.to_annotations()}
     record_entry = {"manager": "cronctl", "operation": "Update", "time": T2, "fieldsType": "FieldsV1",
                     "fieldsV1": {"f:metadata": {"f:annotations": ann_fields}}}
-    cj = cronjob(record_entry, entry("argocd-controller", "Apply", T3), annotations=rec.to_annotations())
+    cj = cronjob(managed=[record_entry, entry("argocd-controller", "Apply", T3)], annotations=rec.to_annotations())
     assert model.record_unconfirmed(cj) is None          # the record is cronctl's
     assert "argocd-controller" in model.hold_reverted(cj)  # and the hold was undone
     # while suspended, a suspend owned by someone else is still unconfirmed (planted record)
@@ -163,7 +162,7 @@ def test_the_bundle_names_the_gitops_tool_and_notes_that_a_hold_does_not_stay() 
 
     from cronctl.bundle.analyse import Options, analyse_cronjob
 
-    cj = cronjob(entry("kustomize-controller", "Apply", T1),
+    cj = cronjob(managed=[entry("kustomize-controller", "Apply", T1)],
                  labels={gitops.FLUX_NAME: "apps", gitops.FLUX_NAMESPACE: "flux-system"})
     cj["metadata"].update(uid="u1", creationTimestamp="2026-12-05T22:00:00Z")
     a = analyse_cronjob(cj, [], [], [], Options(now=datetime(2026, 12, 5, 23, 10, tzinfo=timezone.utc)))
@@ -172,7 +171,7 @@ def test_the_bundle_names_the_gitops_tool_and_notes_that_a_hold_does_not_stay() 
     schema = json.loads((Path(__file__).parents[2] / "cronctl" / "data" / "bundle.schema.json").read_text())
     jsonschema.Draft202012Validator(_find_gitops(schema)).validate(a["gitops"])
     # a CronJob nobody manages carries no gitops key (the bundle of before, unchanged)
-    plain = cronjob(entry("kubectl-create", "Update", T1))
+    plain = cronjob(managed=[entry("kubectl-create", "Update", T1)])
     plain["metadata"].update(uid="u2", creationTimestamp="2026-12-05T22:00:00Z")
     assert "gitops" not in analyse_cronjob(plain, [], [], [], Options(now=datetime(2026, 12, 5, 23, 10,
                                                                                       tzinfo=timezone.utc)))

@@ -15,88 +15,13 @@ import jsonschema
 import pytest
 import yaml
 
+from builders import (T, cronjob, event, job, job_already_active, saw_completed, scheduled, slotname, successful_create,
+                      successful_delete, z)
 from cronctl.history import LOST, VERDICTS, Options, fail_on, slot_history
 
 UTC = timezone.utc
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "history.schema.json").read_text())
-UID = "cj-uid"
-
-
-def z(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def T(h: int, m: int, s: int = 0, day: int = 2) -> datetime:
-    return datetime(2026, 12, day, h, m, s, tzinfo=UTC)
-
-
-def cronjob(schedule: str = "*/1 * * * *", *, tz: str | None = None, policy: str | None = None,
-            deadline: int | None = None, suspend: bool = False, last: datetime | None = None,
-            suspend_written: datetime | None = None, created: datetime = T(9, 0), ok_limit: int | None = None,
-            active: list[str] | None = None, ttl: int | None = None, last_ok: datetime | None = None,
-            name: str = "cj") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedule": schedule, "suspend": suspend,
-                            "jobTemplate": {"spec": {} if ttl is None else {"ttlSecondsAfterFinished": ttl}}}
-    if tz:
-        spec["timeZone"] = tz
-    if policy:
-        spec["concurrencyPolicy"] = policy
-    if deadline is not None:
-        spec["startingDeadlineSeconds"] = deadline
-    if ok_limit is not None:
-        spec["successfulJobsHistoryLimit"] = ok_limit
-    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": UID, "creationTimestamp": z(created)}
-    if suspend_written:
-        meta["managedFields"] = [{"manager": "kubectl-patch", "operation": "Update", "time": z(suspend_written),
-                                  "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
-    status: dict[str, Any] = {}
-    if last:
-        status["lastScheduleTime"] = z(last)
-    if active:
-        status["active"] = [{"name": a, "namespace": "ns"} for a in active]
-    if last_ok:
-        status["lastSuccessfulTime"] = z(last_ok)
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta, "spec": spec, "status": status}
-
-
-def job(name: str, *, slot: datetime | None = None, created: datetime, done: datetime | None = None,
-        outcome: str = "Complete", manual: bool = False, occurrence: datetime | None = None,
-        operator: str | None = None, why: str | None = None, cj: str = "cj") -> dict[str, Any]:
-    ann: dict[str, str] = {}
-    if slot is not None:
-        ann["batch.kubernetes.io/cronjob-scheduled-timestamp"] = z(slot)
-    if manual:
-        ann["cronjob.kubernetes.io/instantiate"] = "manual"
-    if occurrence is not None:
-        ann["cronctl.dev/occurrence"] = z(occurrence)
-    if operator:
-        ann["cronctl.dev/operator"] = operator
-        ann["cronctl.dev/run-id"] = "r1"
-    status: dict[str, Any] = {"startTime": z(created + timedelta(seconds=1))}
-    if done is not None:
-        status["completionTime"] = z(done) if outcome == "Complete" else None
-        status["conditions"] = [{"type": outcome, "status": "True", "lastTransitionTime": z(done)}]
-        if why:
-            status["conditions"][0].update(reason=why, message=f"Job failed: {why}")
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}", "creationTimestamp": z(created),
-                         "annotations": ann,
-                         "ownerReferences": [{"kind": "CronJob", "name": cj, "uid": UID, "controller": True}]},
-            "status": status}
-
-
-def event(reason: str, message: str, first: datetime, last: datetime | None = None, *, kind: str = "CronJob",
-          name: str = "cj", etype: str = "Normal") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"e-{reason}-{name}-{first:%H%M%S}", "namespace": "ns"},
-            "involvedObject": {"kind": kind, "name": name, "uid": UID if kind == "CronJob" else ""},
-            "reason": reason, "message": message, "type": etype, "count": 1,
-            "firstTimestamp": z(first), "lastTimestamp": z(last or first)}
-
-
-def slotname(t: datetime) -> str:
-    return f"cj-{int(t.timestamp()) // 60}"
 
 
 def judge(cj: dict[str, Any], jobs: list[dict[str, Any]], events: list[dict[str, Any]] | None = None, *,
@@ -112,11 +37,6 @@ def verdicts(h: dict[str, Any]) -> dict[str, str]:
 
 def row(h: dict[str, Any], hhmm: str) -> dict[str, Any]:
     return next(r for r in h["slots"] if r["slot"][11:16] == hhmm and r["verdict"] != "dst-skipped")
-
-
-def scheduled(t: datetime, delay: int = 1, took: int = 20, outcome: str = "Complete") -> dict[str, Any]:
-    c = t + timedelta(seconds=delay)
-    return job(slotname(t), slot=t, created=c, done=c + timedelta(seconds=took), outcome=outcome)
 
 
 # --- verdicts ---------------------------------------------------------------------------------
@@ -383,14 +303,8 @@ def _forbid_restore_catch_up() -> tuple[dict[str, Any], list[dict[str, Any]], li
     cj = cronjob(name=name, policy="Forbid", last=T(16, 39), suspend_written=T(16, 28, 50), ok_limit=3,
                  created=T(16, 0), last_ok=T(16, 39, 20))
 
-    def ev(reason: str, msg: str, at: datetime) -> dict[str, Any]:
-        return event(reason, msg, at, name=name)
-
-    evs = [ev("SuccessfulCreate", f"Created job {catch}", T(16, 28, 55)),
-           ev("JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy "
-              "is Forbid", T(16, 29, 0)),
-           ev("SawCompletedJob", f"Saw completed job: {catch}, condition: Complete", T(16, 29, 31)),
-           ev("SuccessfulDelete", f"Deleted job {catch}", T(16, 33, 30))]
+    evs = [successful_create(catch, T(16, 28, 55), name=name), job_already_active(T(16, 29, 0), name=name),
+           saw_completed(catch, T(16, 29, 31), name=name), successful_delete(catch, T(16, 33, 30), name=name)]
     return cj, [sched(37), sched(38), sched(39), manual], evs, catch
 
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from builders import UID, T, cronjob, event, job, scheduled, slotname, z
 from cronctl.errors import BadInput, LedgerError
 from cronctl.history import Options, slot_history
 from cronctl.ledger import facts
 from cronctl.ledger.store import open_ledger, resolve
-from test_history import UID, T, cronjob, event, job, scheduled, slotname, verdicts, z
+from test_history import verdicts
 
 
 def _count(url: str, table: str) -> int:

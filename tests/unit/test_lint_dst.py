@@ -17,21 +17,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from builders import manifest
 from cronctl.lint.rules import RULES_BY_ID, zone_transitions
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 Z = timezone.utc
 
 
-def cronjob(schedule: str, zone: str | None) -> dict:
-    spec: dict = {"schedule": schedule, "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}
-    if zone is not None:
-        spec["timeZone"] = zone
-    return {"kind": "CronJob", "metadata": {"name": "x", "namespace": "ns"}, "spec": spec}
-
-
 def messages(rule: str, schedule: str, zone: str | None) -> list[str]:
-    return [h.message for h in RULES_BY_ID[rule].check(cronjob(schedule, zone), NOW)]
+    return [h.message for h in RULES_BY_ID[rule].check(manifest("x", schedule, zone, containers=[]), NOW)]
 
 
 def test_new_york_transitions_are_found_to_the_second() -> None:
@@ -105,10 +99,10 @@ EARLY_2026 = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)
     ("CJ007", "45 1 * * *", "Australia/Lord_Howe", "2026-04-05 01:45 happens twice"),
 ])
 def test_midnight_and_half_hour_zones_match_the_semantics(rule: str, schedule: str, zone: str, needle: str) -> None:
-    [msg] = [h.message for h in RULES_BY_ID[rule].check(cronjob(schedule, zone), EARLY_2026)]
+    [msg] = [h.message for h in RULES_BY_ID[rule].check(manifest("x", schedule, zone, containers=[]), EARLY_2026)]
     assert needle in msg
 
 
 def test_one_am_in_santiago_is_untouched_by_the_midnight_change() -> None:
     for rule in ("CJ006", "CJ007"):
-        assert RULES_BY_ID[rule].check(cronjob("0 1 * * *", "America/Santiago"), EARLY_2026) == []
+        assert RULES_BY_ID[rule].check(manifest("x", "0 1 * * *", "America/Santiago", containers=[]), EARLY_2026) == []

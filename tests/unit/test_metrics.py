@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from builders import T, cronjob, job, scheduled, slotname
 from cronctl import history
 from cronctl.ledger.store import open_ledger
 from cronctl.procedure.metrics import Metrics, parse_address, serve
 from cronctl.procedure.reconcile import CLOSED_VERDICTS, Reconciler
-from test_history import T, cronjob, job, scheduled, slotname
 
 
 def _row(slot: Any, verdict: str, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -60,12 +60,6 @@ def _ledger(tmp_path: Path, objs: list[dict[str, Any]], seen: Any = T(9, 0)) -> 
     return led
 
 
-def _cj() -> dict[str, Any]:
-    c = cronjob(created=T(8, 0))
-    c["kind"] = "CronJob"
-    return c
-
-
 def _verdicts(led: Any) -> dict[str, str]:
     from sqlalchemy import select
 
@@ -78,7 +72,7 @@ def _verdicts(led: Any) -> dict[str, str]:
 
 
 def test_each_slot_is_closed_once_with_its_verdict_row_and_counted(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     led = _ledger(tmp_path, [cj, scheduled(T(9, 1)), scheduled(T(9, 3))])
     m = Metrics(None)
     rec = Reconciler("c", led, m)
@@ -109,7 +103,7 @@ def test_each_slot_is_closed_once_with_its_verdict_row_and_counted(tmp_path: Pat
 
 
 def test_a_new_cronjob_is_judged_from_when_the_ledger_first_saw_it(tmp_path: Path) -> None:
-    cj = _cj()  # created 8:00; the recorder first saw it at 9:00: slots before are not called lost
+    cj = cronjob(created=T(8, 0))  # created 8:00; the recorder first saw it at 9:00: slots before are not called lost
     led = _ledger(tmp_path, [cj, scheduled(T(9, 1))])
     rec = Reconciler("c", led, None)
     try:
@@ -122,7 +116,7 @@ def test_a_new_cronjob_is_judged_from_when_the_ledger_first_saw_it(tmp_path: Pat
 
 
 def test_a_manual_job_beside_the_scheduled_one_is_counted_and_shown_while_it_runs(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     sched = scheduled(T(9, 1), took=120)
     by_hand = job("cj-by-hand", created=T(9, 1, 30), done=T(9, 2, 30), manual=True)
     led = _ledger(tmp_path, [cj, sched, by_hand])
@@ -147,7 +141,7 @@ def test_a_manual_job_beside_the_scheduled_one_is_counted_and_shown_while_it_run
 
 
 def test_a_deleted_cronjob_s_series_go_away(tmp_path: Path) -> None:
-    cj = _cj()
+    cj = cronjob(created=T(8, 0))
     led = _ledger(tmp_path, [cj])
     m = Metrics(None)
     rec = Reconciler("c", led, m)
@@ -233,19 +227,18 @@ def test_slot_names_and_jobs_never_become_labels() -> None:
     fams = list(text_string_to_metric_families(m.render().decode()))
     labels = {k for f in fams for s in f.samples for k in s.labels}
     assert labels <= {"namespace", "cronjob", "verdict", "le", "resource", "ledger_backend", "version"}
-    _ = (slotname, timedelta)
 
 
 # --- the status overview with the ledger -------------------------------------------------------
 
 def test_the_status_overview_judges_with_the_jobs_only_the_ledger_kept(tmp_path: Path) -> None:
-    from fake_cluster import ReadOnlyCluster
+    from fake_cluster import FakeCluster
 
     from cronctl.procedure.status import collect_overview
 
-    class Listing(ReadOnlyCluster):
-        def list_cronjobs(self, **_kw: Any) -> list[Any]:
-            self.request_count += 1
+    class Listing(FakeCluster):  # the overview lists the namespace's CronJobs: this one
+        def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Any]:
+            self._call("list_cronjobs")
             return [self.cronjob]
 
     cj = cronjob(policy="Forbid", created=T(9, 0))

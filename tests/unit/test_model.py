@@ -2,66 +2,46 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
+import builders
 from cronctl import model
 
 UTC = timezone.utc
 
 
-def cronjob(**spec_extra: object) -> dict:
-    return {
-        "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": "mp-orders-sync", "namespace": "integrations", "uid": "cj-uid-1",
-                     "annotations": {"team": "x"}},
-        "spec": {
-            "schedule": "*/10 * * * *", "concurrencyPolicy": "Forbid", **spec_extra,
-            "jobTemplate": {
-                "metadata": {"labels": {"app": "sync"},
-                             "annotations": {"cronjob.kubernetes.io/instantiate": "from-template",
-                                             "owner": "team-a"}},
-                "spec": {"backoffLimit": 1, "template": {"spec": {
-                    "restartPolicy": "Never",
-                    "initContainers": [{"name": "init", "image": "busybox:1"}],
-                    "containers": [{"name": "main", "image": "app:1",
-                                    "env": [{"name": "A", "value": "1"},
-                                            {"name": "CRONCTL_OCCURRENCE", "value": "stale"}]},
-                                   {"name": "side", "image": "side:1"}]}}},
-            },
-        },
-    }
-
-
-def job(name: str = "j", *, uid: str = "cj-uid-1", controller: bool = True,
-        conditions: list[dict] | None = None, annotations: dict | None = None,
-        start: str | None = None, completion: str | None = None) -> dict:
-    st: dict = {}
-    if conditions is not None:
-        st["conditions"] = conditions
-    if start:
-        st["startTime"] = start
-    if completion:
-        st["completionTime"] = completion
-    return {"metadata": {"name": name, "annotations": annotations or {},
-                         "creationTimestamp": start or "2026-01-01T00:00:00Z",
-                         "ownerReferences": [{"kind": "CronJob", "name": "mp-orders-sync", "uid": uid,
-                                              "controller": controller}]},
-            "status": st}
+# the CronJob here: mp-orders-sync (uid cj-uid-1), with the jobTemplate that build_manual_job copies:
+# labels and annotations, an init container, two containers, one with env
+TEMPLATE = {
+    "metadata": {"labels": {"app": "sync"},
+                 "annotations": {"cronjob.kubernetes.io/instantiate": "from-template", "owner": "team-a"}},
+    "spec": {"backoffLimit": 1, "template": {"spec": {
+        "restartPolicy": "Never",
+        "initContainers": [{"name": "init", "image": "busybox:1"}],
+        "containers": [{"name": "main", "image": "app:1",
+                        "env": [{"name": "A", "value": "1"}, {"name": "CRONCTL_OCCURRENCE", "value": "stale"}]},
+                       {"name": "side", "image": "side:1"}]}}},
+}
+cronjob = functools.partial(builders.cronjob, "*/10 * * * *", name="mp-orders-sync", namespace="integrations",
+                            uid="cj-uid-1", annotations={"team": "x"}, policy="Forbid", job_template=TEMPLATE,
+                            created=None, suspend=None)
+job = functools.partial(builders.job, cj="mp-orders-sync", cj_uid="cj-uid-1")
 
 
 def test_a_job_is_owned_only_through_a_controller_reference_with_the_cronjobs_uid() -> None:
     cj = cronjob()
-    assert model.owned_by(job(), cj)
-    assert not model.owned_by(job(uid="other"), cj)
-    assert not model.owned_by(job(controller=False), cj)
+    assert model.owned_by(job("j"), cj)
+    assert not model.owned_by(job("j", cj_uid="other"), cj)
+    assert not model.owned_by(job("j", controller=False), cj)
 
 
 def test_ownership_falls_back_to_the_name_when_the_dump_has_no_uids() -> None:
     cj = cronjob()
     del cj["metadata"]["uid"]
-    j = job()
+    j = job("j")
     del j["metadata"]["ownerReferences"][0]["uid"]
     assert model.owned_by(j, cj)
 
@@ -76,21 +56,21 @@ def test_ownership_falls_back_to_the_name_when_the_dump_has_no_uids() -> None:
     ([{"type": "Suspended", "status": "True"}], None),
 ])
 def test_the_terminal_condition_is_found_wherever_it_sits(conditions: list | None, expected: str | None) -> None:
-    j = job(conditions=conditions)
+    j = job("j", conditions=conditions)
     assert model.job_outcome(j) == expected
     assert model.is_finished(j) is (expected is not None)
 
 
 def test_origin_is_manual_for_kubectl_and_cronctl_jobs_and_scheduled_otherwise() -> None:
-    assert model.origin(job(annotations={"cronjob.kubernetes.io/instantiate": "manual"})) == "manual"
-    assert model.origin(job(annotations={"cronctl.dev/run-id": "abc"})) == "manual"
-    assert model.origin(job(annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})) == "scheduled"
+    assert model.origin(job("j", annotations={"cronjob.kubernetes.io/instantiate": "manual"})) == "manual"
+    assert model.origin(job("j", annotations={"cronctl.dev/run-id": "abc"})) == "manual"
+    assert model.origin(job("j", annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})) == "scheduled"
 
 
 def test_scheduled_for_reads_the_controllers_annotation_in_any_offset() -> None:
-    j = job(annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})
+    j = job("j", annotations={model.SCHEDULED_TS: "2026-12-02T15:19:00+03:00"})
     assert model.scheduled_for(j) == datetime(2026, 12, 2, 12, 19, tzinfo=UTC)
-    assert model.scheduled_for(job()) is None
+    assert model.scheduled_for(job("j")) is None
 
 
 def test_the_manual_job_is_what_kubectl_create_job_from_cronjob_makes() -> None:
@@ -149,16 +129,16 @@ def test_the_run_record_round_trips_through_annotations() -> None:
 def test_unfinished_children_are_owned_jobs_without_a_terminal_condition() -> None:
     cj = cronjob()
     jobs = [job("running"), job("done", conditions=[{"type": "Complete", "status": "True"}]),
-            job("foreign", uid="zzz")]
+            job("foreign", cj_uid="zzz")]
     assert [model.name_of(j) for j in model.unfinished_children(cj, jobs)] == ["running"]
 
 
 def test_overlapping_intervals_are_paired_and_touching_ones_are_not() -> None:
     now = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
-    done = [{"type": "Complete", "status": "True"}]
-    jobs = [job("manual", start="2026-01-01T00:00:00Z", completion="2026-01-01T00:26:00Z", conditions=done),
-            job("s1", start="2026-01-01T00:10:00Z", completion="2026-01-01T00:11:00Z", conditions=done),
-            job("s2", start="2026-01-01T00:26:00Z", completion="2026-01-01T00:27:00Z", conditions=done),
+    complete = [{"type": "Complete", "status": "True"}]
+    jobs = [job("manual", start="2026-01-01T00:00:00Z", done="2026-01-01T00:26:00Z", conditions=complete),
+            job("s1", start="2026-01-01T00:10:00Z", done="2026-01-01T00:11:00Z", conditions=complete),
+            job("s2", start="2026-01-01T00:26:00Z", done="2026-01-01T00:27:00Z", conditions=complete),
             job("running", start="2026-01-01T00:50:00Z")]
     got = model.overlaps(model.job_record(j, "mp-orders-sync", now) for j in jobs)
     assert [(a, b) for a, b, _s, _e in got] == [("manual", "s1")]

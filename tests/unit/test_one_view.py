@@ -7,11 +7,14 @@ Each test here was a disagreement between commands before that place existed.
 from __future__ import annotations
 
 import copy
+import functools
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
+import builders
+from builders import job
 from cronctl import model
 from cronctl.bundle.analyse import Options as BundleOptions, analyse_cronjob
 from cronctl.errors import BadInput
@@ -19,34 +22,16 @@ from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
 from cronctl.procedure.predict import history_limit_removal, predict
 from cronctl.runbooks import runbook_context
-from fake_cluster import ReadOnlyCluster
+from fake_cluster import FakeCluster
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 11, 35, tzinfo=UTC)
 DEADLINE_WORDS = "spec.startingDeadlineSeconds: expected an integer, got a string ('30')"
 
 
-def cronjob(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": "cj", "namespace": "ns", "uid": "u1", "creationTimestamp": "2026-12-01T00:00:00Z"},
-        "spec": {"schedule": "*/10 * * * *", "jobTemplate": {"spec": {}}, **spec},
-        "status": {"lastScheduleTime": "2026-12-02T11:00:00Z"},
-    }
-
-
-def job(name: str, *, start: str | None = None, outcome: str | None = None, completion: str | None = None,
-        created: str | None = None) -> dict[str, Any]:
-    status: dict[str, Any] = {}
-    if start:
-        status["startTime"] = start
-    if outcome:
-        status["conditions"] = [{"type": outcome, "status": "True"}]
-    if completion:
-        status["completionTime"] = completion
-    return {"metadata": {"name": name, "uid": name, "creationTimestamp": created or start,
-                         "ownerReferences": [{"kind": "CronJob", "name": "cj", "uid": "u1", "controller": True}]},
-            "status": status}
+# this file's CronJob: */10, last scheduled at 11:00; no spec.suspend
+cronjob = functools.partial(builders.cronjob, schedule="*/10 * * * *", created="2026-12-01T00:00:00Z", suspend=None,
+                            last="2026-12-02T11:00:00Z")
 
 
 # --- a field of the wrong type: one decision, every command ------------------------------------------
@@ -98,7 +83,7 @@ def test_the_runbook_says_the_same_error_instead_of_create() -> None:
 
 
 def test_the_bundle_names_the_field_instead_of_crashing_with_a_type_error() -> None:
-    out = analyse_cronjob(cronjob(startingDeadlineSeconds="30"), [job("cj-29936880", start="2026-12-02T11:00:00Z")],
+    out = analyse_cronjob(cronjob(startingDeadlineSeconds="30"), [job("cj-29936880", created="2026-12-02T11:00:00Z")],
                           [], [], BundleOptions(now=NOW))
     assert out["schedule"]["error"] == DEADLINE_WORDS
     assert out["schedule"]["decision"] is None and out["occurrences"] == []
@@ -133,7 +118,7 @@ def _bundle_pairs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def test_a_job_that_started_at_now_overlaps_the_other_running_job_in_status_and_bundle() -> None:
     # before: status gave it the interval [now, now) and no overlap; the bundle one through the current second
-    jobs = [job("a", start="2026-12-02T11:00:00Z"), job("b", start="2026-12-02T11:35:00Z")]
+    jobs = [job("a", created="2026-12-02T11:00:00Z"), job("b", created="2026-12-02T11:35:00Z")]
     assert _status_pairs(jobs) == _bundle_pairs(jobs) == [("a", "b")]
     r = model.job_record(jobs[1], "cj", NOW)
     assert (r.start, r.end, r.running) == (NOW, NOW + timedelta(seconds=1), True)
@@ -141,24 +126,25 @@ def test_a_job_that_started_at_now_overlaps_the_other_running_job_in_status_and_
 
 def test_a_failed_job_without_end_times_overlaps_nothing_in_status_and_bundle() -> None:
     # before: status ran it until now (overlapping the later Job); the bundle gave it no interval
-    jobs = [job("failed", start="2026-12-02T11:00:00Z", outcome="Failed"), job("later", start="2026-12-02T11:10:00Z")]
+    jobs = [job("failed", created="2026-12-02T11:00:00Z", outcome="Failed"),
+            job("later", created="2026-12-02T11:10:00Z")]
     assert _status_pairs(jobs) == _bundle_pairs(jobs) == []
     r = model.job_record(jobs[0], "cj", NOW)
     assert r.start == r.end and not r.running
 
 
 def test_a_job_that_ended_when_the_next_began_does_not_overlap_it() -> None:
-    jobs = [job("a", start="2026-12-02T11:00:00Z", outcome="Complete", completion="2026-12-02T11:10:00Z"),
-            job("b", start="2026-12-02T11:10:00Z", outcome="Complete", completion="2026-12-02T11:12:00Z")]
+    jobs = [job("a", created="2026-12-02T11:00:00Z", outcome="Complete", done="2026-12-02T11:10:00Z"),
+            job("b", created="2026-12-02T11:10:00Z", outcome="Complete", done="2026-12-02T11:12:00Z")]
     assert _status_pairs(jobs) == _bundle_pairs(jobs) == []
 
 
 def test_history_and_the_bundle_pair_a_manual_job_with_the_scheduled_one_by_the_same_rule() -> None:
     # before: history's own test paired a Job without an interval (a Failed one without end times) with the
     # scheduled Job it fell inside; the bundle's sweep did not
-    manual = job("by-hand", start="2026-12-02T11:05:00Z", outcome="Failed")
+    manual = job("by-hand", created="2026-12-02T11:05:00Z", outcome="Failed")
     manual["metadata"]["annotations"] = {model.INSTANTIATE: "manual"}
-    sched = job("cj-29936880", start="2026-12-02T11:00:00Z")
+    sched = job("cj-29936880", created="2026-12-02T11:00:00Z")
     sched["metadata"]["annotations"] = {model.SCHEDULED_TS: "2026-12-02T11:00:00Z"}
     h = slot_history(cronjob(), [manual, sched], [], HistoryOptions(now=NOW))
     row = next(r for r in h["slots"] if r["slot"] == "2026-12-02T11:00:00Z")
@@ -229,19 +215,19 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     from cronctl.procedure.status import collect_status
 
     manual = {"cronjob.kubernetes.io/instantiate": "manual"}
-    jobs = [job("done", start="2026-12-02T11:00:05Z", outcome="Complete", completion="2026-12-02T11:03:05Z"),
-            job("failed", start="2026-12-02T11:10:02Z", outcome="Failed"),  # no completionTime, no time
-            job("never-started", created="2026-12-02T11:20:00Z"),  # running, no startTime: from creation
-            job("running", start="2026-12-02T11:30:01Z")]
+    jobs = [job("done", created="2026-12-02T11:00:05Z", outcome="Complete", done="2026-12-02T11:03:05Z"),
+            job("failed", created="2026-12-02T11:10:02Z", outcome="Failed"),  # no completionTime, no time
+            job("never-started", created="2026-12-02T11:20:00Z", start=None),  # running, no startTime: from creation
+            job("running", created="2026-12-02T11:30:01Z")]
     jobs[1]["status"]["conditions"][0]["lastTransitionTime"] = "2026-12-02T11:12:02Z"
     for j in jobs:
         j["metadata"]["annotations"] = dict(manual)  # manual: history lists each one with its duration
-    finished_unknown = job("gone-time", start="2026-12-02T11:25:00Z", outcome="Complete")
+    finished_unknown = job("gone-time", created="2026-12-02T11:25:00Z", outcome="Complete")
     finished_unknown["metadata"]["annotations"] = dict(manual)
     jobs.append(finished_unknown)
     want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
 
-    status = collect_status(ReadOnlyCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = collect_status(FakeCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
     got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
                   for r in status["jobs"]}
     hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))

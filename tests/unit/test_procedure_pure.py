@@ -3,11 +3,13 @@ and the exit code of an unreachable API server."""
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+import builders
 from conftest import RunCli
 from cronctl import model
 from cronctl.cli.durations import SETTLE, TIMEOUT
@@ -19,14 +21,9 @@ UTC = timezone.utc
 NOW = datetime(2026, 12, 2, 12, 2, 30, tzinfo=UTC)
 
 
-def cj(*, deadline: int | None = None, last: str | None = "2026-12-02T12:00:00Z", suspend: bool = True,
-       annotations: dict[str, str] | None = None) -> dict:
-    spec: dict = {"schedule": "*/1 * * * *", "suspend": suspend, "jobTemplate": {"spec": {}}}
-    if deadline is not None:
-        spec["startingDeadlineSeconds"] = deadline
-    return {"metadata": {"name": "sync", "namespace": "ns", "uid": "u",
-                         "creationTimestamp": "2026-12-01T00:00:00Z", "annotations": annotations or {}},
-            "spec": spec, "status": {"lastScheduleTime": last} if last else {}}
+# this file's CronJob: sync (uid u), every minute, suspended, last scheduled at 12:00
+cj = functools.partial(builders.cronjob, name="sync", uid="u", created="2026-12-01T00:00:00Z", annotations={},
+                       suspend=True, last="2026-12-02T12:00:00Z")
 
 
 def test_unsuspending_after_missed_minutes_predicts_one_catch_up_for_the_latest() -> None:
@@ -79,11 +76,6 @@ def _record(step: str, note: str = "") -> model.RunRecord:
                            step=step, started="2026-12-02T12:00:00Z", note=note)
 
 
-def _job(outcome: str | None) -> dict:
-    conds = [{"type": outcome, "status": "True", "lastTransitionTime": "2026-12-02T12:01:00Z"}] if outcome else []
-    return {"metadata": {"name": "sync-manual"}, "status": {"conditions": conds}}
-
-
 @pytest.mark.parametrize("step,job,expect", [
     ("suspended", None, "was never created"),
     ("verified", None, "was never created"),
@@ -96,7 +88,8 @@ def _job(outcome: str | None) -> dict:
     ("timeout", None, "the run stopped (timeout) before creating it"),
 ])
 def test_status_explains_every_state_a_run_can_leave(step: str, job: str | None, expect: str) -> None:
-    j = None if job is None else _job(None if job == "running" else job)
+    ended = {} if job == "running" else {"outcome": job, "done": "2026-12-02T12:01:00Z"}
+    j = None if job is None else builders.job("sync-manual", owner=cj(), **ended)
     text = explain_record(cj(), _record(step), j, NOW)
     assert expect in text
     assert "held by manual run r1 of alice" in text and "(2m30s ago)" in text
@@ -205,20 +198,15 @@ def test_a_retry_s_job_name_is_derived_and_stays_a_dns_label(base: str, attempt:
     assert name == want and len(name) <= 63 and _DNS_LABEL.match(name)
 
 
-def _done_job(name: str, start: str, end: str, outcome: str = "Complete") -> dict:
-    return {"metadata": {"name": name, "ownerReferences": [{"kind": "CronJob", "name": "sync", "uid": "u",
-                                                           "controller": True}]},
-            "status": {"startTime": start, "completionTime": end if outcome == "Complete" else None,
-                       "conditions": [{"type": outcome, "status": "True", "lastTransitionTime": end}]}}
-
-
 def test_the_expected_run_time_is_the_median_of_recent_successes_else_the_deadline_else_unknown() -> None:
     from cronctl.procedure.predict import expected_duration
 
-    jobs = [_done_job("a", "2026-12-02T11:00:00Z", "2026-12-02T11:00:30Z"),   # 30 s
-            _done_job("b", "2026-12-02T11:10:00Z", "2026-12-02T11:12:00Z"),   # 120 s
-            _done_job("c", "2026-12-02T11:20:00Z", "2026-12-02T11:20:50Z"),   # 50 s
-            _done_job("d", "2026-12-02T11:30:00Z", "2026-12-02T11:59:00Z", "Failed")]  # not a success
+    sync = cj()
+    jobs = [builders.job("a", owner=sync, start="2026-12-02T11:00:00Z", done="2026-12-02T11:00:30Z"),   # 30 s
+            builders.job("b", owner=sync, start="2026-12-02T11:10:00Z", done="2026-12-02T11:12:00Z"),   # 120 s
+            builders.job("c", owner=sync, start="2026-12-02T11:20:00Z", done="2026-12-02T11:20:50Z"),   # 50 s
+            builders.job("d", owner=sync, start="2026-12-02T11:30:00Z", done="2026-12-02T11:59:00Z",
+                         outcome="Failed")]  # not a success
     assert expected_duration(cj(), jobs, NOW) == (50.0, "the median of the last 3 successful Job(s)")
     assert expected_duration(cj(), jobs, NOW, 7.0) == (7.0, "--expected-duration")
     c = cj()

@@ -8,27 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from builders import T, container_status, cronjob, pod, scheduled, terminated
 from cronctl.ledger.store import open_ledger
 from cronctl.procedure.record import Recorder, RecordOptions
-from test_history import T, cronjob, scheduled
-
-
-class _Served:
-    """Serves fixed lists for list_resource_pages; pods and logs empty."""
-
-    namespace = "ns"
-    request_count = 0
-
-    def __init__(self, objs: dict[str, list[Any]]) -> None:
-        self.objs = objs
-
-    def list_resource_pages(self, resource: str, namespace: str | None) -> Any:
-        items = self.objs.get(resource, [])
-        for i in range(0, max(len(items), 1), 2):  # pages of two: the recorder writes page by page
-            yield items[i:i + 2], "7"
-
-    def list_pods(self, **_kw: Any) -> list[Any]:
-        return self.objs.get("pods", [])
+from fake_cluster import FakeCluster
 
 
 class _Clock:
@@ -48,7 +31,7 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
     weird_event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "ns", "uid": "e1"},
                    "involvedObject": {"kind": "CronJob", "name": "cj"}, "reason": "SuccessfulCreate",
                    "firstTimestamp": "not a time", "lastTimestamp": 12}
-    served = _Served({"cronjobs": [cronjob()], "jobs": [bad, scheduled(T(9, 2))], "events": [weird_event]})
+    served = FakeCluster(cronjob(), [bad, scheduled(T(9, 2))], events=[weird_event], resource_version="7")
     lines: list[str] = []
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)
@@ -71,11 +54,9 @@ def test_an_object_the_recorder_cannot_key_is_one_line_and_skipped(tmp_path: Any
 
 def test_log_bytes_0_reads_no_log_but_still_the_pods(tmp_path: Any) -> None:
     done = scheduled(T(9, 1))  # finished: its pods are read once
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "ns"},
-           "spec": {"containers": [{"name": "main"}]},
-           "status": {"containerStatuses": [{"name": "main", "state": {"terminated": {
-               "exitCode": 3, "reason": "Error", "startedAt": "2026-12-02T09:01:05Z"}}}]}}
-    served = _Served({"cronjobs": [cronjob()], "jobs": [done], "pods": [pod]})  # no read_pod_log: a read fails
+    failed = pod("p1", namespace="ns", statuses=[container_status(state=terminated(3, "Error",
+                                                                            startedAt="2026-12-02T09:01:05Z"))])
+    served = FakeCluster(cronjob(), [done], pods=[failed], resource_version="7")  # no logs: a read fails
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)
     try:
@@ -108,7 +89,7 @@ def test_slots_are_judged_only_once_every_list_or_resumed_watch_caught_up(tmp_pa
             return self.at
 
     clock = Moving()
-    served = _Served({"cronjobs": [cronjob()], "jobs": [scheduled(T(9, 1))]})
+    served = FakeCluster(cronjob(), [scheduled(T(9, 1))], resource_version="7")
     led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
     try:
         rec = Recorder(served, led, RecordOptions(cluster_name="c", namespaces=("ns",), keep=None), clock,

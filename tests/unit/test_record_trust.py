@@ -6,10 +6,12 @@ in tests/cluster/test_status_restore.py, where the same cases run end to end).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
+from builders import cronjob
 from cronctl import model
 
 RECORD = model.RunRecord(run_id="r1", original_suspend=False, operator="alice", reason="catch up",
@@ -32,34 +34,36 @@ def _entry(manager: str, keys: list[str], *, suspend: bool = False, subresource:
     return e
 
 
-def _cronjob(annotations: dict[str, str], managed: list[dict[str, Any]], suspend: bool = True) -> dict[str, Any]:
-    return {"metadata": {"name": "cj", "namespace": "ns", "annotations": annotations, "managedFields": managed},
-            "spec": {"suspend": suspend, "schedule": "0 0 * * *"}}
+# the CronJob here: daily and suspended; each test gives its annotations and managedFields
+_cronjob = functools.partial(cronjob, "0 0 * * *", suspend=True)
 
 
 def test_a_record_cronctl_wrote_in_one_patch_is_confirmed() -> None:
-    cj = _cronjob(RECORD, [_entry("kubectl-create", []), _entry("cronctl", list(RECORD), suspend=True),
-                           _entry("kube-controller-manager", [], subresource="status")])
+    cj = _cronjob(annotations=RECORD, managed=[_entry("kubectl-create", []),
+                                               _entry("cronctl", list(RECORD), suspend=True),
+                                               _entry("kube-controller-manager", [], subresource="status")])
     assert model.record_unconfirmed(cj) is None
 
 
 def test_a_record_planted_with_kubectl_annotate_is_not_confirmed_and_names_the_writer() -> None:
-    cj = _cronjob(RECORD, [_entry("kubectl-create", [], suspend=True), _entry("kubectl-annotate", list(RECORD))])
+    cj = _cronjob(annotations=RECORD, managed=[_entry("kubectl-create", [], suspend=True),
+                                               _entry("kubectl-annotate", list(RECORD))])
     why = model.record_unconfirmed(cj)
     assert why is not None and "kubectl-annotate" in why and "cronctl.dev/original-suspend" in why
 
 
 def test_one_annotation_edited_after_cronctls_write_makes_it_unconfirmed() -> None:
     keys = [k for k in RECORD if k != model.ANN_ORIGINAL_SUSPEND]
-    cj = _cronjob(RECORD, [_entry("cronctl", keys, suspend=True),
-                           _entry("kubectl-annotate", [model.ANN_ORIGINAL_SUSPEND])])
+    cj = _cronjob(annotations=RECORD, managed=[_entry("cronctl", keys, suspend=True),
+                                               _entry("kubectl-annotate", [model.ANN_ORIGINAL_SUSPEND])])
     why = model.record_unconfirmed(cj)
     assert why == "not written by cronctl (field manager): cronctl.dev/original-suspend by kubectl-annotate"
 
 
 def test_a_record_saying_suspend_was_false_needs_the_suspend_set_by_cronctl_too() -> None:
     """An admin's suspend (kubectl patch) under a record claiming it was false before: the attack."""
-    cj = _cronjob(RECORD, [_entry("kubectl-patch", [], suspend=True), _entry("cronctl", list(RECORD))])
+    cj = _cronjob(annotations=RECORD, managed=[_entry("kubectl-patch", [], suspend=True),
+                                               _entry("cronctl", list(RECORD))])
     why = model.record_unconfirmed(cj)
     assert why is not None and "spec.suspend by kubectl-patch" in why
 
@@ -67,7 +71,7 @@ def test_a_record_saying_suspend_was_false_needs_the_suspend_set_by_cronctl_too(
 def test_a_record_saying_suspend_was_true_does_not_need_to_own_suspend() -> None:
     """cronctl's suspend=true on a suspended CronJob changes nothing, so the server keeps the old owner."""
     rec = {**RECORD, model.ANN_ORIGINAL_SUSPEND: "true"}
-    cj = _cronjob(rec, [_entry("kubectl-patch", [], suspend=True), _entry("cronctl", list(rec))])
+    cj = _cronjob(annotations=rec, managed=[_entry("kubectl-patch", [], suspend=True), _entry("cronctl", list(rec))])
     assert model.record_unconfirmed(cj) is None
 
 
@@ -75,13 +79,13 @@ def test_a_record_saying_suspend_was_true_does_not_need_to_own_suspend() -> None
                                                                                    suspend=True,
                                                                                    subresource="status")]])
 def test_without_a_matching_managed_fields_entry_nothing_is_confirmed(managed: Any) -> None:
-    cj = _cronjob(RECORD, managed)
+    cj = _cronjob(annotations=RECORD, managed=managed)
     why = model.record_unconfirmed(cj)
     assert why is not None and "no known manager" in why
 
 
 def test_a_field_shared_with_another_manager_is_not_confirmed() -> None:
-    cj = _cronjob(RECORD, [_entry("cronctl", list(RECORD), suspend=True),
-                           _entry("someone", [model.ANN_RUN_ID])])
+    cj = _cronjob(annotations=RECORD, managed=[_entry("cronctl", list(RECORD), suspend=True),
+                                               _entry("someone", [model.ANN_RUN_ID])])
     why = model.record_unconfirmed(cj)
     assert why is not None and "cronctl.dev/run-id by cronctl, someone" in why

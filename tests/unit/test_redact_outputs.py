@@ -4,6 +4,7 @@ in the bundle and in error messages."""
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from builders import container_status, job, pod, terminated
 from cronctl.bundle.analyse import Options
 from cronctl.bundle.assemble import build_bundle
 from cronctl.lint.engine import findings_as_data
@@ -23,6 +25,7 @@ from cronctl.procedure.run_manual import RunOptions, RunResult
 from cronctl.procedure.steps.context import RunContext, masked, save
 from cronctl.procedure.steps.evidence import save_logs
 from cronctl.redact import Redactor, safe_url
+from fake_cluster import FakeCluster
 
 Obj = dict[str, Any]
 DUMP = Path(__file__).parent.parent / "golden" / "bundle" / "incident-004.dump.yaml"
@@ -31,24 +34,22 @@ PASSWORD = "Pg-s3cret-77"          # a literal env value under a secret name
 FLAG_SECRET = "fl4g-s3cret"        # only ever passed as `--api-token X`
 
 
-def _pod(name: str = "job-x-abcde") -> Obj:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "creationTimestamp": "2026-12-02T10:00:00Z",
-                         "annotations": {"note": f"PGPASSWORD={PASSWORD}"}},
-            "spec": {"containers": [{
-                "name": "main", "image": "registry.example/app@sha256:" + "a" * 64,
-                "command": ["sh", "-c", f"psql postgres://app:{PASSWORD}@db/app"],
-                "args": ["--api-token", FLAG_SECRET, "--verbose"],
-                "env": [{"name": "PGPASS", "value": PASSWORD}, {"name": "LOG_LEVEL", "value": "debug"}]}]},
-            "status": {"phase": "Succeeded", "containerStatuses": [{
-                "name": "main", "restartCount": 0,
-                "state": {"terminated": {"exitCode": 0, "message": f"done; used {PASSWORD}"}}}]}}
+# the run's pod: the secret in an annotation, the command, an env value and the termination message
+POD = pod("job-x-abcde", created="2026-12-02T10:00:00Z", annotations={"note": f"PGPASSWORD={PASSWORD}"},
+          containers=[{"name": "main", "image": "registry.example/app@sha256:" + "a" * 64,
+                       "command": ["sh", "-c", f"psql postgres://app:{PASSWORD}@db/app"],
+                       "args": ["--api-token", FLAG_SECRET, "--verbose"],
+                       "env": [{"name": "PGPASS", "value": PASSWORD}, {"name": "LOG_LEVEL", "value": "debug"}]}],
+          phase="Succeeded", statuses=[container_status("main", terminated(0, message=f"done; used {PASSWORD}"))])
+# its Job, with a secret in cronctl's reason annotation
+JOB = job("job-x", uid="u1", cj_uid=None, namespace=None, annotations={"cronctl.dev/reason": "token=abc123def"},
+          spec={"template": {"metadata": {}, "spec": POD["spec"]}}, status={"succeeded": 1})
 
 
 def test_a_value_masked_under_its_env_name_is_masked_wherever_it_is_echoed() -> None:
     red = Redactor()
-    red.learn(_pod())
-    pod = red.kube_object(_pod())
+    red.learn(copy.deepcopy(POD))
+    pod = red.kube_object(copy.deepcopy(POD))
     log = red.text(f"connecting with {PASSWORD} as app\nstill {PASSWORD}")
     text = json.dumps(pod) + log
     assert PASSWORD not in text and FLAG_SECRET not in text
@@ -79,50 +80,18 @@ def test_short_or_boolean_secret_values_are_not_masked_everywhere_they_appear() 
     assert red.text("synced 42 orders: true") == "synced 42 orders: true"
 
 
-class _LogCluster:
-    """A Cluster with one finished Job's pod and its log; any other call fails loudly."""
-
-    namespace = "ns"
-
-    def __init__(self, log: str) -> None:
-        self.request_count = 0
-        self.log = log
-
-    def __getattr__(self, name: str) -> Any:
-        raise AssertionError(f"_LogCluster does not implement {name!r}")
-
-    def server_url(self) -> str:
-        return "https://127.0.0.1:6443"
-
-    def list_pods(self, *, label_selector: str | None = None, field_selector: str | None = None) -> list[Obj]:
-        self.request_count += 1
-        return [_pod()]
-
-    def read_pod_log(self, pod: str, container: str, *, previous: bool = False, tail_lines: int | None = None,
-                     since_seconds: int | None = None, limit_bytes: int | None = None) -> str:
-        self.request_count += 1
-        return self.log
-
-
-def _job() -> Obj:
-    tmpl = _pod()
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": "job-x", "uid": "u1", "annotations": {"cronctl.dev/reason": "token=abc123def"}},
-            "spec": {"template": {"metadata": {}, "spec": tmpl["spec"]}},
-            "status": {"succeeded": 1}}
-
-
 def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_path: Path) -> None:
     log = (f"login ok with {PASSWORD}\nDB_PASSWORD=other-s3cret-1 AKIAIOSFODNN7EXAMPLE\n"
            f"curl -H 'Authorization: Bearer 0123456789abcdefXYZ' https://u:p4ss/w0rd@api.example/x\n")
     secrets = (PASSWORD, FLAG_SECRET, "other-s3cret-1", "AKIAIOSFODNN7EXAMPLE", "0123456789abcdefXYZ", "p4ss/w0rd",
                "abc123def", "hunter22")
-    cluster = _LogCluster(log)
+    cluster = FakeCluster(pods=[copy.deepcopy(POD)], logs={("job-x-abcde", False): log},
+                          server="https://127.0.0.1:6443")
     opts = RunOptions(cronjob="job", reason="rotate key, was AKIAIOSFODNN7EXAMPLE")
     run = RunContext(cluster, opts, SystemClock(), QuietReporter())  # type: ignore[arg-type]
     run.dir = RunDir.create(str(tmp_path), "job", "r1")
     run.record = {"reason": run.opts.reason, "server": cluster.server_url()}
-    tail = save_logs(run, _job())
+    tail = save_logs(run, copy.deepcopy(JOB))
     run.record["log_tail"] = tail
     save(run)
     written = {p.relative_to(run.dir.path).as_posix(): p.read_text() for p in run.dir.path.rglob("*") if p.is_file()}
@@ -135,7 +104,7 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
     assert json.loads(written["pods.json"])[0]["spec"]["containers"][0]["env"][1]["value"] == "debug"
     # what run-manual returns is what -o json prints, the log tail and the error line show
     shown = masked(run, RunResult(ExitCode.JOB_FAILED, "failed: see https://bot:hunter22@ci.example/x",
-                                  run.record, _job()))
+                                  run.record, copy.deepcopy(JOB)))
     printed = json.dumps(shown.record) + shown.message + json.dumps(shown.job)
     for secret in secrets:
         assert secret not in printed, secret
@@ -144,8 +113,8 @@ def test_the_run_directory_and_the_printed_record_have_every_secret_masked(tmp_p
 
 def test_what_a_run_reports_while_it_goes_on_is_masked_too() -> None:
     rep = QuietReporter()
-    run = RunContext(_LogCluster(""), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
-    run.red.learn(_pod())
+    run = RunContext(FakeCluster(), RunOptions(cronjob="job"), SystemClock(), rep)  # type: ignore[arg-type]
+    run.red.learn(copy.deepcopy(POD))
     run.reporter.step(f"job started with {PASSWORD}")
     run.reporter.warn("cannot read https://bot:hunter22@ci.example/x: refused")
     run.reporter.show("plan", [("reason", "rotate AKIAIOSFODNN7EXAMPLE")])

@@ -3,15 +3,19 @@ linear time; names decided by token boundaries; ``strict`` mode."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from typing import Any
 
 import pytest
 
+from builders import T, event, pod
 from cronctl.redact import Redactor, command_secrets, looks_secret
 
 Obj = dict[str, Any]
+# a kubelet's Warning about pod p, with the message given
+failed = functools.partial(event, "Failed", first=T(10, 0), kind="Pod", name="p", etype="Warning")
 
 
 @pytest.mark.parametrize("name", ["DB_PASSWORD", "STRIPE_SECRET_KEY", "SLACK_WEBHOOK_URL", "DOCKER_CONFIG_JSON",
@@ -28,18 +32,10 @@ def test_names_about_a_secret_or_named_after_one_are_not(name: str) -> None:
     assert not looks_secret(name)
 
 
-def _event(message: str) -> Obj:
-    return {"kind": "Event", "metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p"},
-            "reason": "Failed", "message": message}
-
-
-def _pod(**container: Any) -> Obj:
-    return {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", **container}]}}
-
-
 def test_a_value_found_late_is_masked_where_it_appeared_earlier() -> None:
     secret = "Late-found-9xQ2"
-    objs = [_event(f"login as app with {secret} failed"), _pod(args=["redis-cli", "-a", secret, "ping"])]
+    objs = [failed(f"login as app with {secret} failed"),
+            pod("p", containers=[{"name": "c", "args": ["redis-cli", "-a", secret, "ping"]}])]
     red = Redactor()
     red.learn(objs)
     out = [red.kube_object(o) for o in objs]
@@ -51,24 +47,23 @@ def test_a_value_found_late_is_masked_where_it_appeared_earlier() -> None:
 def test_a_kubelet_event_quoting_a_hooks_command_line_is_masked() -> None:
     msg = ('Exec lifecycle hook ([/bin/sh -c curl -u admin:Hook-pw-1 http://localhost/drain]) for Container "c" '
            'in Pod "p" failed - error: command terminated with exit code 7')
-    out = Redactor().kube_object(_event(msg))["message"]
+    out = Redactor().kube_object(failed(msg))["message"]
     assert "Hook-pw-1" not in out and "curl -u admin:<redacted:1> http://localhost/drain" in out
 
 
 def test_probe_and_hook_headers_and_commands_are_masked_and_harmless_headers_kept() -> None:
-    pod = _pod(livenessProbe={"httpGet": {"path": "/h", "port": 80, "httpHeaders": [
+    p = pod("p", containers=[{"name": "c", "livenessProbe": {"httpGet": {"path": "/h", "port": 80, "httpHeaders": [
         {"name": "Authorization", "value": "Bearer abc"}, {"name": "Host", "value": "orders.example"}]}},
-        lifecycle={"preStop": {"exec": {"command": ["sshpass", "-p", "pw-123456", "ssh", "h"]}}})
-    c = Redactor().kube_object(pod)["spec"]["containers"][0]
+        "lifecycle": {"preStop": {"exec": {"command": ["sshpass", "-p", "pw-123456", "ssh", "h"]}}}}])
+    c = Redactor().kube_object(p)["spec"]["containers"][0]
     assert c["livenessProbe"]["httpGet"]["httpHeaders"] == [
         {"name": "Authorization", "value": "<redacted:1>"}, {"name": "Host", "value": "orders.example"}]
     assert c["lifecycle"]["preStop"]["exec"]["command"] == ["sshpass", "-p", "<redacted:2>", "ssh", "h"]
 
 
 def test_an_annotation_whose_key_names_a_secret_is_masked_whole() -> None:
-    pod = _pod()
-    pod["metadata"]["annotations"] = {"example.com/db-password": "hunter2", "example.com/password-policy": "strict"}
-    ann = Redactor().kube_object(pod)["metadata"]["annotations"]
+    p = pod("p", annotations={"example.com/db-password": "hunter2", "example.com/password-policy": "strict"})
+    ann = Redactor().kube_object(p)["metadata"]["annotations"]
     assert ann == {"example.com/db-password": "<redacted:1>", "example.com/password-policy": "strict"}
 
 
@@ -97,18 +92,20 @@ def test_the_tool_table_keeps_ports_prompts_and_indirections(words: list[str]) -
 
 
 def test_strict_masks_every_env_and_flag_value_off_the_allow_list() -> None:
-    pod = _pod(env=[{"name": "UPSTREAM", "value": "svc-orders-a1"}, {"name": "LOG_LEVEL", "value": "debug"},
-                    {"name": "BATCH_SIZE", "value": "500"}],
-               args=["--customer", "acme-corp-77", "--port", "8080", "--region=eu-west-1", "--since=1h"])
-    default = Redactor().kube_object(pod)["spec"]["containers"][0]
-    strict = Redactor(strict=True).kube_object(pod)["spec"]["containers"][0]
-    assert default["env"] == pod["spec"]["containers"][0]["env"]
+    p = pod("p", containers=[{"name": "c", "env": [{"name": "UPSTREAM", "value": "svc-orders-a1"},
+                                                   {"name": "LOG_LEVEL", "value": "debug"},
+                                                   {"name": "BATCH_SIZE", "value": "500"}],
+                              "args": ["--customer", "acme-corp-77", "--port", "8080", "--region=eu-west-1",
+                                       "--since=1h"]}])
+    default = Redactor().kube_object(p)["spec"]["containers"][0]
+    strict = Redactor(strict=True).kube_object(p)["spec"]["containers"][0]
+    assert default["env"] == p["spec"]["containers"][0]["env"]
     assert [e["value"] for e in strict["env"]] == ["<redacted:1>", "debug", "500"]
     assert strict["args"] == ["--customer", "<redacted:2>", "--port", "8080", "--region=eu-west-1", "--since=1h"]
 
 
 def _events(n: int) -> list[Obj]:
-    return [_event(f"connection failed: password=Pw{i:06d}x{i * 7919 % 100000:05d} rejected by db-{i}")
+    return [failed(f"connection failed: password=Pw{i:06d}x{i * 7919 % 100000:05d} rejected by db-{i}")
             for i in range(n)]
 
 

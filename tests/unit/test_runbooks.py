@@ -3,6 +3,7 @@ run-manual checks, and StrictUndefined catches a template bug."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from builders import manifest
 from cronctl.errors import BadInput, ExitCode
 from cronctl.runbooks import EXIT_CODE_MEANINGS, NAMES, list_runbooks, render, runbook_context
 
@@ -119,12 +121,10 @@ def test_every_cronctl_command_in_a_runbook_parses_with_the_real_cli(name: str, 
 # --------------------------------------------------------------------------- application-locking
 
 
-def _cronjob(**pod: object) -> dict[str, object]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": "mp-orders-sync", "namespace": "integrations"},
-            "spec": {"schedule": "*/10 * * * *", "timeZone": "Etc/UTC", "concurrencyPolicy": "Forbid",
-                     "jobTemplate": {"spec": {"template": {"spec": {
-                         "restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}], **pod}}}}}}
+# mp-orders-sync as its manifest has it; the tests add to its pod template
+SYNC_POD: dict[str, object] = {"restartPolicy": "Never", "containers": [{"name": "sync", "image": "busybox"}]}
+sync = functools.partial(manifest, "mp-orders-sync", "*/10 * * * *", "Etc/UTC", namespace="integrations",
+                         policy="Forbid")
 
 
 def _blocks(text: str, lang: str) -> list[str]:
@@ -146,7 +146,7 @@ def _locking_objects(text: str) -> dict[str, list[dict]]:
 ])
 def test_the_locking_runbook_fills_in_namespace_name_and_service_account(pod: dict, account: str,
                                                                          says_default: bool) -> None:
-    text = render("application-locking", runbook_context(_cronjob(**pod), NOW))
+    text = render("application-locking", runbook_context(sync(pod={**SYNC_POD, **pod}), NOW))
     objs = _locking_objects(text)
     [sa], [lease], [role], [binding], [patch] = (objs[k] for k in ("ServiceAccount", "Lease", "Role", "RoleBinding",
                                                                    "patch"))
@@ -183,7 +183,7 @@ def test_the_locking_runbook_without_a_cronjob_uses_placeholders_that_parse() ->
 def test_the_locking_runbooks_python_compiles_and_its_sql_names_the_safe_lock() -> None:
     import ast
 
-    text = render("application-locking", runbook_context(_cronjob(), NOW))
+    text = render("application-locking", runbook_context(sync(pod=SYNC_POD), NOW))
     for block in _blocks(text, "python"):
         ast.parse(block)
     sql = "\n".join(_blocks(text, "sql"))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import pytest
 
+from builders import cronjob, job
 from cronctl.errors import BadInput, ExitCode
 from cronctl.procedure.slot import last_schedule_plan, resolve, slot_at_or_before, standing_for
 from cronctl.schedule import parse
@@ -14,14 +15,8 @@ from cronctl.schedule import parse
 UTC = timezone.utc
 
 
-def cj(schedule: str, tz: str | None = None, *, created: str = "2026-01-01T00:00:00Z",
-       last: str | None = None, name: str = "sync") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedule": schedule}
-    if tz:
-        spec["timeZone"] = tz
-    status = {"lastScheduleTime": last} if last else {}
-    return {"metadata": {"name": name, "namespace": "ns", "uid": "u-1", "creationTimestamp": created},
-            "spec": spec, "status": status}
+# this file's CronJob: sync, uid u-1, created at the start of 2026
+cj = functools.partial(cronjob, name="sync", uid="u-1", created="2026-01-01T00:00:00Z")
 
 
 def at(text: str) -> datetime:
@@ -40,7 +35,7 @@ def test_a_slot_gets_the_controllers_name_and_annotation() -> None:
 
 def test_the_annotation_is_in_the_cronjobs_zone_as_the_controller_writes_it() -> None:
     # 30 6 * * 1-5 in Moscow (UTC+3): Wednesday 2026-12-02 06:30 local = 03:30Z
-    s = resolve(cj("30 6 * * 1-5", "Europe/Moscow"), at("2026-12-02T06:30:00+03:00"), latest=False, now=NOW)
+    s = resolve(cj("30 6 * * 1-5", tz="Europe/Moscow"), at("2026-12-02T06:30:00+03:00"), latest=False, now=NOW)
     assert s.at == at("2026-12-02T03:30:00Z")
     assert s.scheduled_timestamp == "2026-12-02T06:30:00+03:00"
     assert s.shown == "2026-12-02T06:30:00+03:00 (2026-12-02T03:30:00Z)"
@@ -73,13 +68,13 @@ def test_latest_is_the_latest_slot_at_or_before_now() -> None:
     # a sparse schedule: the first of January, months back
     assert resolve(cj("0 0 1 1 *"), None, latest=True, now=NOW).at == at("2026-01-01T00:00:00Z")
     # weekdays only: on a Sunday the latest is Friday's
-    s = resolve(cj("30 6 * * 1-5", "Europe/Moscow"), None, latest=True, now=at("2026-12-06T12:00:00Z"))
+    s = resolve(cj("30 6 * * 1-5", tz="Europe/Moscow"), None, latest=True, now=at("2026-12-06T12:00:00Z"))
     assert s.at == at("2026-12-04T03:30:00Z")
 
 
 def test_dst_spring_forward_has_no_slot_in_the_gap() -> None:
     # Europe/Berlin 2026-03-29: 02:00 CET -> 03:00 CEST; 02:30 does not exist that day
-    berlin = cj("30 2 * * *", "Europe/Berlin")
+    berlin = cj("30 2 * * *", tz="Europe/Berlin")
     now = at("2026-04-01T00:00:00Z")
     for gap in ("2026-03-29T02:30:00+01:00", "2026-03-29T02:30:00+02:00", "2026-03-29T03:30:00+02:00"):
         with pytest.raises(BadInput) as e:
@@ -104,7 +99,7 @@ def test_a_bad_schedule_or_zone_is_bad_input() -> None:
     with pytest.raises(BadInput):
         resolve(cj("61 * * * *"), None, latest=True, now=NOW)
     with pytest.raises(BadInput):
-        resolve(cj("* * * * *", "Mars/Olympus"), None, latest=True, now=NOW)
+        resolve(cj("* * * * *", tz="Mars/Olympus"), None, latest=True, now=NOW)
 
 
 def test_slot_at_or_before_looks_back_years() -> None:
@@ -113,25 +108,19 @@ def test_slot_at_or_before_looks_back_years() -> None:
     assert slot_at_or_before(parse("* * * * *"), at("2026-12-02T10:07:00Z")) == at("2026-12-02T10:07:00Z")
 
 
-def job(name: str, *, owner_uid: str | None = "u-1", ann: dict[str, str] | None = None) -> dict[str, Any]:
-    m: dict[str, Any] = {"name": name, "annotations": ann or {}}
-    if owner_uid:
-        m["ownerReferences"] = [{"kind": "CronJob", "name": "sync", "uid": owner_uid, "controller": True}]
-    return {"metadata": m}
-
-
 def test_a_job_stands_for_the_slot_by_name_or_by_an_owned_jobs_annotation() -> None:
     c = cj("*/5 * * * *")
     t = at("2026-12-02T10:05:00Z")
     name = "sync-29936765"
-    assert standing_for(c, [job(name, owner_uid=None)], t, name) != []
-    sched = job("sync-other", ann={"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-12-02T13:05:00+03:00"})
+    assert standing_for(c, [job(name, cj_uid=None)], t, name) != []
+    sched = job("sync-other", owner=c,
+                annotations={"batch.kubernetes.io/cronjob-scheduled-timestamp": "2026-12-02T13:05:00+03:00"})
     assert standing_for(c, [sched], t, name) == [sched]
-    manual = job("sync-manual", ann={"cronctl.dev/occurrence": "2026-12-02T10:05:00Z"})
+    manual = job("sync-manual", owner=c, annotations={"cronctl.dev/occurrence": "2026-12-02T10:05:00Z"})
     assert standing_for(c, [manual], t, name) == [manual]
     # not owned by this CronJob, or another instant: not standing for it
-    stranger = job("x", owner_uid="u-2", ann={"cronctl.dev/occurrence": "2026-12-02T10:05:00Z"})
-    other = job("sync-manual", ann={"cronctl.dev/occurrence": "2026-12-02T10:00:00Z"})
+    stranger = job("x", cj="sync", cj_uid="u-2", annotations={"cronctl.dev/occurrence": "2026-12-02T10:05:00Z"})
+    other = job("sync-manual", owner=c, annotations={"cronctl.dev/occurrence": "2026-12-02T10:00:00Z"})
     assert standing_for(c, [stranger, other], t, name) == []
 
 

@@ -10,28 +10,24 @@ styling (SGR), and each attack is shown as visible text (``\\x1b]52;c;...``, ``\
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+from builders import manifest
 from terminal_support import PAYLOAD, assert_nothing_acts, assert_shown, cronctl_in_pty
 
 GOLDEN_DUMP = Path(__file__).parent.parent / "golden" / "bundle" / "incident-004.dump.yaml"
 NOW = "2026-12-02T11:35:00Z"
 
 
-def hostile_cronjob(**extra_annotations: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1", "kind": "CronJob",
-        "metadata": {"name": "victim", "namespace": "ops",
-                     "annotations": {"cronctl.dev/note": PAYLOAD, **extra_annotations}},
-        "spec": {"schedule": "*/10 * * * *", "timeZone": "Europe/Berlin",
-                 "jobTemplate": {"spec": {"template": {"spec": {
-                     "restartPolicy": "Never",
-                     "containers": [{"name": "c", "image": "registry.example/app:1" + PAYLOAD}]}}}}},
-    }
+# a CronJob with the payload in an annotation and in its image
+hostile_cronjob = functools.partial(
+    manifest, "victim", "*/10 * * * *", "Europe/Berlin", namespace="ops", annotations={"cronctl.dev/note": PAYLOAD},
+    pod={"restartPolicy": "Never", "containers": [{"name": "c", "image": "registry.example/app:1" + PAYLOAD}]})
 
 
 def hostile_dump() -> dict[str, Any]:

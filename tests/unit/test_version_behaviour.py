@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from builders import cronjob, job, slotname
 from cronctl.versions import behaviour_for, parse_version
 
 
@@ -32,14 +33,6 @@ def test_adoption_of_an_existing_slot_job_by_version(git: str | None, adopts: bo
         assert "from 1.37" in text  # both outcomes said for a version cronctl does not know
 
 
-def _cronjob() -> dict[str, object]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": "orders", "namespace": "ns", "creationTimestamp": "2026-12-02T16:00:30Z"},
-            "spec": {"schedule": "*/1 * * * *", "concurrencyPolicy": "Forbid", "suspend": True,
-                     "jobTemplate": {"spec": {}}},
-            "status": {}}
-
-
 @pytest.mark.parametrize("git, adopts", [("v1.36.3", False), ("v1.37.2", True), (None, None)])
 def test_the_restore_prediction_names_an_existing_slot_job_and_the_version_outcome(
         git: str | None, adopts: bool | None) -> None:
@@ -48,12 +41,13 @@ def test_the_restore_prediction_names_an_existing_slot_job_and_the_version_outco
     from cronctl.procedure.predict import predict
 
     now = datetime(2026, 12, 2, 16, 5, 20, tzinfo=timezone.utc)
-    slot_job = f"orders-{int(datetime(2026, 12, 2, 16, 5, tzinfo=timezone.utc).timestamp()) // 60}"
-    jobs = [{"metadata": {"name": slot_job, "namespace": "ns"}}]
-    p = predict(_cronjob(), now, suspended=False, jobs=jobs, server_version=git)  # type: ignore[arg-type]
+    slot_job = slotname(datetime(2026, 12, 2, 16, 5, tzinfo=timezone.utc), "orders")
+    jobs = [job(slot_job, cj_uid=None)]  # named for the slot, owned by nothing
+    cj = cronjob(name="orders", created="2026-12-02T16:00:30Z", policy="Forbid", suspend=True)  # every minute
+    p = predict(cj, now, suspended=False, jobs=jobs, server_version=git)  # type: ignore[arg-type]
     assert p.decision == "create" and p.job_name == slot_job and p.existing_job == slot_job
     assert p.adopts is adopts and p.as_dict()["adopts_existing_job"] is adopts
     assert slot_job in p.text and "will start right away" not in p.text
     # without such a Job the usual catch-up is predicted, whatever the version
-    q = predict(_cronjob(), now, suspended=False, jobs=[], server_version=git)  # type: ignore[arg-type]
+    q = predict(cj, now, suspended=False, jobs=[], server_version=git)  # type: ignore[arg-type]
     assert q.existing_job is None and "will start right away" in q.text
