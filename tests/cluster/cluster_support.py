@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -182,6 +183,31 @@ def wait_for_slot_job(k8s: Any, ns: str, cronjob: str, slot: datetime, timeout: 
                             f"{slot.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}")
             return None
         time.sleep(every)
+
+
+@contextmanager
+def private_control_plane(prefix: str) -> Iterator[tuple[Any, Any]]:
+    """(ClusterInfo, K8s) of a control plane of the caller's own (its own state directory, ports and
+    etcd; the run's Kubernetes version), for the tests that stop and start its parts so that no
+    other test is hurt; taken down at the end. Fails the test when it does not start."""
+    import tempfile
+
+    from kubernetes import client, config
+
+    from harness import ClusterError, cluster, requested_k8s_version
+    from tests.conftest import K8s
+
+    state = tempfile.mkdtemp(prefix=prefix)
+    try:
+        info = cluster.up(version=requested_k8s_version(), state=state)
+    except ClusterError as e:
+        pytest.fail(f"private cluster did not start: {e}", pytrace=False)
+    api = config.new_client_from_config(config_file=str(info.kubeconfig))
+    k8s = K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
+    try:
+        yield info, k8s
+    finally:
+        cluster.down(state)
 
 
 def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account: str, path: Path) -> Path:

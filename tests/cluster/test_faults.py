@@ -22,10 +22,11 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.cluster_support import (create_cronjob, list_jobs, read_cronjob, record_annotations, sleep_until,
+from tests.cluster.cluster_support import (create_cronjob, list_jobs, private_control_plane, read_cronjob,
+                                           record_annotations, sleep_until,
                                            slot_job_name, wait_for, wait_for_slot_job)
 from tests.conftest import K8s, create_test_namespace
-from tests.harness import ClusterError, ClusterInfo, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
+from tests.harness import ClusterInfo, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
 # one private cluster, so these run one after another on one xdist worker; the disk tests are
 # about the local disk, not the controller, and run on the default version only (not `compat`)
@@ -59,19 +60,8 @@ class Private:
 
 @pytest.fixture(scope="module")
 def private() -> Iterator[Private]:
-    from kubernetes import client, config
-
-    state = tempfile.mkdtemp(prefix="cronctl-fault-cluster-")
-    try:
-        info = cluster.up(version=requested_k8s_version(), state=state)
-    except ClusterError as e:
-        pytest.fail(f"private cluster did not start: {e}", pytrace=False)
-    api = config.new_client_from_config(config_file=str(info.kubeconfig))
-    k8s = K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
-    try:
+    with private_control_plane("cronctl-fault-cluster-") as (info, k8s):
         yield Private(info=info, k8s=k8s)
-    finally:
-        cluster.down(state)
 
 
 def _start_run(p: Private, ns: str, name: str, run_dir: Path, *extra: str,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -29,9 +28,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.cluster_support import ROOT, create_cronjob, list_jobs, minute_floor, sleep_until, wait_for
+from tests.cluster.cluster_support import (ROOT, create_cronjob, list_jobs, minute_floor, private_control_plane,
+                                           sleep_until, wait_for)
 from tests.conftest import K8s, create_test_namespace
-from tests.harness import ClusterError, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
+from tests.harness import cluster, cronctl, cronctl_env, start_cronctl
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("prometheus-e2e")]
 UTC = timezone.utc
@@ -40,19 +40,8 @@ SCRIPT = ROOT / "scripts" / "prometheus"
 
 @pytest.fixture(scope="module")
 def private() -> Iterator[tuple[Any, K8s]]:
-    from kubernetes import client, config
-
-    state = tempfile.mkdtemp(prefix="cronctl-prom-cluster-")
-    try:
-        info = cluster.up(version=requested_k8s_version(), state=state)
-    except ClusterError as e:
-        pytest.fail(f"private cluster did not start: {e}", pytrace=False)
-    api = config.new_client_from_config(config_file=str(info.kubeconfig))
-    k8s = K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
-    try:
-        yield info, k8s
-    finally:
-        cluster.down(state)
+    with private_control_plane("cronctl-prom-cluster-") as both:
+        yield both
 
 
 def _free_port() -> int:
