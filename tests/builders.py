@@ -45,6 +45,11 @@ def stamp(t: Time) -> str:
     return t if isinstance(t, str) else z(t)
 
 
+def _meta(name: str, **fields: Any) -> Obj:
+    """metadata with ``name`` and each field given (None: left out), in the API's usual order."""
+    return {"name": name, **{k: v for k, v in fields.items() if v is not None}}
+
+
 def T(h: int, m: int, s: int = 0, day: int = 2) -> datetime:
     """2026-12-<day> h:m:s UTC."""
     return datetime(2026, 12, day, h, m, s, tzinfo=UTC)
@@ -88,21 +93,9 @@ def cronjob(schedule: str = "*/1 * * * *", *, name: str = "cj", namespace: str |
         if value is not None:
             s[key] = value
     s.update(spec)
-    meta: Obj = {"name": name}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    if uid is not None:
-        meta["uid"] = uid
-    if resource_version is not None:
-        meta["resourceVersion"] = resource_version
-    if generation is not None:
-        meta["generation"] = generation
-    if created is not None:
-        meta["creationTimestamp"] = stamp(created)
-    if labels is not None:
-        meta["labels"] = labels
-    if annotations is not None:
-        meta["annotations"] = annotations
+    meta = _meta(name, namespace=namespace, uid=uid, resourceVersion=resource_version, generation=generation,
+                 creationTimestamp=stamp(created) if created is not None else None, labels=labels,
+                 annotations=annotations)
     if suspend_written is not None:
         managed = [*(managed or []), {"manager": "kubectl-patch", "operation": "Update",
                                       "time": stamp(suspend_written), "fieldsV1": {"f:spec": {"f:suspend": {}}}}]
@@ -195,19 +188,9 @@ def job(name: str, *, slot: Time | None = None, created: Time | None = None, sta
                 status["conditions"].insert(0, {**cond, "type": first})
         if conditions is not None:
             status["conditions"] = conditions
-    meta: Obj = {"name": name}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    meta["uid"] = f"u-{name}" if uid is _UNSET else uid
-    if uid is None:
-        del meta["uid"]
-    if resource_version is not None:
-        meta["resourceVersion"] = resource_version
-    if created is not None:
-        meta["creationTimestamp"] = stamp(created)
-    if labels is not None:
-        meta["labels"] = labels
-    meta["annotations"] = ann
+    meta = _meta(name, namespace=namespace, uid=f"u-{name}" if uid is _UNSET else uid,
+                 resourceVersion=resource_version, creationTimestamp=stamp(created) if created is not None else None,
+                 labels=labels, annotations=ann)
     if cj_uid is not None:
         meta["ownerReferences"] = [owner_ref("CronJob", cj, cj_uid, controller)]
     out: Obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta}
@@ -262,19 +245,9 @@ def pod(name: str, *, job: str | None = None, job_uid: str | None = None, namesp
     containers (default one ``main``, with ``env`` when given), ``statuses`` its containerStatuses
     (``container_status``),
     ``spec``/``status`` replace them whole."""
-    meta: Obj = {"name": name}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    if uid is _UNSET:
-        uid = f"u-{name}"
-    if uid is not None:
-        meta["uid"] = uid
-    if created is not None:
-        meta["creationTimestamp"] = stamp(created)
-    if labels is not None:
-        meta["labels"] = labels
-    if annotations is not None:
-        meta["annotations"] = annotations
+    meta = _meta(name, namespace=namespace, uid=f"u-{name}" if uid is _UNSET else uid,
+                 creationTimestamp=stamp(created) if created is not None else None, labels=labels,
+                 annotations=annotations)
     if job is not None:
         meta["ownerReferences"] = [owner_ref("Job", job, job_uid or f"u-{job}")]
     if spec is None:
