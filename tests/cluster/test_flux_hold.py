@@ -50,9 +50,11 @@ class SuspendWatch:
 
 def test_run_manual_holds_through_flux_intervals_with_the_reconcile_annotation_and_puts_it_back(
         flux: Flux, kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
-    # made just after a minute boundary: the next slot comes while the manual Job runs (40 s)
+    # made just after a minute boundary: the next slot comes while the manual Job runs. 70 s, not
+    # 40: with Flux's apply quick, a 40 s run begun at second 16 was restored at second 59.3, before
+    # the slot, which then ran (2 of 4 matrix runs); 70 s covers the slot for any start up to second 50
     early_in_a_minute(lo=2, hi=12)  # a fresh minute
-    body = cronjob_body("orders-sync", schedule="*/1 * * * *", suspend=False, duration=40)
+    body = cronjob_body("orders-sync", schedule="*/1 * * * *", suspend=False, duration=70)
     managed = flux.manage(namespace, [body], interval=f"{INTERVAL}s")
     p = start_cronctl(["run-manual", "orders-sync", "-n", namespace, "--yes", "--settle", "1s", "--catch-up",
                        "none", "--timeout", "4m"], kubeconfig, run_dir=tmp_path)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from cluster_support import (create_cronjob, cronctl, cronctl_env, early_in_a_minute, owned_jobs, read_job,
-                             start_cronctl, wait_for)
+                             sleep_until, start_cronctl, wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]  # run on every supported version
 UTC = timezone.utc

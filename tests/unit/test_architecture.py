@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,6 +19,29 @@ def test_the_import_contracts_hold() -> None:
     assert "BROKEN" not in proc.stdout
     # every contract was checked: nine named contracts, all kept
     assert proc.stdout.count(" KEPT") == 9, proc.stdout[-2000:]
+
+
+def test_no_name_is_used_that_is_not_defined() -> None:
+    """pyflakes over cronctl/ and tests/: a cluster test runs only in a cluster run, so a missing
+    import there (a merge once lost `sleep_until` in test_run_manual_seed004) fails here first."""
+    from pyflakes import api, messages
+    from pyflakes.reporter import Reporter
+
+    class Collect(Reporter):
+        def __init__(self) -> None:
+            super().__init__(None, None)
+            self.found: list[str] = []
+
+        def flake(self, message: Any) -> None:
+            if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal, messages.UndefinedExport)):
+                self.found.append(str(message))
+
+        def syntaxError(self, filename: str, msg: str, lineno: int, offset: int, text: str) -> None:
+            self.found.append(f"{filename}:{lineno}: {msg}")
+
+    rep = Collect()
+    api.checkRecursive([str(ROOT / "cronctl"), str(ROOT / "tests")], rep)
+    assert rep.found == []
 
 
 def test_the_procedures_are_compositions_of_small_steps_and_none_inherits_another() -> None:
