@@ -81,24 +81,49 @@ def _prepare_sqlite_file(url: str) -> None:
 HEAD = "0002"
 
 
-def _migrate(engine: Any) -> None:
+def _version(engine: Any) -> str | None:
+    """The ledger's migration, or None when it has none yet (a new file, or one being created)."""
     from sqlalchemy import text
     from sqlalchemy.exc import SQLAlchemyError
 
     try:
         with engine.connect() as conn:
-            if conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD:
-                return
+            v = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            return None if v is None else str(v)
     except SQLAlchemyError:
-        pass  # a new ledger, or an older one: Alembic says what to do
+        return None
+
+
+def _migrate(engine: Any, *, create: bool, shown: str) -> None:
+    """Bring the ledger to :data:`HEAD`. Only a writer (``create``) makes a new one: a reader that
+    finds no migration at all meets a file a recorder is creating this moment, and says so (it
+    would otherwise race the recorder's own migration, and one of the two would fail). A migration
+    that fails because another process finished it meanwhile is no failure."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    version = _version(engine)
+    if version == HEAD:
+        return
+    if version is None and not create:
+        raise LedgerError(f"the ledger {shown} is not ready yet (cronctl record is creating it, or it is "
+                          "not a ledger)")
     from alembic import command
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    except SQLAlchemyError:
+        import time
+
+        for _ in range(20):  # another writer migrating at the same moment: wait for it to finish
+            if _version(engine) == HEAD:
+                return
+            time.sleep(0.5)
+        raise
 
 
 @dataclass
@@ -170,10 +195,13 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
     else:
         engine = create_engine(u, pool_pre_ping=True, connect_args={"connect_timeout": 10})
     try:
-        _migrate(engine)
+        _migrate(engine, create=create, shown=seen_as)
     except SQLAlchemyError as e:
         engine.dispose()
         raise LedgerError(f"cannot open the ledger {seen_as}: {_first_line(e)}") from e
+    except LedgerError:
+        engine.dispose()
+        raise
     return Ledger(engine=engine, url=u, shown=seen_as)
 
 

@@ -325,3 +325,31 @@ def test_history_reads_the_ledger_alone_with_cluster(run_cli: Any, tmp_path: Pat
     assert r.exit_code == 0
     both = {h["ledger"]: h["counts"]["ran"] for h in json.loads(r.stdout)["cronjobs"]}
     assert both == {"east": 3, "west": 0}
+
+
+def test_a_reader_does_not_migrate_a_ledger_a_recorder_is_creating(tmp_path: Any) -> None:
+    # the recorder makes the file, then migrates it; a reader polling meanwhile (a test, an
+    # operator's history) found the file and migrated it too: one of the two failed (a matrix run
+    # lost its recorder at start that way). Now the reader says "not ready" and touches nothing.
+    import sqlite3
+
+    from cronctl.errors import LedgerError
+
+    path = tmp_path / "new.sqlite"
+    sqlite3.connect(path).close()  # the file exists, nothing in it yet
+    with pytest.raises(LedgerError) as e:
+        open_ledger(f"sqlite:///{path}", create=False)
+    assert "is not ready yet" in e.value.message
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+
+
+def test_writers_migrating_one_new_ledger_at_once_all_open_it(tmp_path: Any) -> None:
+    # separate processes, as recorders are (Alembic's context is one per process)
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    code = "import sys; from cronctl.ledger.store import open_ledger; open_ledger(sys.argv[1]).close()"
+    procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    assert [rc for rc, _err in results] == [0, 0, 0, 0], [err[-500:] for _rc, err in results]

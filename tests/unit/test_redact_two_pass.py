@@ -121,7 +121,8 @@ def test_three_thousand_events_with_new_password_values_are_masked_in_linear_tim
         assert red.distinct == n and all("password=<redacted:" in e["message"] for e in out)
         return took
 
-    small, big = run(1500), run(3000)
+    # the best of three of each: on a machine busy with four control planes one run once took 4.1x
+    small, big = min(run(1500) for _ in range(3)), min(run(3000) for _ in range(3))
     assert big < 15.0
     assert big < 4 * max(small, 0.05)  # linear: twice the input, about twice the time (quadratic: four times)
 
