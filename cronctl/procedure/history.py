@@ -118,52 +118,51 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
                      opts: Options) -> tuple[Any, dict[str, Judged]]:
     """The ledger's evidence for the window, and what the recorder already judged of it: the
     evidence is read only from where judging has to start (a day before: a Job created before
-    the window may still stand for a slot in it)."""
-    from cronctl.ledger.store import evidence_for
-
-    judged, total = _judged(url, cluster_name, namespace=namespace, name=name, opts=opts)
-    since = opts.since
-    # only when the recorder judged the start of every CronJob's window: any other is read from --since
-    if since is not None and judged and len(judged) == total:
-        since = max(since, min(j.judge_from for j in judged.values()))
-    since = since - timedelta(days=1) if since is not None else None
-    return evidence_for(url, cluster_name, namespace=namespace, name=name, since=since), judged
-
-
-def _judged(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
-            opts: Options) -> tuple[dict[str, Judged], int]:
-    """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
-    judge (none when it judged none of the first: the judge takes the whole window); and how many
-    CronJobs there are."""
-    if opts.since is None:
-        return {}, 0
-    from cronctl.errors import CronctlError
+    the window may still stand for a slot in it). One open of the ledger for both."""
     from cronctl.ledger.store import open_ledger
-    from cronctl.schedule import parse
 
-    out: dict[str, Judged] = {}
     led = open_ledger(url, create=False)
     try:
         with led.reading() as r:
-            cronjobs = r.cronjob_objects(cluster_name, namespace=namespace, name=name)
-            for cj in cronjobs:
-                view = model.cronjob_view(cj)
-                if view.problem is not None or not view.uid:
-                    continue
-                try:
-                    sched = parse(view.schedule, view.time_zone)
-                except CronctlError:
-                    continue
-                start = max(opts.since, (view.created or opts.since) - timedelta(seconds=1))
-                times = sched.runs_between(start, opts.now)
-                cluster = (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0]
-                kept = r.judged(cluster, view.uid, opts.since, opts.now)
-                if not times or times[0] not in kept:
-                    continue
-                judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
-                out[view.uid] = Judged(judge_from, [kept[t] for t in sorted(kept) if t < judge_from])
+            judged, total = _judged(r, cluster_name, namespace=namespace, name=name, opts=opts)
+            since = opts.since
+            # only when the recorder judged the start of every CronJob's window: any other is read from --since
+            if since is not None and judged and len(judged) == total:
+                since = max(since, min(j.judge_from for j in judged.values()))
+            since = since - timedelta(days=1) if since is not None else None
+            return r.evidence(cluster_name, namespace=namespace, name=name, since=since), judged
     finally:
         led.close()
+
+
+def _judged(r: Any, cluster_name: str | None, *, namespace: str | None, name: str | None,
+            opts: Options) -> tuple[dict[str, Judged], int]:
+    """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
+    judge (none when it judged none of the first: the judge takes the whole window); and how many
+    CronJobs there are. ``r``: an open ledger's reader."""
+    if opts.since is None:
+        return {}, 0
+    from cronctl.errors import CronctlError
+    from cronctl.schedule import parse
+
+    out: dict[str, Judged] = {}
+    cronjobs = r.cronjob_objects(cluster_name, namespace=namespace, name=name)
+    for cj in cronjobs:
+        view = model.cronjob_view(cj)
+        if view.problem is not None or not view.uid:
+            continue
+        try:
+            sched = parse(view.schedule, view.time_zone)
+        except CronctlError:
+            continue
+        start = max(opts.since, (view.created or opts.since) - timedelta(seconds=1))
+        times = sched.runs_between(start, opts.now)
+        cluster = (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0]
+        kept = r.judged(cluster, view.uid, opts.since, opts.now)
+        if not times or times[0] not in kept:
+            continue
+        judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
+        out[view.uid] = Judged(judge_from, [kept[t] for t in sorted(kept) if t < judge_from])
     return out, len(cronjobs)
 
 
