@@ -98,7 +98,8 @@ def test_flux_undoes_a_plain_kubectl_patch_of_suspend_within_its_interval(
     print(f"Flux reverted spec.suspend {took:.1f}s after the kubectl patch (interval {INTERVAL}s)")
     # a forced server-side apply: the field is Flux's again, and the patch's manager owns nothing of it
     assert suspend_owners(cj) == [(MANAGER, "Apply")], cj["metadata"]["managedFields"]
-    assert managed.ready() is not None
+    # Ready again at its revision (the status may still say "reconciling" the moment the object is back: CI, stop 31)
+    managed.wait_applied(timeout=60)
 
 
 def test_flux_leaves_an_object_annotated_reconcile_disabled_alone(
