@@ -6,8 +6,9 @@ Only ``cronctl.cli`` imports typer and rich. Data goes to ``out`` (stdout), diag
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Annotated, Any, Optional
 
@@ -71,9 +72,27 @@ def yaml_text(data: Any, **kwargs: Any) -> str:
 def json_text(data: Any) -> str:
     """``data`` as indented JSON for the screen: UTF-8 as it is, but every control, bidi or separator
     character as its ``\\uXXXX`` escape (same data); one trailing newline."""
-    import json
+    return json_visible(_indented_json(data)) + "\n"
 
-    return json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n"
+
+def _indented_json(data: Any) -> str:
+    """JSON indented by two, keys in their order, UTF-8 as it is, anything else as ``str()``.
+
+    orjson writes it (the standard library's indenting encoder is pure Python: 0.6 s of a 90-day
+    history, orjson 0.04 s). Its text is the standard library's but for a float under 1e-4 (``1e-5``,
+    the same number) and NaN/Infinity (null: JSON has no NaN). What it refuses (an int beyond 64
+    bits, a string with a lone surrogate) the standard library writes."""
+    import orjson
+
+    try:
+        # as json.dumps(indent=2, default=str): a datetime or dataclass as str(), an int key as text
+        return orjson.dumps(data, default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+                            | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        import json
+
+        return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
 
 
 def emit(data: Any, fmt: str) -> None:
@@ -84,6 +103,24 @@ def emit(data: Any, fmt: str) -> None:
     stream = out.file
     stream.write(text)
     stream.flush()
+
+
+@contextlib.contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a command builds a large output, on again after.
+
+    A 1,000-CronJob history holds millions of dicts; every collection walked all of them again
+    (half of ``history -A --since 1d``'s time). Reference counting still frees what the command
+    drops: only cycles wait for the end. For commands that end, never for ``record``."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def safe_text(value: object, style: str = "") -> Text:

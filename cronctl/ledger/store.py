@@ -9,6 +9,7 @@ same object twice, or again after a restart, changes nothing. Any database failu
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -184,7 +185,7 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
         if not create and not os.path.exists(path):
             raise LedgerError(f"no ledger at {path} (cronctl record writes it; --ledger or {ENV} names another)")
         _prepare_sqlite_file(u)
-        engine = create_engine(u, connect_args={"timeout": 30})
+        engine = create_engine(u, connect_args={"timeout": 30}, json_deserializer=_json_loads)
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _rec: Any) -> None:
@@ -193,7 +194,8 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
     else:
-        engine = create_engine(u, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+        engine = create_engine(u, pool_pre_ping=True, connect_args={"connect_timeout": 10},
+                               json_deserializer=_json_loads)
     try:
         _migrate(engine, create=create, shown=seen_as)
     except SQLAlchemyError as e:
@@ -203,6 +205,18 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
         engine.dispose()
         raise
     return Ledger(engine=engine, url=u, shown=seen_as)
+
+
+def _json_loads(text: str | bytes) -> Any:
+    """A stored JSON column read back: by orjson (a 90-day history reads 13,000 judged rows: the
+    standard library's decoder took 0.3 s of it), by the standard library what orjson refuses
+    (NaN, a number beyond a double)."""
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError is a ValueError
+        return json.loads(text)
 
 
 # --- writing ------------------------------------------------------------------------------------

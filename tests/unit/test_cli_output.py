@@ -5,13 +5,16 @@ with the document's key order, never folded; and ``run_cli`` captures a run in-p
 from __future__ import annotations
 
 import json
+from datetime import timezone
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import RunCli
-from cronctl.cli.common import emit, json_text, yaml_text
+from cronctl.cli.common import emit, json_text, json_visible, yaml_text
 
 MANIFEST = """\
 apiVersion: batch/v1
@@ -67,3 +70,27 @@ def test_run_cli_separates_the_streams_and_captures_help(run_cli: RunCli) -> Non
 def test_run_cli_feeds_standard_input(run_cli: RunCli) -> None:
     r = run_cli("lint", "-f", "-", "--now", NOW, "-o", "json", "--fail-on", "none", stdin=MANIFEST)
     assert r.exit_code == 0 and json.loads(r.stdout)["checked"] == 1
+
+
+# -o json is written by orjson (fast for a 90-day history); its text must be the standard
+# library's json.dumps(indent=2, ensure_ascii=False, default=str) that it replaced, byte for byte,
+# for every shape the outputs hold (floats under 1e-4 excepted: orjson writes 1e-5 for 1e-05)
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f == 0 or abs(f) >= 1e-4),
+    st.text(), st.datetimes(timezones=st.just(timezone.utc)))
+_json_like = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner),
+    st.dictionaries(st.one_of(st.text(), st.integers(-5, 5)), inner, max_size=4)), max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_like)
+def test_json_text_is_the_standard_librarys_indented_json(data: object) -> None:
+    want = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    assert json_text(data) == json_visible(want) + "\n"
+
+
+def test_json_text_writes_what_orjson_refuses_as_the_standard_library_does() -> None:
+    for data in ({"n": 2**70}, ["lone \udc80 surrogate"], {"x": -(2**64)}):
+        assert json_text(data) == json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n"
