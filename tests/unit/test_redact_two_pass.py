@@ -134,3 +134,39 @@ def test_values_met_one_by_one_without_learning_stay_fast() -> None:
     for i in range(3000):
         assert "Tok" not in red.text(f"retry {i}: token=Tok{i:08d}abc refused")
     assert time.perf_counter() - t < 15.0
+
+
+# -- data_in_place (history's large outputs) masks exactly as data does ----------------------------
+_LEAVES = ["password=Hunter-22x", "Hunter-22x", "curl -u admin:pw-123456 http://x", "pw-123456 again",
+           "2026-11-30T00:40:00Z", "2026-11-30T00:40:00+01:00", "cj-0001-29933320", "", "ran", "Forbid",
+           "token: ghp_" + "a" * 36, "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]
+
+
+def _shapes() -> Any:
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.sampled_from(_LEAVES), st.none(), st.integers(-3, 3), st.booleans(), st.text(max_size=12))
+    kube = st.builds(lambda v: pod("p", containers=[{"name": "c", "env": [{"name": "DB_PASSWORD", "value": v}],
+                                                     "args": ["sh", "-c", f"mysql -p{v} db"]}]),
+                     st.sampled_from(["S3cret-value-1", "Hunter-22x", "x9Q"]))  # x9Q: too short to echo
+    return st.recursive(st.one_of(leaf, kube), lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["a", "slot", "reason", "jobs"]), inner,
+                                                     max_size=4)), max_leaves=25)
+
+
+def test_data_in_place_masks_as_data_does() -> None:
+    import copy
+
+    from hypothesis import given, settings
+
+    @settings(max_examples=300, deadline=None)
+    @given(_shapes())
+    def check(value: Any) -> None:
+        a, b = Redactor(), Redactor()
+        want = a.data(copy.deepcopy(value))
+        mine = copy.deepcopy(value)
+        got = b.data_in_place(mine)
+        assert got == want and (mine == want or not isinstance(mine, (dict, list)))
+        assert (b.count, b.distinct) == (a.count, a.distinct)
+
+    check()
