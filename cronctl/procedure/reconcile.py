@@ -45,6 +45,16 @@ class _Tracked:
     last_success_slot: datetime | None = None
     resumed_at: datetime | None = None
     suspended: bool = False
+    _parsed: tuple[tuple[str, str | None], Any] | None = None
+
+    def schedule(self) -> Any:
+        """The CronJob's parsed schedule (None when it has none the controller would run), parsed
+        once per schedule and zone: every change of the CronJob and every judging asks for it."""
+        view = model.cronjob_view(self.cronjob)
+        key = (view.schedule, view.time_zone)
+        if self._parsed is None or self._parsed[0] != key:
+            self._parsed = (key, _schedule(view))
+        return self._parsed[1]
 
 
 class Reconciler:
@@ -132,7 +142,7 @@ class Reconciler:
 
         juid = model.controller_owner_uid(pod, "Job") or ""
         owner = self._jobs.get(juid)
-        began = first_running([pod])
+        began = first_running([pod]) if owner is not None else None
         if owner is None or began is None:
             return
         tr = self.tracked.get(owner[0])
@@ -182,7 +192,7 @@ class Reconciler:
             "paused": 1 if pause is not None else 0,
             "pause_until": pause.until.timestamp() if pause is not None and pause.until is not None else 0,
         }
-        sched = _schedule(view)
+        sched = tr.schedule()
         nxt = sched.next_after(now) if sched is not None else None
         after = sched.next_after(nxt) if sched is not None and nxt is not None else None
         values["next_slot"] = nxt.timestamp() if nxt is not None else None
@@ -254,19 +264,16 @@ class Reconciler:
             assert first is not None
             tr.pending_from = first
         tr.closed = {t for t in tr.closed if t >= tr.pending_from}
-        tr.next_check = min(self._wake(out, open_rows, now), now + RECHECK)
+        tr.next_check = min(self._wake(tr, out, open_rows, now), now + RECHECK)
         self._gauges(tr, now)
         return len(closed)
 
-    def _wake(self, out: model.Obj, open_rows: list[model.Obj], now: datetime) -> datetime:
+    def _wake(self, tr: _Tracked, out: model.Obj, open_rows: list[model.Obj], now: datetime) -> datetime:
         """When the earliest open slot can close: a running one when its Job ends (a Job event wakes
         it), one without a Job when the controller can no longer start it."""
-        from cronctl.schedule import parse
-
         deadline = out.get("starting_deadline_seconds")
-        try:
-            sched = parse(out["schedule"], out.get("time_zone"))
-        except CronctlError:
+        sched = tr.schedule()
+        if sched is None:
             return now + RECHECK
         wakes = []
         for row in open_rows:
