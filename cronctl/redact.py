@@ -762,8 +762,9 @@ class Redactor:
         for v in values:
             t = type(v)
             if t is str:
-                if v and v not in learned and not (len(v) <= 35 and _TIMESTAMP.fullmatch(v)):  # a time: no secret
-                    self._find(v)
+                if v and v not in learned:
+                    if not (len(v) <= 35 and _TIMESTAMP.fullmatch(v)):  # a time holds no secret
+                        self._find(v)
                     if len(v) <= 4096 and len(learned) < _MEMO_MAX:
                         learned.add(v)
             elif t is list:
@@ -913,15 +914,19 @@ class Redactor:
             pairs: Iterable[tuple[Any, Any]] = value.items()
         else:
             pairs = enumerate(value)
-        known = bool(self._known)
         for k, v in pairs:  # a value replaced, never a key added: the walk stays valid
             t = type(v)
             if t is str:
-                # a time holds no secret of its own (nor one learned, when none was)
-                if v and v not in clean and (known or not (len(v) <= 35 and _TIMESTAMP.fullmatch(v))):
-                    m = self.text(v)
-                    if m is not v:
-                        value[k] = m
+                if not v or v in clean:
+                    continue
+                if not self._known and len(v) <= 35 and _TIMESTAMP.fullmatch(v):
+                    # a time holds no secret of its own (nor one learned, when none was)
+                    if len(clean) < _MEMO_MAX:
+                        clean.add(v)
+                    continue
+                m = self.text(v)
+                if m is not v:
+                    value[k] = m
             elif t is dict or t is list:
                 self._mask_tree(v)
             elif not (v is None or t is int or t is bool or t is float):
