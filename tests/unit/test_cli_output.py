@@ -94,3 +94,24 @@ def test_json_text_is_the_standard_librarys_indented_json(data: object) -> None:
 def test_json_text_writes_what_orjson_refuses_as_the_standard_library_does() -> None:
     for data in ({"n": 2**70}, ["lone \udc80 surrogate"], {"x": -(2**64)}):
         assert json_text(data) == json_visible(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n"
+
+
+def test_the_cycle_collector_is_paused_for_a_large_output_and_restored_after() -> None:
+    import gc
+
+    from cronctl.cli.common import cycle_collection_paused
+
+    assert gc.isenabled()
+    with cycle_collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cycle_collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), cycle_collection_paused():
+        raise RuntimeError("the command failed")
+    assert gc.isenabled()
