@@ -768,7 +768,8 @@ class Redactor:
                     if len(v) <= 4096 and len(learned) < _MEMO_MAX:
                         learned.add(v)
             elif t is list:
-                self._learn_all(v)
+                if v:
+                    self._learn_all(v)
             elif not (v is None or t is int or t is bool or t is float):
                 self.learn(v)
 
@@ -928,7 +929,8 @@ class Redactor:
                 if m is not v:
                     value[k] = m
             elif t is dict or t is list:
-                self._mask_tree(v)
+                if v:
+                    self._mask_tree(v)
             elif not (v is None or t is int or t is bool or t is float):
                 value[k] = self._data(v)
 
