@@ -63,7 +63,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
@@ -78,6 +78,7 @@ MIN_ECHO_LEN = 6
 #: how many strings a Redactor remembers (their spans, read in pass one, clean in pass two): bounded
 #: memory; a day of 1,000 CronJobs' history holds 145,000 Job names, each read in both passes
 _MEMO_MAX = 1_000_000
+_NO_SPANS: tuple[tuple[int, int], ...] = ()
 
 # -- names ------------------------------------------------------------------------------------
 
@@ -711,7 +712,7 @@ class Redactor:
         self._built: set[str] = set()
         self._pending: list[str] = []
         self._matcher: re.Pattern[str] | None = None
-        self._cache: dict[str, list[tuple[int, int]]] = {}
+        self._cache: dict[str, Sequence[tuple[int, int]]] = {}
         # strings pass one has read (reading one again remembers nothing new) and strings pass two
         # found nothing in with the values known so far (emptied when a value is learned): a
         # history of 13,000 slots repeats most of its strings
@@ -780,7 +781,7 @@ class Redactor:
             return []
         cached = self._cache.get(s) if len(s) <= 4096 else None
         if cached is None:
-            cached = self._spans(s)
+            cached = self._spans(s) or _NO_SPANS  # most strings hold none: one shared empty tuple
             if len(s) <= 4096:
                 if len(self._cache) > _MEMO_MAX:
                     self._cache.clear()
