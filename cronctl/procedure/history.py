@@ -147,18 +147,21 @@ def _judged(r: Any, cluster_name: str | None, *, namespace: str | None, name: st
 
     out: dict[str, Judged] = {}
     cronjobs = r.cronjob_objects(cluster_name, namespace=namespace, name=name)
-    for cj in cronjobs:
-        view = model.cronjob_view(cj)
-        if view.problem is not None or not view.uid:
-            continue
+    views = [(v, (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0])
+             for cj in cronjobs for v in (model.cronjob_view(cj),) if v.problem is None and v.uid]
+    by_cluster: dict[str, list[str]] = {}
+    for v, cluster in views:
+        by_cluster.setdefault(cluster, []).append(v.uid)
+    rows = {(cluster, uid): kept for cluster, uids in by_cluster.items()
+            for uid, kept in r.judged_many(cluster, uids, opts.since, opts.now).items()}
+    for view, cluster in views:
         try:
             sched = parse(view.schedule, view.time_zone)
         except CronctlError:
             continue
         start = max(opts.since, (view.created or opts.since) - timedelta(seconds=1))
         times = sched.runs_between(start, opts.now)
-        cluster = (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0]
-        kept = r.judged(cluster, view.uid, opts.since, opts.now)
+        kept = rows[(cluster, view.uid)]
         if not times or times[0] not in kept:
             continue
         judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
