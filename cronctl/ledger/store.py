@@ -449,13 +449,14 @@ class Reader:
                 out[uid][t] = row
         return out
 
-    def cronjob_objects(self, cluster: str | None, *, namespace: str | None, name: str | None) -> list[Obj]:
-        """The CronJobs the ledger holds (as last seen, marked with their cluster), without their evidence."""
+    def cronjob_rows(self, cluster: str | None, *, namespace: str | None, name: str | None) -> list[Any]:
+        """The CronJobs' rows the ledger holds (``cluster`` or every cluster, ``namespace`` or all,
+        ``name`` or all), in order: read once, for :func:`marked` and :meth:`evidence` both."""
         from sqlalchemy import select
 
         c = schema.cronjobs
-        q = _cronjobs_of(select(c.c.object, c.c.cluster, c.c.deleted_at), cluster, namespace, name)
-        return [_mark(r.object, r.cluster, r.deleted_at) for r in self.conn.execute(q)]
+        q = _cronjobs_of(select(c), cluster, namespace, name)
+        return list(self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
 
     def last_closed(self, cluster: str) -> dict[str, datetime]:
         """Per CronJob uid, the latest slot the recorder judged: where judging goes on after a restart."""
@@ -494,17 +495,17 @@ class Reader:
                 for r in self.conn.execute(select(t).where(t.c.cluster == cluster))}
 
     def evidence(self, cluster: str | None, *, namespace: str | None, name: str | None,
-                 since: datetime | None) -> Evidence:
+                 since: datetime | None, rows: list[Any] | None = None) -> Evidence:
         """The CronJobs (of ``namespace`` or all; ``name`` or all; ``cluster`` or every cluster)
         with their Jobs created since ``since``, the events about them last seen since then, their
         config history as suspend spans, and the log tails of those Jobs. A Job or event is returned
-        as the object it was when last seen, with ``cronctl.dev/ledger`` naming its cluster."""
+        as the object it was when last seen, with ``cronctl.dev/ledger`` naming its cluster.
+        ``rows``: the CronJobs' rows when the caller read them already (:meth:`cronjob_rows`)."""
         from sqlalchemy import select
 
-        c, cf, j, e, lg = schema.cronjobs, schema.cronjob_configs, schema.jobs, schema.events, schema.logs
-        q = _cronjobs_of(select(c), cluster, namespace, name)
-        cj_rows = list(self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
-        cronjobs = [_mark(r.object, r.cluster, r.deleted_at) for r in cj_rows]
+        cf, j, e, lg = schema.cronjob_configs, schema.jobs, schema.events, schema.logs
+        cj_rows = rows if rows is not None else self.cronjob_rows(cluster, namespace=namespace, name=name)
+        cronjobs = marked(cj_rows)
         uids = [r.uid for r in cj_rows]
         names_ = {(r.cluster, r.namespace, r.name) for r in cj_rows}
         suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = {}
@@ -557,6 +558,11 @@ def _cronjobs_of(q: Any, cluster: str | None, namespace: str | None, name: str |
 def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+def marked(cronjob_rows: list[Any]) -> list[Obj]:
+    """The CronJobs of :meth:`Reader.cronjob_rows` as last seen, marked with their cluster."""
+    return [_mark(r.object, r.cluster, r.deleted_at) for r in cronjob_rows]
 
 
 def _mark(obj: Obj, cluster: str, deleted: datetime | None) -> Obj:

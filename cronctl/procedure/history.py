@@ -119,24 +119,24 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
     """The ledger's evidence for the window, and what the recorder already judged of it: the
     evidence is read only from where judging has to start (a day before: a Job created before
     the window may still stand for a slot in it). One open of the ledger for both."""
-    from cronctl.ledger.store import open_ledger
+    from cronctl.ledger.store import marked, open_ledger
 
     led = open_ledger(url, create=False)
     try:
         with led.reading() as r:
-            judged, total = _judged(r, cluster_name, namespace=namespace, name=name, opts=opts)
+            rows = r.cronjob_rows(cluster_name, namespace=namespace, name=name)
+            judged, total = _judged(r, marked(rows), opts=opts)
             since = opts.since
             # only when the recorder judged the start of every CronJob's window: any other is read from --since
             if since is not None and judged and len(judged) == total:
                 since = max(since, min(j.judge_from for j in judged.values()))
             since = since - timedelta(days=1) if since is not None else None
-            return r.evidence(cluster_name, namespace=namespace, name=name, since=since), judged
+            return r.evidence(cluster_name, namespace=namespace, name=name, since=since, rows=rows), judged
     finally:
         led.close()
 
 
-def _judged(r: Any, cluster_name: str | None, *, namespace: str | None, name: str | None,
-            opts: Options) -> tuple[dict[str, Judged], int]:
+def _judged(r: Any, cronjobs: list[Obj], *, opts: Options) -> tuple[dict[str, Judged], int]:
     """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
     judge (none when it judged none of the first: the judge takes the whole window); and how many
     CronJobs there are. ``r``: an open ledger's reader."""
@@ -146,7 +146,6 @@ def _judged(r: Any, cluster_name: str | None, *, namespace: str | None, name: st
     from cronctl.schedule import parse
 
     out: dict[str, Judged] = {}
-    cronjobs = r.cronjob_objects(cluster_name, namespace=namespace, name=name)
     views = [(v, (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0])
              for cj in cronjobs for v in (model.cronjob_view(cj),) if v.problem is None and v.uid]
     by_cluster: dict[str, list[str]] = {}
