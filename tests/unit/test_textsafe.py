@@ -101,3 +101,12 @@ def test_markdown_text_never_leaves_a_raw_html_or_table_character(s: str) -> Non
         m = m.replace(md_code(w), "", 1)
     assert "<" not in m and ">" not in m
     assert all(m[i - 1] == "\\" for i, c in enumerate(m) if c in "|[]`")
+
+
+@given(st.text(alphabet=st.one_of(st.characters(max_codepoint=0x7f), st.sampled_from("\u2028\u202e\u200b\x85\u00e9")),
+               max_size=40))
+def test_json_visible_escapes_the_same_characters_on_its_ascii_fast_path(s: str) -> None:
+    # every unsafe character (controls, DEL, C1, bidi, separators) as its \uXXXX; \t, \n and the rest kept
+    want = "".join(f"\\u{ord(c):04x}" if not (c in "\t\n" or c.isprintable()) or c in "\u2028\u202e\u200b"
+                   else c for c in s)
+    assert json_visible(s) == want
