@@ -1,0 +1,167 @@
+"""One fact, one home (issue 24, item 1): for the same CronJob and Jobs, ``status``, ``history``, the
+bundle and run-manual's plan state the same duration, zone, policy and slot.
+
+Each command is run the way its command line runs it, over the one fake of our Cluster boundary:
+``status`` through :func:`cronctl.procedure.status.collect_status`, ``history`` through
+:func:`cronctl.procedure.history.from_cluster`, the bundle through its collector and
+:func:`cronctl.bundle.assemble.build_bundle` (bundle.json), run-manual through
+:func:`cronctl.procedure.run_manual.run_manual` with ``--dry-run`` (its plan, as recorded). The
+expected values come from the inputs: the zone written in the spec, the policy set (``Allow`` when
+absent), the slot of the controller's annotation (or of the Job's name), the minutes a Job ran.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+import builders
+from builders import SCHEDULED_TS, T, job, slotname, z
+from cronctl.bundle.analyse import Options as BundleOptions
+from cronctl.bundle.assemble import build_bundle
+from cronctl.bundle.collect import collect
+from cronctl.history import Options as HistoryOptions
+from cronctl.procedure.base import QuietReporter
+from cronctl.procedure.history import from_cluster
+from cronctl.procedure.run_manual import RunOptions, run_manual
+from cronctl.procedure.status import collect_overview, collect_status
+from fake_cluster import FakeClock, FakeCluster
+
+Obj = dict[str, Any]
+NOW = FakeClock().now()  # 2026-12-02T12:00Z: the fake clock run-manual reads
+assert NOW == T(12, 0)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One Job of the scenario as written: its slot, how it stands for it, how long it ran."""
+
+    slot: datetime
+    seconds: int | None  # None: still running at NOW
+    outcome: str | None = None  # Complete (the default when it ran to its end) or Failed
+    annotated: bool = True  # the controller's scheduled-timestamp annotation; False: the name alone
+
+
+#: a */10 CronJob's Jobs before noon: done, failed, slot-named only (a cluster before the
+#: annotation), running; 11:40 has no Job (the slot run-manual is asked to run)
+RUNS = (Ran(T(11, 0), 150), Ran(T(11, 10), 60, "Failed"), Ran(T(11, 20), 200),
+        Ran(T(11, 30), 30, annotated=False), Ran(T(11, 50), None))
+MISSED = T(11, 40)
+NO_ZONE = "none (the controller's zone, normally UTC)"  # how status and the plan print an unset zone
+DELAY = 2  # the controller creates each Job 2 s after its slot; it starts 1 s later
+
+
+def annotation(t: datetime, zone: str | None) -> str:
+    """The controller's scheduled-timestamp annotation: the slot in the CronJob's zone, with offset."""
+    if zone is None:
+        return z(t)
+    return t.astimezone(ZoneInfo(zone)).isoformat()
+
+
+def scenario(zone: str | None, policy: str | None) -> tuple[Obj, list[Obj]]:
+    cj = builders.cronjob("*/10 * * * *", tz=zone, policy=policy, created=T(9, 0), last=T(11, 50),
+                          resource_version="5", containers=[{"name": "c", "image": "i"}])
+    jobs = []
+    for r in RUNS:
+        created = r.slot + timedelta(seconds=DELAY)
+        started = created + timedelta(seconds=1)
+        done = None if r.seconds is None else started + timedelta(seconds=r.seconds)
+        ann = {SCHEDULED_TS: annotation(r.slot, zone)} if r.annotated else {}
+        jobs.append(job(slotname(r.slot), created=created, start=started, done=done, outcome=r.outcome,
+                        annotations=ann))
+    return cj, jobs
+
+
+def seconds_of(r: Ran) -> int:
+    """How long a Job ran by NOW: to its end, or to NOW while it runs (kubectl's DURATION)."""
+    started = r.slot + timedelta(seconds=DELAY + 1)
+    return r.seconds if r.seconds is not None else int((NOW - started).total_seconds())
+
+
+CASES = [("Europe/Berlin", "Forbid"), (None, None), ("Asia/Kolkata", "Replace"), ("America/New_York", "Allow")]
+
+
+@pytest.mark.parametrize("zone, policy", CASES)
+def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_and_slot(
+        zone: str | None, policy: str | None, tmp_path: Any) -> None:
+    cj, jobs = scenario(zone, policy)
+    want_policy = policy or "Allow"
+    want_zone = zone  # as written in the spec (None: not set)
+    by_name = {slotname(r.slot): r for r in RUNS}
+
+    # -- status -------------------------------------------------------------------------------------
+    status = collect_status(FakeCluster(cj, jobs), "cj", NOW)  # type: ignore[arg-type]
+    assert (status["time_zone"], status["concurrency_policy"]) == (want_zone, want_policy)
+    overview = collect_overview(_Listing(cj, jobs), all_namespaces=False, now=NOW)  # type: ignore[arg-type]
+    assert [r["time_zone"] for r in overview["cronjobs"]] == [want_zone]
+    assert {j["name"]: j["duration_seconds"] for j in status["jobs"]} == \
+        {n: float(seconds_of(r)) for n, r in by_name.items()}
+    assert {j["name"]: j["scheduled_for"] for j in status["jobs"]} == {n: z(r.slot) for n, r in by_name.items()}
+
+    # -- history --------------------------------------------------------------------------------------
+    hists, missing = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
+                                  opts=HistoryOptions(now=NOW))
+    assert missing == [] and len(hists) == 1
+    h = hists[0]
+    assert (h["time_zone"], h["zone"], h["concurrency_policy"]) == (want_zone, zone or "UTC", want_policy)
+    rows = {r["slot"]: r for r in h["slots"]}
+    for n, r in by_name.items():
+        row = rows[z(r.slot)]
+        assert row["jobs"] == [n]
+        assert row["slot_local"] == annotation(r.slot, zone).replace("+00:00", "Z")
+        # a slot's run time once its Job has finished (a running one has none yet)
+        assert row["duration_seconds"] == (r.seconds if r.seconds is not None else None)
+    assert rows[z(MISSED)]["jobs"] == [] and rows[z(MISSED)]["slot_local"] == annotation(MISSED, zone).replace(
+        "+00:00", "Z")
+    assert status["recent_slots"] == [{k: rows[s["slot"]][k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
+                                      for s in status["recent_slots"]]
+
+    # -- the bundle (bundle.json) ---------------------------------------------------------------------
+    raw = collect(FakeCluster(cj, jobs), ["cj"], now=NOW, collected_at=NOW, logs=False)  # type: ignore[arg-type]
+    doc = build_bundle(raw, ["cj"], BundleOptions(now=NOW)).doc
+    b = doc["cronjobs"][0]
+    assert (b["spec"]["time_zone"], b["spec"]["concurrency_policy"]) == (want_zone, want_policy)
+    assert (b["schedule"]["time_zone"], b["schedule"]["zone"]) == (want_zone, zone or "UTC")
+    assert {j["name"]: j["duration_seconds"] for j in b["jobs"]} == {n: seconds_of(r) for n, r in by_name.items()}
+    assert {j["name"]: j["scheduled_for"] for j in b["jobs"]} == {n: z(r.slot) for n, r in by_name.items()}
+    assert {j["name"]: j["occurrence"] for j in b["jobs"]} == {n: z(r.slot) for n, r in by_name.items()}
+    occ = {o["expected"]: o for o in b["occurrences"]}
+    for r in (*RUNS, Ran(MISSED, None)):
+        assert occ[z(r.slot)]["expected_local"] == rows[z(r.slot)]["slot_local"]
+
+    # -- run-manual --occurrence 11:40 --dry-run: its plan --------------------------------------------
+    cluster = FakeCluster(cj, jobs, clock=FakeClock())
+    shown = QuietReporter()
+    res = run_manual(cluster, RunOptions(cronjob="cj", occurrence=MISSED, dry_run=True, yes=True,  # type: ignore[arg-type]
+                                         run_dir=str(tmp_path)), FakeClock(), shown)
+    # what the plan prints: the zone as written, the slot as the controller's annotation writes it
+    assert f"  time zone: {zone or NO_ZONE}" in shown.lines
+    slot_row = next(line for line in shown.lines if line.startswith("  slot: "))
+    assert slot_row.startswith(f"  slot: {annotation(MISSED, zone) if zone else z(MISSED)}")
+    p = res.record["plan"]
+    assert (p["time_zone"], p["concurrency_policy"]) == (want_zone, want_policy)
+    assert p["slot"]["at"] == z(MISSED) and p["slot"]["time_zone"] == want_zone
+    assert p["slot"]["job_name"] == slotname(MISSED)
+    assert p["slot"]["local"] == annotation(MISSED, zone)  # what the controller writes on its Job for 11:40
+    assert res.job is not None and res.job["metadata"]["annotations"][SCHEDULED_TS] == annotation(MISSED, zone)
+    # the run time it expects: the median of what the successful Jobs ran (status and the bundle say the same)
+    done = [r.seconds for r in RUNS if r.seconds is not None and r.outcome is None]
+    assert p["end"]["expected_seconds"] == statistics.median(done)
+    assert p["end"]["expected_seconds"] == statistics.median(
+        j["duration_seconds"] for j in status["jobs"] if j["outcome"] == "Complete")
+    assert p["end"]["expected_seconds"] == statistics.median(
+        j["duration_seconds"] for j in b["jobs"] if j["outcome"] == "Complete")
+    assert cluster.patches == []  # a dry run
+
+
+class _Listing(FakeCluster):
+    """The fake whose namespace lists its CronJob (the overview's read)."""
+
+    def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
+        self._call("list_cronjobs")
+        return [self.cronjob] if self.cronjob else []
