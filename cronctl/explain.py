@@ -473,8 +473,7 @@ def explain_file(path: str, *, after: datetime | None, now: datetime, count: int
     out = []
     for obj in found:
         if dialect == "atlas" and not _is_atlas_manifest(obj):
-            spec = obj.get("spec") or {}
-            obj = {"name": (obj.get("metadata") or {}).get("name"), "schedule": spec.get("schedule"),
-                   "timezone": spec.get("timeZone")}
+            view = cronjob_view(obj)  # a Kubernetes CronJob read in the Atlas dialect: its name, schedule, zone
+            obj = {"name": view.name or None, "schedule": view.schedule, "timezone": view.time_zone}
         out.append(explain_object(obj, after=after, now=now, count=count, overrides=overrides, source=path))
     return out

@@ -1015,10 +1015,7 @@ def check_typed(obj: Obj) -> None:
     _check_value(obj, schema, "")
     _check_time_annotations(obj)
     for req in REQUIRED.get(kind, ()):  # type: ignore[arg-type]
-        cur: Any = obj
-        for part in req.split("."):
-            cur = cur.get(part) if isinstance(cur, dict) else None
-        if cur is None:
+        if _typed_at(obj, tuple(req.split("."))) is None:
             raise BadInput(f"{req} is missing")
 
 
@@ -1152,6 +1149,11 @@ class CronJobView:
     active: tuple[str, ...]  # the Job names in status.active
     history: HistoryLimits = field(default_factory=HistoryLimits)
     problem: str | None = None  # the first field of the wrong type, in check_typed's words
+    # the Job template's bits commands state (not controller inputs: one of the wrong type reads as
+    # unset and is no ``problem``; a file has it refused at load already, by check_typed)
+    job_ttl: int | None = None  # jobTemplate.spec.ttlSecondsAfterFinished
+    job_active_deadline: int | None = None  # jobTemplate.spec.activeDeadlineSeconds
+    service_account: str | None = None  # the pod template's serviceAccountName, else serviceAccount
 
     @property
     def policy(self) -> str:
@@ -1211,6 +1213,18 @@ def cronjob_view(cronjob: Obj) -> CronJobView:
     failed, failed_set = limit("failedJobsHistoryLimit", DEFAULT_FAILED_HISTORY)
     deadline = values[("spec", "startingDeadlineSeconds")]
     active = values[("status", "active")] or []
+    job_spec = _typed_at(cronjob, _JOB_SPEC_PATH)
+    pod_spec = _typed_at(cronjob, (*_JOB_SPEC_PATH, "template", "spec"))
+
+    def template_value(holder: Any, key: str, schema: _Schema) -> Any:
+        v = holder.get(key) if isinstance(holder, dict) else None
+        try:
+            _check_value(v, schema, key)
+        except BadInput:
+            return None
+        return v
+
+    account = template_value(pod_spec, "serviceAccountName", _STR) or template_value(pod_spec, "serviceAccount", _STR)
     return CronJobView(
         name=text("metadata", "name") or "", namespace=text("metadata", "namespace") or "",
         uid=text("metadata", "uid") or "", schedule=text("spec", "schedule") or "",
@@ -1222,4 +1236,19 @@ def cronjob_view(cronjob: Obj) -> CronJobView:
         concurrency_policy=text("spec", "concurrencyPolicy"),
         active=tuple(str(a["name"]) for a in active if isinstance(a, dict) and a.get("name")),
         history=HistoryLimits(successful=ok, failed=failed, successful_set=ok_set, failed_set=failed_set),
-        problem=problems[0] if problems else None)
+        problem=problems[0] if problems else None,
+        job_ttl=template_value(job_spec, "ttlSecondsAfterFinished", _I32),
+        job_active_deadline=template_value(job_spec, "activeDeadlineSeconds", _I64),
+        service_account=account or None)
+
+
+#: where a CronJob keeps its Job template's spec
+_JOB_SPEC_PATH = ("spec", "jobTemplate", "spec")
+
+
+def _typed_at(obj: Obj, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` of nested mappings; None where a step is missing or not a mapping."""
+    cur: Any = obj
+    for part in path:
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return cur

@@ -102,7 +102,6 @@ def _status(cluster: Cluster, name: str, now: datetime,
     children = [j for j in jobs if model.owned_by(j, cj)]
     children.sort(key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     rec = model.read_record(cj)
-    spec = cj.get("spec") or {}
     view = model.cronjob_view(cj)
     manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
     suspended = model.is_suspended(cj)
@@ -131,9 +130,9 @@ def _status(cluster: Cluster, name: str, now: datetime,
     pause = model.read_pause(cj)
     return {
         "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
-        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
+        "schedule": view.schedule, "schedule_words": schedule_words(cj),
         "time_zone": view.time_zone, "concurrency_policy": view.policy,
-        "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
+        "starting_deadline_seconds": view.starting_deadline,
         "suspend": suspended, "last_schedule_time": (cj.get("status") or {}).get("lastScheduleTime"),
         "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
         "active": model.active_names(cj),
@@ -207,7 +206,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     last outcome, lost and duplicate slots in the evidence window, the next run. Pure."""
     from cronctl.history import DUPLICATE, LOST, Options, slot_history
 
-    spec = cj.get("spec") or {}
+    view = model.cronjob_view(cj)
     rec = model.read_record(cj)
     pause = model.read_pause(cj)
     suspended = model.is_suspended(cj)
@@ -244,8 +243,8 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     runs = next_runs(cj, now, 1)
     return {
         "namespace": model.meta(cj).get("namespace"), "cronjob": model.name_of(cj),
-        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
-        "time_zone": model.cronjob_view(cj).time_zone,
+        "schedule": view.schedule, "schedule_words": schedule_words(cj),
+        "time_zone": view.time_zone,
         "suspend": suspended, "suspended_by": by, "run": run,
         "last_job": ({"name": model.name_of(last), "outcome": model.job_outcome(last) or "Running",
                       "created": model.meta(last).get("creationTimestamp")} if last else None),

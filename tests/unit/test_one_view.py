@@ -20,7 +20,7 @@ from cronctl.bundle.analyse import Options as BundleOptions, analyse_cronjob
 from cronctl.errors import BadInput
 from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
-from cronctl.procedure.predict import history_limit_removal, predict
+from cronctl.procedure.predict import expected_duration, history_limit_removal, predict
 from cronctl.runbooks import runbook_context
 from fake_cluster import FakeCluster
 
@@ -191,7 +191,7 @@ def test_a_negative_limit_keeps_nothing_for_the_plan_and_for_history_alike() -> 
     cj = cronjob(failedJobsHistoryLimit=-1)
     _text, info = history_limit_removal(cj, NOW)
     assert info["failed_jobs_history_limit"] == 0
-    assert history_horizon([], model.cronjob_view(cj).history, {}, NOW) == NOW
+    assert history_horizon([], model.cronjob_view(cj).history, None, NOW) == NOW
 
 
 def test_a_limit_is_shown_with_default_when_it_is_not_set() -> None:
@@ -235,3 +235,31 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     bundle = analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))
     got_bundle = {j["name"]: j["duration_seconds"] for j in bundle["jobs"]}
     assert got_status == got_history == got_bundle == want
+
+
+# --- the Job template's bits: one reader (issue 24) ----------------------------------------------------
+
+def test_the_job_templates_ttl_deadline_and_account_are_read_by_the_view_and_used_by_every_command() -> None:
+    # before: the plan, history's horizon, the gone-Job words, alerts, the recorder's metrics and the
+    # runbook each dug them out of spec.jobTemplate on their own
+    cj = cronjob(job_template={"spec": {"ttlSecondsAfterFinished": 100, "activeDeadlineSeconds": 600,
+                                        "template": {"spec": {"serviceAccount": "old-sa"}}}})
+    v = model.cronjob_view(cj)
+    assert (v.job_ttl, v.job_active_deadline, v.service_account, v.problem) == (100, 600, "old-sa", None)
+    _text, info = history_limit_removal(cj, NOW)
+    assert info["ttl_seconds_after_finished"] == 100
+    assert expected_duration(cj, [], NOW) == (600.0, "activeDeadlineSeconds (an upper bound)")
+    assert history_horizon([], v.history, v.job_ttl, NOW) == NOW  # a TTL can remove any finished Job
+    assert runbook_context(cj, NOW)["service_account"] == "old-sa"
+
+
+@pytest.mark.parametrize("template", [
+    {"spec": {"ttlSecondsAfterFinished": "100", "activeDeadlineSeconds": True,
+              "template": {"spec": {"serviceAccountName": 7}}}},
+    {"spec": "not a mapping"}, "not a mapping", {"spec": {"template": {"spec": {"serviceAccountName": ""}}}},
+])
+def test_a_job_template_bit_of_the_wrong_type_reads_as_unset_and_is_no_controller_problem(template: Any) -> None:
+    v = model.cronjob_view(cronjob(job_template=template))
+    assert (v.job_ttl, v.job_active_deadline, v.service_account) == (None, None, None)
+    assert v.problem is None  # not a controller input: status and the plan still predict
+    assert v.decide(NOW).decision == model.cronjob_view(cronjob()).decide(NOW).decision
