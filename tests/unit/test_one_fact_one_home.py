@@ -2,7 +2,8 @@
 bundle and run-manual's plan state the same duration, zone, policy and slot.
 
 Each command is run the way its command line runs it, over the one fake of our Cluster boundary:
-``status`` through :func:`cronctl.procedure.status.collect_status`, ``history`` through
+``status`` through :func:`cronctl.procedure.status.collect_status` and the document ``-o json`` prints of it
+(:func:`cronctl.cli.status.status_doc`), ``history`` through
 :func:`cronctl.procedure.history.from_cluster`, the bundle through its collector and
 :func:`cronctl.bundle.assemble.build_bundle` (bundle.json), run-manual through
 :func:`cronctl.procedure.run_manual.run_manual` with ``--dry-run`` (its plan, as recorded). The
@@ -25,6 +26,7 @@ from builders import SCHEDULED_TS, T, job, slotname, z
 from cronctl.bundle.analyse import Options as BundleOptions
 from cronctl.bundle.assemble import build_bundle
 from cronctl.bundle.collect import collect
+from cronctl.cli.status import overview_doc, status_doc
 from cronctl.history import Options as HistoryOptions
 from cronctl.procedure.base import QuietReporter
 from cronctl.procedure.history import from_cluster
@@ -95,9 +97,9 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     by_name = {slotname(r.slot): r for r in RUNS}
 
     # -- status -------------------------------------------------------------------------------------
-    status = collect_status(FakeCluster(cj, jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = status_doc(collect_status(FakeCluster(cj, jobs), "cj", NOW))  # type: ignore[arg-type]  # -o json
     assert (status["time_zone"], status["concurrency_policy"]) == (want_zone, want_policy)
-    overview = collect_overview(_Listing(cj, jobs), all_namespaces=False, now=NOW)  # type: ignore[arg-type]
+    overview = overview_doc(collect_overview(FakeCluster(cj, jobs, listed=True), all_namespaces=False, now=NOW))  # type: ignore[arg-type]
     assert [r["time_zone"] for r in overview["cronjobs"]] == [want_zone]
     assert {j["name"]: j["duration_seconds"] for j in status["jobs"]} == \
         {n: float(seconds_of(r)) for n, r in by_name.items()}
@@ -157,11 +159,3 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     assert p["end"]["expected_seconds"] == statistics.median(
         j["duration_seconds"] for j in b["jobs"] if j["outcome"] == "Complete")
     assert cluster.patches == []  # a dry run
-
-
-class _Listing(FakeCluster):
-    """The fake whose namespace lists its CronJob (the overview's read)."""
-
-    def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
-        self._call("list_cronjobs")
-        return [self.cronjob] if self.cronjob else []

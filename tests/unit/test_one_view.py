@@ -212,6 +212,7 @@ def test_the_view_does_not_change_the_object() -> None:
 def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     # status used startTime only and ran a Job finished at an unknown time to now; history and the
     # bundle counted from creation, the bundle to now as well: three numbers for one Job before
+    from cronctl.cli.status import status_doc
     from cronctl.procedure.status import collect_status
 
     manual = {"cronjob.kubernetes.io/instantiate": "manual"}
@@ -227,7 +228,7 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     jobs.append(finished_unknown)
     want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
 
-    status = collect_status(FakeCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = status_doc(collect_status(FakeCluster(cronjob(), jobs), "cj", NOW))  # type: ignore[arg-type]  # -o json
     got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
                   for r in status["jobs"]}
     hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))
