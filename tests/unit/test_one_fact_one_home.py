@@ -1,7 +1,9 @@
 """One fact, one home (issue 24, item 1): for the same CronJob and Jobs, ``status``, ``history``, the
-bundle and run-manual's plan state the same duration, zone, policy and slot.
+bundle and run-manual's plan state the same duration, zone, policy and slot (and ``explain`` the same
+zone, policy and slot).
 
 Each command is run the way its command line runs it, over the one fake of our Cluster boundary:
+``explain`` through :func:`cronctl.explain.explain_object` (what ``explain cronjob/NAME`` shows),
 ``status`` through :func:`cronctl.procedure.status.collect_status` and the document ``-o json`` prints of it
 (:func:`cronctl.cli.status.status_doc`), ``history`` through
 :func:`cronctl.procedure.history.from_cluster`, the bundle through its collector and
@@ -27,6 +29,7 @@ from cronctl.bundle.analyse import Options as BundleOptions
 from cronctl.bundle.assemble import build_bundle
 from cronctl.bundle.collect import collect
 from cronctl.cli.status import overview_doc, status_doc
+from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions
 from cronctl.procedure.base import QuietReporter
 from cronctl.procedure.history import from_cluster
@@ -159,3 +162,9 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     assert p["end"]["expected_seconds"] == statistics.median(
         j["duration_seconds"] for j in b["jobs"] if j["outcome"] == "Complete")
     assert cluster.patches == []  # a dry run
+
+    # -- explain cronjob/cj: the zone and policy it states, the slot it names as the controller would -----
+    e = explain_object(cj, after=None, now=NOW)
+    assert (e["timeZone"], e["zone"], e["controller"]["concurrencyPolicy"]) == (want_zone, zone or "UTC", want_policy)
+    assert e["controller"]["mostRecent"] == z(NOW)  # the */10 slot at noon
+    assert e["controller"]["scheduledTimestamp"] == annotation(NOW, zone)

@@ -7,6 +7,7 @@ Each test here was a disagreement between commands before that place existed.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -264,3 +265,29 @@ def test_a_job_template_bit_of_the_wrong_type_reads_as_unset_and_is_no_controlle
     assert (v.job_ttl, v.job_active_deadline, v.service_account) == (None, None, None)
     assert v.problem is None  # not a controller input: status and the plan still predict
     assert v.decide(NOW).decision == model.cronjob_view(cronjob()).decide(NOW).decision
+
+
+# --- explain's controller inputs are the view (issue 24) --------------------------------------------------
+
+def test_explain_decides_with_the_view_and_the_flags_given_lay_over_the_objects_own() -> None:
+    from cronctl.explain import explain_schedule, given
+
+    cj = cronjob(concurrencyPolicy="Forbid", startingDeadlineSeconds=600, status={
+        "lastScheduleTime": "2026-12-02T11:00:00Z", "active": [{"name": "cj-29936820"}]})
+    view = model.cronjob_view(cj)
+    want = view.decide(NOW)
+    got = explain_object(cj, after=None, now=NOW)["controller"]
+    assert (got["decision"], got["concurrencyPolicy"], got["active"]) == (want.decision, "Forbid", ["cj-29936820"])
+    assert (got["decision"], got["waitingFor"]) == ("forbid-active", ["cj-29936820"])  # 11:30 waits for 11:00's Job
+    # --concurrency-policy Replace over the object: the rest stays the object's
+    over = explain_object(cj, after=None, now=NOW, overrides=given(NOW, concurrency_policy="Replace"))["controller"]
+    replaced = dataclasses.replace(view, concurrency_policy="Replace").decide(NOW)
+    assert (over["decision"], over["concurrencyPolicy"], over["replaces"]) == (replaced.decision, "Replace",
+                                                                             list(replaced.replaces))
+    assert (over["decision"], over["replaces"]) == ("create", ["cj-29936820"])
+    # a bare schedule with the same inputs as flags decides the same as the object
+    bare = explain_schedule("*/10 * * * *", time_zone=None, after=NOW, controller=given(
+        NOW, created=view.created, last_schedule=view.last_schedule, starting_deadline=600,
+        concurrency_policy="Forbid", active=view.active, name="cj"))["controller"]
+    assert {k: bare[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")} == \
+        {k: got[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")}
