@@ -1160,6 +1160,34 @@ class CronJobView:
         """The concurrency policy the controller applies (``Allow`` when not set)."""
         return self.concurrency_policy or "Allow"
 
+    @property
+    def zone(self) -> str | None:
+        """The zone the schedule runs in, for the times shown to people: a ``TZ=``/``CRON_TZ=`` prefix
+        of the schedule (older objects; it wins over spec.timeZone, docs/SEMANTICS.md §1), else
+        ``spec.timeZone``, else None (the controller's local zone, normally UTC). Only for showing
+        times: the controller's scheduled-timestamp annotation follows spec.timeZone alone."""
+        return self._prefix_zone or self.time_zone
+
+    @property
+    def zone_words(self) -> str:
+        """:attr:`zone` for people: ``Europe/Berlin``, ``Asia/Kolkata (from the TZ= prefix in the
+        schedule, which wins over spec.timeZone)``, or ``none (the controller's zone, normally UTC)``."""
+        if self._prefix_zone is not None:
+            return f"{self._prefix_zone} (from the TZ= prefix in the schedule, which wins over spec.timeZone)"
+        return self.time_zone or "none (the controller's zone, normally UTC)"
+
+    @functools.cached_property
+    def _prefix_zone(self) -> str | None:
+        """The zone of a TZ=/CRON_TZ= prefix of the schedule, None without one (or when it does not parse)."""
+        from cronctl.errors import CronctlError
+        from cronctl.schedule import parse
+
+        try:
+            sched = parse(self.schedule, self.time_zone)
+        except CronctlError:
+            return None
+        return sched.zone if sched.zone_from_prefix else None
+
     def checked(self) -> "CronJobView":
         """This view; BadInput naming the field when one is of the wrong type."""
         if self.problem is not None:

@@ -40,12 +40,9 @@ def status_cmd(
     slots (a CronJob's latest, or the overview's lost and duplicate counts) are judged with what
     cronctl record kept. Exit 6 when there is no CronJob, 9 when the ledger cannot be read.
     """
-    from rich.table import Table
-
     from cronctl.cli.common import emit
     from cronctl.errors import BadInput
     from cronctl.kube import connect
-    from cronctl.model import PastRun
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
@@ -60,23 +57,34 @@ def status_cmd(
     from cronctl.cli.common import ledger_choice
 
     use_ledger, ledger_url = ledger_choice(ledger)
-    s = status_doc(collect_status(cluster, cronjob, SystemClock().now(),
-                                  (ledger_url, cluster.context_name or "default") if use_ledger else None))
+    st = collect_status(cluster, cronjob, SystemClock().now(),
+                        (ledger_url, cluster.context_name or "default") if use_ledger else None)
     if output != Output.text:
-        emit(s, output)
+        emit(status_doc(st), output)
         return
+    print_status(st)
+
+
+def print_status(st: Status) -> None:
+    """The text of ``cronctl status CRONJOB``: printed from the masked document, times in the zone the
+    schedule runs in (the view's ``zone``) with UTC beside them."""
+    from rich.table import Table
+
+    from cronctl.model import PastRun
+
+    s = status_doc(st)
     rec = s["record"]
     head = Table(show_header=False, box=None, pad_edge=False)
     head.add_column(style="bold")
     head.add_column(overflow="fold")
     head.add_row("cronjob", f"{s['namespace']}/{s['cronjob']}")
     head.add_row("schedule", str(s["schedule_words"]))
-    head.add_row("time zone", str(s["time_zone"] or "none (the controller's zone, normally UTC)"))
+    head.add_row("time zone", st.view.zone_words)
     head.add_row("concurrency", str(s["concurrency_policy"]))
     head.add_row("deadline", f"{s['starting_deadline_seconds']}s" if s["starting_deadline_seconds"] is not None
                  else "none (a missed run of any age is caught up)")
     head.add_row("suspend", str(s["suspend"]).lower())
-    zone = s["time_zone"]
+    zone = st.view.zone
     head.add_row("last schedule", _shown(s["last_schedule_time"], zone) or "never")
     head.add_row("active", ", ".join(s["active"]) or "none")
     if rec:
@@ -162,12 +170,14 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     now = SystemClock().now()
     several = len(contexts) > 1
     doc: dict[str, Any] = {}
+    zones: list[str | None] = []  # each row's zone, for its times (the document keeps spec.timeZone)
     for context in dict.fromkeys(contexts):  # one cluster after the other, each once
         cluster = connect(kubeconfig, context, namespace)
         # each cluster's rows in a shared ledger are those its recorder wrote under the context's name
-        one = overview_doc(collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
-                                            ledger=(ledger_url, cluster.context_name or "default") if use_ledger
-                                            else None))
+        ov = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
+                              ledger=(ledger_url, cluster.context_name or "default") if use_ledger else None)
+        zones += [r.view.zone for r in ov.rows]
+        one = overview_doc(ov)
         if several:
             name = context or cluster.context_name
             for r in one["cronjobs"]:
@@ -184,15 +194,15 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     head = (["CLUSTER"] if several else []) + (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
                                                        "LOST", "DUP", "NEXT", "GITOPS"]
     rows: list[list[str]] = [head]
-    for r in doc["cronjobs"]:
+    for r, zone in zip(doc["cronjobs"], zones):
         last: Any = r["last_job"]
         run: Any = r["run"]
         rows.append(([str(r["cluster"])] if several else []) + ([r["namespace"]] if all_namespaces else []) + [
-            r["cronjob"], r["schedule_words"], r["time_zone"] or "-",
+            r["cronjob"], r["schedule_words"], zone or "-",
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
-            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], r["time_zone"]) or "-",
+            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]

@@ -116,7 +116,7 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     named for the slot already exists, which depends on the version (:mod:`cronctl.versions`).
     """
     view = model.cronjob_view(cronjob)
-    tz = view.time_zone
+    tz = view.zone  # the times in the words: in the zone the schedule runs in
     runs = tuple(next_runs(cronjob, now))
     if suspended:
         # status asks about a CronJob as it is (unsuspending=False): whoever suspended it, no run is

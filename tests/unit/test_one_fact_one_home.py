@@ -168,3 +168,48 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     assert (e["timeZone"], e["zone"], e["controller"]["concurrencyPolicy"]) == (want_zone, zone or "UTC", want_policy)
     assert e["controller"]["mostRecent"] == z(NOW)  # the */10 slot at noon
     assert e["controller"]["scheduledTimestamp"] == annotation(NOW, zone)
+
+
+def test_a_schedule_with_a_zone_prefix_is_shown_in_that_zone_by_status_and_the_plan_as_by_history(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # an older CronJob may carry its zone as a CRON_TZ= prefix (the API server refuses one on create since
+    # 1.27; docs/SEMANTICS.md §1). Before: history, the bundle, explain and the runbook said Asia/Kolkata;
+    # status and run-manual's plan said "time zone: none (the controller's zone, normally UTC)" and showed
+    # every time in UTC alone, the predictions' words too
+    from cronctl.cli.status import print_status
+    from cronctl.runbooks import runbook_context
+
+    cj = builders.cronjob("CRON_TZ=Asia/Kolkata */10 * * * *", created=T(9, 0), last=T(11, 50),
+                          resource_version="5", containers=[{"name": "c", "image": "i"}])
+    jobs = [job(slotname(T(11, 50)), created=T(11, 50, 2), done=T(11, 51), annotations={SCHEDULED_TS: z(T(11, 50))})]
+    words = "Asia/Kolkata (from the TZ= prefix in the schedule, which wins over spec.timeZone)"
+
+    h = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
+                     opts=HistoryOptions(now=NOW))[0][0]
+    assert (h["time_zone"], h["zone"]) == (None, "Asia/Kolkata")
+    doc = build_bundle(collect(FakeCluster(cj, jobs), ["cj"], now=NOW, collected_at=NOW, logs=False),  # type: ignore[arg-type]
+                       ["cj"], BundleOptions(now=NOW)).doc
+    assert doc["cronjobs"][0]["schedule"]["zone"] == "Asia/Kolkata"
+    assert explain_object(cj, after=None, now=NOW)["zone"] == "Asia/Kolkata"
+    assert runbook_context(cj, NOW)["zone"] == "Asia/Kolkata"
+
+    st = collect_status(FakeCluster(cj, jobs), "cj", NOW)  # type: ignore[arg-type]
+    s = status_doc(st)
+    assert s["time_zone"] is None  # -o json: spec.timeZone as written
+    assert st.view.zone == "Asia/Kolkata" and st.view.zone_words == words
+    # 12:00 UTC is 17:30 in Kolkata (+05:30): the controller's next move in the zone the schedule runs in
+    assert "2026-12-02T17:30:00+05:30 (2026-12-02T12:00:00Z)" in s["controller_next"]["text"]
+    print_status(st)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "time zone " + words in text
+    assert "2026-12-02 17:20 IST (11:50 UTC)" in text  # last schedule, 11:50 UTC
+    assert "none (the controller" not in text
+
+    shown = QuietReporter()
+    res = run_manual(FakeCluster(cj, jobs, clock=FakeClock()),  # type: ignore[arg-type]
+                     RunOptions(cronjob="cj", occurrence=MISSED, dry_run=True, yes=True, run_dir=str(tmp_path)),
+                     FakeClock(), shown)
+    assert f"  time zone: {words}" in shown.lines
+    assert any(line.startswith("  next runs: 2026-12-02 17:40 IST (12:10 UTC)") for line in shown.lines)
+    # the Job's annotation follows spec.timeZone alone (the controller's rule): UTC here
+    assert res.record["plan"]["slot"]["local"] == z(MISSED) and res.record["plan"]["time_zone"] is None

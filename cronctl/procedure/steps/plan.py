@@ -45,7 +45,7 @@ def plan(ctx: RunContext) -> Obj:
     rows = [
         ("cronjob", f"{ctx.ns}/{ctx.name}"),
         ("schedule", schedule_words(ctx.cj)),
-        ("time zone", ctx.zone or "none (the controller's zone, normally UTC)"),
+        ("time zone", view.zone_words),
         ("suspend now", str(suspended).lower()),
         ("active", ", ".join(model.active_names(ctx.cj)) or "none"),
         ("unfinished child Jobs", ", ".join(unfinished) or "none"),
