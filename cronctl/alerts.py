@@ -269,11 +269,10 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
         return None, None, Skipped(ref, f"the schedule fires fewer than twice in {opts.horizon_days} days; "
                                         "no window can be computed")
     start_delay = max(view.starting_deadline or 0, 0)
-    job_spec = (((cj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {})
-    ads = job_spec.get("activeDeadlineSeconds")
+    ads = view.job_active_deadline
     if opts.expected_duration is not None:
         run, run_from = opts.expected_duration, "--expected-duration"
-    elif isinstance(ads, int) and not isinstance(ads, bool) and ads > 0:
+    elif ads is not None and ads > 0:
         run, run_from = ads, "activeDeadlineSeconds"
     else:
         run, run_from = 0, "unknown: set --expected-duration"

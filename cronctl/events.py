@@ -157,7 +157,6 @@ def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[m
     X") names the Job of its latest occurrence, whose time is the event's ``last``.
     """
     cj_name = model.name_of(cronjob)
-    spec = cronjob.get("spec") or {}
     out: dict[str, GoneJob] = {}
 
     def get(name: str) -> GoneJob:
@@ -203,11 +202,11 @@ def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[m
                 seen(get(job), "Pod/" + reason)
     kept = {o: sum(1 for r in recs if r.outcome == o) for o in ("Complete", "Failed")}
     for g in out.values():
-        g.removed_by, g.removed = _removal(g, spec, model.cronjob_view(cronjob), kept)
+        g.removed_by, g.removed = _removal(g, model.cronjob_view(cronjob), kept)
     return out
 
 
-def _removal(g: GoneJob, spec: Obj, view: model.CronJobView, kept: dict[str, int]) -> tuple[str, str]:
+def _removal(g: GoneJob, view: model.CronJobView, kept: dict[str, int]) -> tuple[str, str]:
     """What removed a gone Job, in words: the CronJob controller (its SuccessfulDelete event), a
     client while the Job ran (MissingJob), the TTL-after-finished controller (it records no
     event), or unknown (a person, another client, or a controller whose event expired)."""
@@ -223,7 +222,7 @@ def _removal(g: GoneJob, spec: Obj, view: model.CronJobView, kept: dict[str, int
     if g.missing is not None:
         return ("deleted-while-running", f"deleted while it was still active, not by the CronJob controller "
                 f"(MissingJob at {_z(g.missing)}): a person or another client")
-    ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
+    ttl = view.job_ttl
     if ttl is not None:
         return ("ttl-after-finished", f"probably the TTL-after-finished controller (ttlSecondsAfterFinished={ttl}, "
                 "it records no event), or a person")

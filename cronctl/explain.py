@@ -10,12 +10,12 @@ Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Sequence
 
 from cronctl.errors import BadInput, CronctlError
-from cronctl.model import cronjob_view
+from cronctl.model import CronJobView, cronjob_view
 from cronctl.timeutil import UTC, human_duration, rfc3339_local, rfc3339_z
 
 Obj = dict[str, Any]
@@ -36,26 +36,37 @@ _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 @dataclass(frozen=True)
 class ControllerInputs:
-    """What the controller would know at one sync. ``created`` or ``last_schedule`` is required."""
+    """What the controller would know at one sync at ``now``: the CronJob's controller inputs as the
+    one view of them (:class:`cronctl.model.CronJobView`: read from the object, or made of the flags by
+    :func:`given`); ``view.created`` or ``view.last_schedule`` is required. ``missed_limit`` is
+    Atlas's alone (missedScheduleLimit)."""
 
     now: datetime
-    created: datetime | None = None
-    last_schedule: datetime | None = None
-    starting_deadline: int | None = None
-    suspended: bool = False
-    name: str = DEFAULT_NAME
-    missed_limit: int | None = None  # Atlas only (missedScheduleLimit)
-    concurrency_policy: str | None = None  # spec.concurrencyPolicy (None: Allow)
-    active: tuple[str, ...] = ()  # the Job names in status.active
+    view: CronJobView
+    missed_limit: int | None = None
 
     def __post_init__(self) -> None:
         # the numeric flags' caps, refused whatever else is given (docs/LIMITS.md "Limits")
         if self.missed_limit is not None and self.missed_limit > MAX_MISSED_LIMIT:
             raise BadInput(f"bad --missed-limit {self.missed_limit}: at most {MAX_MISSED_LIMIT} due runs are started "
                            "per pass (MAX_MISSED_LIMIT)")
-        if self.starting_deadline is not None and self.starting_deadline > MAX_STARTING_DEADLINE:
-            raise BadInput(f"bad --starting-deadline {self.starting_deadline}: at most {MAX_STARTING_DEADLINE} "
+        deadline = self.view.starting_deadline
+        if deadline is not None and deadline > MAX_STARTING_DEADLINE:
+            raise BadInput(f"bad --starting-deadline {deadline}: at most {MAX_STARTING_DEADLINE} "
                            "(int64, the API's type; MAX_STARTING_DEADLINE)")
+
+
+def given(now: datetime, *, created: datetime | None = None, last_schedule: datetime | None = None,
+          starting_deadline: int | None = None, suspended: bool = False, name: str = DEFAULT_NAME,
+          missed_limit: int | None = None, concurrency_policy: str | None = None,
+          active: tuple[str, ...] = ()) -> ControllerInputs:
+    """Controller inputs given as flags (``--created``, ``--last-schedule``, ``--starting-deadline``,
+    ``--suspended``, ``--concurrency-policy``, ``--active``): the view of a CronJob that says only
+    these; over an object, :func:`explain_object` lays the ones given over its own."""
+    return ControllerInputs(now=now, missed_limit=missed_limit, view=CronJobView(
+        name=name, namespace="", uid="", schedule="", time_zone=None, created=created, last_schedule=last_schedule,
+        last_successful=None, starting_deadline=starting_deadline, suspended=suspended,
+        concurrency_policy=concurrency_policy, active=active))
 
 
 def _zone(name: str) -> tzinfo:
@@ -225,27 +236,22 @@ def _offset(d: timedelta) -> str:
 
 
 def _base(c: ControllerInputs) -> datetime:
-    base = c.last_schedule or c.created
+    base = c.view.last_schedule or c.view.created
     if base is None:
         raise BadInput("controller inputs need --created or --last-schedule (the controller's starting point)")
     return base
 
 
 def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
-    from cronctl.schedule.controller import decide
     from cronctl.schedule.dst import dst_events
 
-    if c.created is None and c.last_schedule is None:
-        _base(c)
-    if c.starting_deadline is not None and c.starting_deadline < 0:
-        raise BadInput(f"bad --starting-deadline {c.starting_deadline}: must be 0 or more (API validation)")
-    created = c.created or c.last_schedule
-    assert created is not None
-    kwargs: Obj = dict(time_zone=time_zone, name=c.name, created=created, last_schedule=c.last_schedule,
-                       starting_deadline=c.starting_deadline, now=c.now,
-                       concurrency_policy=c.concurrency_policy, active=c.active)
-    d = decide(expr, suspended=False, **kwargs)
-    shown = decide(expr, suspended=True, **kwargs) if c.suspended else d
+    _base(c)
+    if c.view.starting_deadline is not None and c.view.starting_deadline < 0:
+        raise BadInput(f"bad --starting-deadline {c.view.starting_deadline}: must be 0 or more (API validation)")
+    # the schedule explained (a bare one is given apart from its flags); a sync of the view decides
+    view = replace(c.view, schedule=expr, time_zone=time_zone)
+    d = view.decide(c.now)
+    shown = view.decide(c.now, suspended=True) if view.suspended else d
     # DST changes inside the window the controller looks at: why a run is missing or doubled there.
     # When the listing was cut (MISSED_LIST_LIMIT), only the listed span is searched: the work stays
     # bounded by the cap, not by how old lastScheduleTime is.
@@ -253,7 +259,7 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, window_end])
     return {
         "now": rfc3339_z(c.now),
-        "suspended": c.suspended,
+        "suspended": view.suspended,
         "decision": shown.decision,
         "earliest": rfc3339_z(d.earliest),
         "mostRecent": _z(d.most_recent),
@@ -270,8 +276,8 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
         "neverMadeUp": _listed(d.never_made_up),
         "deadlineDroppedCount": len(d.deadline_dropped),
         "deadlineDropped": _listed(d.deadline_dropped),
-        "concurrencyPolicy": c.concurrency_policy or "Allow",
-        "active": list(c.active),
+        "concurrencyPolicy": view.policy,
+        "active": list(view.active),
         "waitingFor": list(d.waiting_for),
         "replaces": list(d.replaces),
         "estimateSkipped": _z(d.estimate_skipped),
@@ -286,23 +292,23 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     if d.error:
         return [f"the controller cannot schedule this: Warning InvalidSchedule ({d.error}); "
                 "no Job is ever created"]
-    if c.starting_deadline == 0:
+    if c.view.starting_deadline == 0:
         out.append("startingDeadlineSeconds is 0: the controller never starts a Job (its earliest time is now, "
                    "and the next run is always later)")
-    lead = "unsuspending now would" if c.suspended else "a sync now would"
-    if c.suspended:
+    lead = "unsuspending now would" if c.view.suspended else "a sync now would"
+    if c.view.suspended:
         out.append("suspended: the controller does nothing and records nothing until spec.suspend is false")
     dropped = d.deadline_dropped
     skipped_n = len(d.never_made_up) - len(dropped)
     if dropped:
-        out.append(f"{_runs_words(dropped, tz)} dropped by startingDeadlineSeconds={c.starting_deadline} "
+        out.append(f"{_runs_words(dropped, tz)} dropped by startingDeadlineSeconds={c.view.starting_deadline} "
                    "(older than the deadline when the controller looks): never made up, and no event "
                    "says so")
     if d.decision == "forbid-active":
         out.append(f"{lead} start nothing for {_local_words(d.most_recent, tz)}: concurrencyPolicy Forbid and "
                    f"{', '.join(d.waiting_for)} still active (Normal JobAlreadyActive); the slot waits and is "
                    "started at a later sync only if that Job ends before the next slot"
-                   + (" and inside the deadline" if c.starting_deadline is not None else "")
+                   + (" and inside the deadline" if c.view.starting_deadline is not None else "")
                    + ", otherwise it is never run")
     elif d.decision == "already-processed":
         out.append(f"{lead} start nothing: {_local_words(d.most_recent, tz)} is already processed "
@@ -311,7 +317,7 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
         out.append(f"{lead} start one Job for {_local_words(d.most_recent, tz)} ({d.job_name})")
         if d.replaces:
             out.append(f"concurrencyPolicy Replace: it first deletes {', '.join(d.replaces)} (still active)")
-    elif c.starting_deadline != 0:
+    elif c.view.starting_deadline != 0:
         if d.estimate_skipped is not None:
             out.append(f"{lead} start nothing, although the run at {_local_words(d.estimate_skipped, tz)} was "
                        "missed: the controller's estimate (it assumes every gap equals the first one) lands "
@@ -329,7 +335,7 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     if d.missed == "many":
         out.append("the estimate counts more than 100 missed start times: Warning TooManyMissedTimes "
                    "(the Job is still created); set or lower startingDeadlineSeconds")
-    if c.starting_deadline is None and len(d.missed_runs) > 1:
+    if c.view.starting_deadline is None and len(d.missed_runs) > 1:
         out.append("no startingDeadlineSeconds: a missed run of any age can still be started; set it to bound "
                    "catch-up")
     if d.missed_truncated:
@@ -338,7 +344,7 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
         out.append(f"more than {MISSED_LIST_LIMIT} runs were missed: the counts above stop at that limit "
                    "(the run the controller starts is still exact)")
     out.extend(dst_words)
-    if c.suspended:
+    if c.view.suspended:
         out.append("no wake-up is queued while suspended; unsuspending triggers an immediate sync")
     elif shown.next_wakeup is not None:
         out.append(f"the controller wakes next at {rfc3339_z(shown.next_wakeup)} "
@@ -354,10 +360,10 @@ def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> Obj:
     due = sched.due(base, c.now, limit)
     beyond = sched.due(due[-1], c.now, 1) if len(due) == limit else []
     words: list[str] = []
-    if c.suspended:
+    if c.view.suspended:
         words.append("suspended: Atlas creates nothing while suspended")
     if due:
-        lead = "resuming now would" if c.suspended else "RunOnce now would"
+        lead = "resuming now would" if c.view.suspended else "RunOnce now would"
         words.append(f"{lead} create {len(due)} Job{'s' if len(due) != 1 else ''}, the earliest due first: "
                      f"{_local_words(due[0], tz)} through {_local_words(due[-1], tz)}")
         if beyond:
@@ -368,7 +374,7 @@ def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> Obj:
         words.append(f"nothing is due: no occurrence in ({rfc3339_z(base)}, {rfc3339_z(c.now)}]")
     return {
         "now": rfc3339_z(c.now),
-        "suspended": c.suspended,
+        "suspended": c.view.suspended,
         "base": rfc3339_z(base),
         "missedLimit": limit,
         "dueCount": len(due),
@@ -401,12 +407,12 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
         try:
             spec_name = str(name) if name is not None else DEFAULT_NAME
             ctl = None
-            if overrides is not None and (overrides.created or overrides.last_schedule):
+            if overrides is not None and (overrides.view.created or overrides.view.last_schedule):
                 # docs/BACKGROUND.md §2.5: the CLI envelope does not forward missedScheduleLimit from YAML, so a
                 # value written there is ignored (default 100); only --missed-limit sets it.
-                ctl = ControllerInputs(now=overrides.now, created=overrides.created,
-                                       last_schedule=overrides.last_schedule, suspended=overrides.suspended,
-                                       name=spec_name, missed_limit=overrides.missed_limit)
+                o = overrides.view
+                ctl = given(overrides.now, created=o.created, last_schedule=o.last_schedule, suspended=o.suspended,
+                            name=spec_name, missed_limit=overrides.missed_limit)
             tzname = obj.get("timezone")
             return explain_schedule(str(obj["schedule"]), time_zone=str(tzname) if tzname else None,
                                     after=after or now, count=count, dialect="atlas", controller=ctl,
@@ -422,22 +428,16 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
     try:
         # the controller's inputs, checked as every command checks them (a wrong type: exit 5)
         view = cronjob_view(obj).checked()
-        created, last, deadline = view.created, view.last_schedule, view.starting_deadline
-        suspended, policy, active = view.suspended, view.concurrency_policy, view.active
-        o = overrides
-        if o is not None:
-            created = o.created or created
-            last = o.last_schedule or last
-            deadline = o.starting_deadline if o.starting_deadline is not None else deadline
-            suspended = o.suspended or suspended
-            policy = o.concurrency_policy or policy
-            active = o.active or active
-        want = with_controller if with_controller is not None else (created is not None or last is not None)
-        ctl = None
-        if want:
-            ctl = ControllerInputs(now=now, created=created, last_schedule=last, starting_deadline=deadline,
-                                   suspended=suspended, name=str(name) if name else DEFAULT_NAME,
-                                   concurrency_policy=policy, active=active)
+        if overrides is not None:  # the flags given, over the object's own
+            o = overrides.view
+            view = replace(view, created=o.created or view.created, last_schedule=o.last_schedule or view.last_schedule,
+                           starting_deadline=o.starting_deadline if o.starting_deadline is not None
+                           else view.starting_deadline, suspended=o.suspended or view.suspended,
+                           concurrency_policy=o.concurrency_policy or view.concurrency_policy,
+                           active=o.active or view.active)
+        want = (with_controller if with_controller is not None
+                else (view.created is not None or view.last_schedule is not None))
+        ctl = ControllerInputs(now=now, view=replace(view, name=view.name or DEFAULT_NAME)) if want else None
         return explain_schedule(view.schedule, time_zone=view.time_zone, after=after or now, count=count,
                                 controller=ctl, name=name, namespace=ns, api_create=api_create)
     except CronctlError as e:
@@ -473,8 +473,7 @@ def explain_file(path: str, *, after: datetime | None, now: datetime, count: int
     out = []
     for obj in found:
         if dialect == "atlas" and not _is_atlas_manifest(obj):
-            spec = obj.get("spec") or {}
-            obj = {"name": (obj.get("metadata") or {}).get("name"), "schedule": spec.get("schedule"),
-                   "timezone": spec.get("timeZone")}
+            view = cronjob_view(obj)  # a Kubernetes CronJob read in the Atlas dialect: its name, schedule, zone
+            obj = {"name": view.name or None, "schedule": view.schedule, "timezone": view.time_zone}
         out.append(explain_object(obj, after=after, now=now, count=count, overrides=overrides, source=path))
     return out

@@ -101,7 +101,7 @@ def suspend_set_at(cronjob: Obj) -> tuple[datetime | None, str | None]:
     return writes[-1] if writes else (None, None)
 
 
-def history_horizon(recs: list[model.JobRecord], limits: model.HistoryLimits, job_spec: Obj,
+def history_horizon(recs: list[model.JobRecord], limits: model.HistoryLimits, ttl: int | None,
                     now: datetime) -> datetime | None:
     """Before which time a missing Job may have been deleted rather than never created.
 
@@ -110,7 +110,7 @@ def history_horizon(recs: list[model.JobRecord], limits: model.HistoryLimits, jo
     (docs/SEMANTICS.md §4.1). When a limit is reached, Jobs of that outcome older than the oldest one
     kept may be gone; a limit of 0 or a ttlSecondsAfterFinished can remove any finished Job.
     """
-    if job_spec.get("ttlSecondsAfterFinished") is not None:
+    if ttl is not None:
         return now
     horizon: datetime | None = None
     for outcome in ("Complete", "Failed"):
@@ -214,9 +214,6 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     name, expr, tz, policy = view.name, view.schedule, view.time_zone, view.policy
     deadline, suspended, last_schedule = view.starting_deadline, view.suspended, view.last_schedule
     created = view.created or now
-    raw_spec = cronjob.get("spec")
-    spec: Obj = raw_spec if isinstance(raw_spec, dict) else {}
-    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
     out: Obj = {
         "namespace": view.namespace, "name": name, "schedule": expr, "time_zone": tz,
         "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
@@ -366,7 +363,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     ctx = _Ctx(name=name, zone=zone, policy=policy, deadline=deadline, now=now, late_after=opts.late_after,
                recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
                suspend_writes=writes, cronctl_runs=runs_,
-               deleted_before=history_horizon(recs, view.history, job_spec, now),
+               deleted_before=history_horizon(recs, view.history, view.job_ttl, now),
                last_schedule=last_schedule, suspended_after=suspended_after)
 
     # -- the controller now (for the slots after lastScheduleTime) -----------------------------

@@ -1015,10 +1015,7 @@ def check_typed(obj: Obj) -> None:
     _check_value(obj, schema, "")
     _check_time_annotations(obj)
     for req in REQUIRED.get(kind, ()):  # type: ignore[arg-type]
-        cur: Any = obj
-        for part in req.split("."):
-            cur = cur.get(part) if isinstance(cur, dict) else None
-        if cur is None:
+        if _typed_at(obj, tuple(req.split("."))) is None:
             raise BadInput(f"{req} is missing")
 
 
@@ -1152,11 +1149,44 @@ class CronJobView:
     active: tuple[str, ...]  # the Job names in status.active
     history: HistoryLimits = field(default_factory=HistoryLimits)
     problem: str | None = None  # the first field of the wrong type, in check_typed's words
+    # the Job template's bits commands state (not controller inputs: one of the wrong type reads as
+    # unset and is no ``problem``; a file has it refused at load already, by check_typed)
+    job_ttl: int | None = None  # jobTemplate.spec.ttlSecondsAfterFinished
+    job_active_deadline: int | None = None  # jobTemplate.spec.activeDeadlineSeconds
+    service_account: str | None = None  # the pod template's serviceAccountName, else serviceAccount
 
     @property
     def policy(self) -> str:
         """The concurrency policy the controller applies (``Allow`` when not set)."""
         return self.concurrency_policy or "Allow"
+
+    @property
+    def zone(self) -> str | None:
+        """The zone the schedule runs in, for the times shown to people: a ``TZ=``/``CRON_TZ=`` prefix
+        of the schedule (older objects; it wins over spec.timeZone, docs/SEMANTICS.md §1), else
+        ``spec.timeZone``, else None (the controller's local zone, normally UTC). Only for showing
+        times: the controller's scheduled-timestamp annotation follows spec.timeZone alone."""
+        return self._prefix_zone or self.time_zone
+
+    @property
+    def zone_words(self) -> str:
+        """:attr:`zone` for people: ``Europe/Berlin``, ``Asia/Kolkata (from the TZ= prefix in the
+        schedule, which wins over spec.timeZone)``, or ``none (the controller's zone, normally UTC)``."""
+        if self._prefix_zone is not None:
+            return f"{self._prefix_zone} (from the TZ= prefix in the schedule, which wins over spec.timeZone)"
+        return self.time_zone or "none (the controller's zone, normally UTC)"
+
+    @functools.cached_property
+    def _prefix_zone(self) -> str | None:
+        """The zone of a TZ=/CRON_TZ= prefix of the schedule, None without one (or when it does not parse)."""
+        from cronctl.errors import CronctlError
+        from cronctl.schedule import parse
+
+        try:
+            sched = parse(self.schedule, self.time_zone)
+        except CronctlError:
+            return None
+        return sched.zone if sched.zone_from_prefix else None
 
     def checked(self) -> "CronJobView":
         """This view; BadInput naming the field when one is of the wrong type."""
@@ -1211,6 +1241,18 @@ def cronjob_view(cronjob: Obj) -> CronJobView:
     failed, failed_set = limit("failedJobsHistoryLimit", DEFAULT_FAILED_HISTORY)
     deadline = values[("spec", "startingDeadlineSeconds")]
     active = values[("status", "active")] or []
+    job_spec = _typed_at(cronjob, _JOB_SPEC_PATH)
+    pod_spec = _typed_at(cronjob, (*_JOB_SPEC_PATH, "template", "spec"))
+
+    def template_value(holder: Any, key: str, schema: _Schema) -> Any:
+        v = holder.get(key) if isinstance(holder, dict) else None
+        try:
+            _check_value(v, schema, key)
+        except BadInput:
+            return None
+        return v
+
+    account = template_value(pod_spec, "serviceAccountName", _STR) or template_value(pod_spec, "serviceAccount", _STR)
     return CronJobView(
         name=text("metadata", "name") or "", namespace=text("metadata", "namespace") or "",
         uid=text("metadata", "uid") or "", schedule=text("spec", "schedule") or "",
@@ -1222,4 +1264,19 @@ def cronjob_view(cronjob: Obj) -> CronJobView:
         concurrency_policy=text("spec", "concurrencyPolicy"),
         active=tuple(str(a["name"]) for a in active if isinstance(a, dict) and a.get("name")),
         history=HistoryLimits(successful=ok, failed=failed, successful_set=ok_set, failed_set=failed_set),
-        problem=problems[0] if problems else None)
+        problem=problems[0] if problems else None,
+        job_ttl=template_value(job_spec, "ttlSecondsAfterFinished", _I32),
+        job_active_deadline=template_value(job_spec, "activeDeadlineSeconds", _I64),
+        service_account=account or None)
+
+
+#: where a CronJob keeps its Job template's spec
+_JOB_SPEC_PATH = ("spec", "jobTemplate", "spec")
+
+
+def _typed_at(obj: Obj, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` of nested mappings; None where a step is missing or not a mapping."""
+    cur: Any = obj
+    for part in path:
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return cur

@@ -154,24 +154,21 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     from cronctl.timeutil import rfc3339_local, rfc3339_z
 
     view = model.cronjob_view(cj)
-    spec = cj.get("spec") or {}
     status = cj.get("status") or {}
     name = view.name
     ns = view.namespace or "default"
     expr = view.schedule
     tz = view.time_zone
-    pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec") or {})
-    sa = pod.get("serviceAccountName") or pod.get("serviceAccount")
-    has_sa = isinstance(sa, str) and sa != "default"
+    sa = view.service_account
+    has_sa = sa is not None and sa != "default"
     ctx: dict[str, Any] = {
         "ns": ns, "name": name, "ns_arg": _q(ns), "name_arg": _q(name), "schedule": expr,
         "time_zone": tz or "", "suspend": "true" if view.suspended else "false",
         "active": list(view.active),
         "last_schedule": status.get("lastScheduleTime") or "never",
         "last_successful": status.get("lastSuccessfulTime") or "never",
-        "concurrency": spec.get("concurrencyPolicy") or "Allow (not set)",
-        "starting_deadline": str(spec["startingDeadlineSeconds"]) if spec.get("startingDeadlineSeconds") is not None
-        else "not set",
+        "concurrency": view.concurrency_policy or "Allow (not set)",
+        "starting_deadline": str(view.starting_deadline) if view.starting_deadline is not None else "not set",
         "manual_job": f"{name}-manual",
         # the pod's own account, or (it runs as "default") a dedicated one named like the CronJob
         "service_account": sa if has_sa else name, "service_account_set": has_sa,

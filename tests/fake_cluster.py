@@ -59,7 +59,8 @@ class FakeCluster:
     """``calls`` lists the verbs in order (a log read as ``log <pod>/<container>[ previous] since= limit=``);
     ``request_count`` counts them, as the real Cluster counts its API requests.
 
-    Objects: ``cronjob`` (``get_cronjob`` of another name fails), ``jobs``, ``pods``, ``events``;
+    Objects: ``cronjob`` (``get_cronjob`` of another name fails; ``listed``: ``list_cronjobs`` lists it,
+    as the status overview reads a namespace; else it lists none), ``jobs``, ``pods``, ``events``;
     ``logs`` maps ``(pod, previous)`` to the text or an exception to raise; ``pods_error`` is raised
     by ``list_pods``. Scripts: ``lists`` (each ``list_jobs`` pops the next ``(jobs, resourceVersion)``;
     None: the ``jobs`` at ``resource_version``, as ``list_resource_pages`` answers for every kind),
@@ -75,11 +76,11 @@ class FakeCluster:
                  logs: dict[tuple[str, bool], Any] | None = None, pods_error: Exception | None = None,
                  version: str = "v1.37.2", user: str = "alice", server: str = "https://fake",
                  clock: Clock | None = None, lists: list[tuple[list[Obj], str]] | None = None,
-                 resource_version: str = "1") -> None:
+                 resource_version: str = "1", listed: bool = False) -> None:
         self.cronjob, self.jobs, self.pods, self.events = cronjob, jobs or [], pods or [], events or []
         self.logs, self.pods_error = logs or {}, pods_error
         self.version, self.user, self.server, self.clock = version, user, server, clock
-        self.lists, self.resource_version = lists, resource_version
+        self.lists, self.resource_version, self.listed = lists, resource_version, listed
         self.watches: list[list[Any]] = []
         self.patch_faults: list[Exception] = []
         self.watch_calls: list[dict[str, Any]] = []
@@ -122,7 +123,7 @@ class FakeCluster:
 
     def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
         self._call("list_cronjobs")
-        return []
+        return [copy.deepcopy(self.cronjob)] if self.listed and self.cronjob is not None else []
 
     def patch_cronjob(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
         self._call("patch_cronjob")

@@ -80,7 +80,7 @@ def explain(
     """
 
     from cronctl.errors import BadInput
-    from cronctl.explain import DIALECTS, ControllerInputs, explain_file, explain_schedule
+    from cronctl.explain import DIALECTS, explain_file, explain_schedule, given
     from cronctl.names import cronjob_name, is_cronjob_ref
     from cronctl.timeutil import UTC
 
@@ -102,10 +102,9 @@ def explain(
     # deadline/suspend asks for the controller's decision.
     controller_given = (created_t is not None or last_t is not None or starting_deadline is not None
                         or suspended or concurrency_policy is not None or bool(active))
-    inputs = ControllerInputs(now=now_t, created=created_t, last_schedule=last_t,
-                              starting_deadline=starting_deadline, suspended=suspended,
-                              name=name or "cronjob", missed_limit=missed_limit,
-                              concurrency_policy=concurrency_policy, active=tuple(active or ()))
+    inputs = given(now_t, created=created_t, last_schedule=last_t, starting_deadline=starting_deadline,
+                   suspended=suspended, name=name or "cronjob", missed_limit=missed_limit,
+                   concurrency_policy=concurrency_policy, active=tuple(active or ()))
 
     result: Any
     if files:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from cronctl.cli.common import KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
+
+if TYPE_CHECKING:
+    from cronctl.procedure.status import Overview, OverviewRow, Status
 
 
 def status_cmd(
@@ -36,12 +40,9 @@ def status_cmd(
     slots (a CronJob's latest, or the overview's lost and duplicate counts) are judged with what
     cronctl record kept. Exit 6 when there is no CronJob, 9 when the ledger cannot be read.
     """
-    from rich.table import Table
-
     from cronctl.cli.common import emit
     from cronctl.errors import BadInput
     from cronctl.kube import connect
-    from cronctl.model import PastRun
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
@@ -56,23 +57,34 @@ def status_cmd(
     from cronctl.cli.common import ledger_choice
 
     use_ledger, ledger_url = ledger_choice(ledger)
-    s = collect_status(cluster, cronjob, SystemClock().now(),
-                       (ledger_url, cluster.context_name or "default") if use_ledger else None)
+    st = collect_status(cluster, cronjob, SystemClock().now(),
+                        (ledger_url, cluster.context_name or "default") if use_ledger else None)
     if output != Output.text:
-        emit(s, output)
+        emit(status_doc(st), output)
         return
+    print_status(st)
+
+
+def print_status(st: Status) -> None:
+    """The text of ``cronctl status CRONJOB``: printed from the masked document, times in the zone the
+    schedule runs in (the view's ``zone``) with UTC beside them."""
+    from rich.table import Table
+
+    from cronctl.model import PastRun
+
+    s = status_doc(st)
     rec = s["record"]
     head = Table(show_header=False, box=None, pad_edge=False)
     head.add_column(style="bold")
     head.add_column(overflow="fold")
     head.add_row("cronjob", f"{s['namespace']}/{s['cronjob']}")
     head.add_row("schedule", str(s["schedule_words"]))
-    head.add_row("time zone", str(s["time_zone"] or "none (the controller's zone, normally UTC)"))
+    head.add_row("time zone", st.view.zone_words)
     head.add_row("concurrency", str(s["concurrency_policy"]))
     head.add_row("deadline", f"{s['starting_deadline_seconds']}s" if s["starting_deadline_seconds"] is not None
                  else "none (a missed run of any age is caught up)")
     head.add_row("suspend", str(s["suspend"]).lower())
-    zone = s["time_zone"]
+    zone = st.view.zone
     head.add_row("last schedule", _shown(s["last_schedule_time"], zone) or "never")
     head.add_row("active", ", ".join(s["active"]) or "none")
     if rec:
@@ -158,11 +170,14 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     now = SystemClock().now()
     several = len(contexts) > 1
     doc: dict[str, Any] = {}
+    zones: list[str | None] = []  # each row's zone, for its times (the document keeps spec.timeZone)
     for context in dict.fromkeys(contexts):  # one cluster after the other, each once
         cluster = connect(kubeconfig, context, namespace)
         # each cluster's rows in a shared ledger are those its recorder wrote under the context's name
-        one = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
-                               ledger=(ledger_url, cluster.context_name or "default") if use_ledger else None)
+        ov = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
+                              ledger=(ledger_url, cluster.context_name or "default") if use_ledger else None)
+        zones += [r.view.zone for r in ov.rows]
+        one = overview_doc(ov)
         if several:
             name = context or cluster.context_name
             for r in one["cronjobs"]:
@@ -179,15 +194,15 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     head = (["CLUSTER"] if several else []) + (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
                                                        "LOST", "DUP", "NEXT", "GITOPS"]
     rows: list[list[str]] = [head]
-    for r in doc["cronjobs"]:
+    for r, zone in zip(doc["cronjobs"], zones):
         last: Any = r["last_job"]
         run: Any = r["run"]
         rows.append(([str(r["cluster"])] if several else []) + ([r["namespace"]] if all_namespaces else []) + [
-            r["cronjob"], r["schedule_words"], r["time_zone"] or "-",
+            r["cronjob"], r["schedule_words"], zone or "-",
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
-            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], r["time_zone"]) or "-",
+            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
@@ -199,6 +214,83 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
             out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: {run['words']}"), markup=False)
         elif r["hold_reverted"]:
             out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: PAUSE UNDONE: {r['hold_reverted']}"), markup=False)
+
+
+def _t(d: datetime | None) -> str | None:
+    from cronctl.timeutil import rfc3339_z
+
+    return rfc3339_z(d) if d else None
+
+
+def status_doc(s: Status) -> dict[str, Any]:
+    """The ``-o json`` document of a status (the contract; the text is printed from it too), masked
+    (cronctl.redact): run records, pauses and past runs hold text anyone with patch wrote."""
+    from cronctl.model import MAX_OVERLAP_NAMES
+    from cronctl.redact import Redactor
+    from cronctl.timeutil import human_duration
+
+    v = s.view
+    doc = {
+        "cronjob": s.name, "namespace": s.namespace, "now": _t(s.now),
+        "schedule": v.schedule, "schedule_words": s.schedule_words,
+        "time_zone": v.time_zone, "concurrency_policy": v.policy,
+        "starting_deadline_seconds": v.starting_deadline,
+        "suspend": v.suspended, "last_schedule_time": _t(v.last_schedule),
+        "last_successful_time": _t(v.last_successful),
+        "active": list(v.active),
+        "record": s.record.as_dict() if s.record else None,
+        "record_confirmed": s.record_unconfirmed is None if s.record else None,
+        "record_unconfirmed": s.record_unconfirmed,
+        "explanation": s.explanation,
+        "jobs": [{
+            "name": r.name, "origin": r.origin, "scheduled_for": _t(r.scheduled_for),
+            "occurrence": _t(r.claims), "created": _t(r.created), "started": _t(r.started),
+            "completed": _t(r.completed), "outcome": r.outcome or "Running",
+            "duration": human_duration(r.duration) if r.duration is not None else None,
+            "duration_seconds": r.duration.total_seconds() if r.duration is not None else None,
+            "active_in_status": line.active_in_status, "run_id": r.run_id or None,
+            "overlapping": line.overlapping,
+        } for line in s.jobs for r in (line.record,)],
+        "overlaps": [{"start": _t(g.start), "end": _t(g.end), "job_count": len(g.names),
+                      "jobs": list(g.names[:MAX_OVERLAP_NAMES]), "peak": g.peak} for g in s.overlaps],
+        "unfinished": [line.record.name for line in s.jobs if line.record.running],
+        "next_runs": [_t(t) for t in s.next_runs],
+        "controller_next": s.controller_next.as_dict(),
+        "after_restore": s.after_restore.as_dict() if s.after_restore else None,
+        "if_unsuspended": s.if_unsuspended.as_dict() if s.if_unsuspended else None,
+        "recent_slots": list(s.recent_slots),
+        "pause": dict(s.pause.as_dict(), overdue=s.pause.overdue(s.now)) if s.pause else None,
+        "past_runs": [r.as_dict() for r in s.past_runs],
+        "gitops": {**s.gitops.as_dict(), "words": s.gitops.words()},
+        "hold_reverted": s.hold_reverted,
+    }
+    return Redactor().data(doc)  # type: ignore[no-any-return]
+
+
+def overview_doc(o: Overview) -> dict[str, Any]:
+    """The ``-o json`` document of the overview (its rows masked, as :func:`status_doc`)."""
+    from cronctl.redact import Redactor
+
+    return {"now": _t(o.now), "namespace": o.namespace, "cronjobs": Redactor().data([_row_doc(r) for r in o.rows]),
+            "missing": list(o.missing)}
+
+
+def _row_doc(r: OverviewRow) -> dict[str, Any]:
+    v, run, last = r.view, r.run, r.last_job
+    return {
+        "namespace": v.namespace or None, "cronjob": v.name,
+        "schedule": v.schedule, "schedule_words": r.schedule_words,
+        "time_zone": v.time_zone,
+        "suspend": v.suspended, "suspended_by": r.suspended_by,
+        "run": ({"run_id": run.record.run_id, "step": run.record.step, "operator": run.record.operator,
+                 "started": run.record.started, "holder": run.record.holder, "stale": run.stale,
+                 "confirmed": run.confirmed, "words": run.words} if run else None),
+        "last_job": ({"name": last.name, "outcome": last.outcome or "Running", "created": _t(last.created)}
+                     if last else None),
+        "lost": r.lost, "duplicate": r.duplicate, "window": r.window, "history_error": r.history_error,
+        "next_run": _t(r.next_run),
+        "gitops": r.gitops.tool, "gitops_sets_suspend": r.gitops.sets_suspend, "hold_reverted": r.hold_reverted,
+    }
 
 
 def _shown(value: Any, zone: Any) -> str:

@@ -116,7 +116,7 @@ def predict(cronjob: model.Obj, now: datetime, *, suspended: bool, unsuspending:
     named for the slot already exists, which depends on the version (:mod:`cronctl.versions`).
     """
     view = model.cronjob_view(cronjob)
-    tz = view.time_zone
+    tz = view.zone  # the times in the words: in the zone the schedule runs in
     runs = tuple(next_runs(cronjob, now))
     if suspended:
         # status asks about a CronJob as it is (unsuspending=False): whoever suspended it, no run is
@@ -188,15 +188,14 @@ def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[
     run lasts only that long. Cleanup runs at every sync: the oldest finished Jobs beyond
     ``successfulJobsHistoryLimit`` (default 3) / ``failedJobsHistoryLimit`` (default 1) are deleted,
     oldest by start time, and the manual Job is the newest. Returns the plan's words and a dict."""
-    spec = cronjob.get("spec") or {}
-    limits = model.cronjob_view(cronjob).history
-    ok, failed = limits.successful, limits.failed
-    ttl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("ttlSecondsAfterFinished")
+    view = model.cronjob_view(cronjob)
+    ok, failed = view.history.successful, view.history.failed
+    ttl = view.job_ttl
     # the slot of the Job that deletes it, walked for limits up to REMOVAL_RUNS_MAX (int32 limits of
     # millions would walk millions of slots: beyond it the plan names no slot)
     runs = next_runs(cronjob, now, min(max(ok, failed, 1), REMOVAL_RUNS_MAX))
     info: dict[str, Any] = {"successful_jobs_history_limit": ok, "failed_jobs_history_limit": failed,
-                            "ttl_seconds_after_finished": ttl if isinstance(ttl, int) else None}
+                            "ttl_seconds_after_finished": ttl}
 
     def after(n: int, what: str) -> str:
         if n == 0:
@@ -208,7 +207,7 @@ def history_limit_removal(cronjob: model.Obj, now: datetime) -> tuple[str, dict[
     info.update(if_succeeded=ok_words, if_failed=failed_words,
                 earliest_if_succeeded=rfc3339_z(runs[ok - 1]) if 0 < ok <= len(runs) else None)
     text = f"if it succeeds: {ok_words}; if it fails: {failed_words}"
-    if isinstance(ttl, int) and not isinstance(ttl, bool):
+    if ttl is not None:
         text += f"; ttlSecondsAfterFinished={ttl} deletes it {ttl}s after it finishes, if sooner"
     return text + ". Its record, logs and job.json stay in the run directory, and the run in cronctl.dev/runs", info
 
@@ -232,7 +231,7 @@ def expected_duration(cronjob: model.Obj, jobs: list[model.Obj], now: datetime,
         from statistics import median
 
         return median(secs), f"the median of the last {len(secs)} successful Job(s)"
-    ads = ((cronjob.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("activeDeadlineSeconds")
-    if isinstance(ads, int) and not isinstance(ads, bool) and ads > 0:
+    ads = model.cronjob_view(cronjob).job_active_deadline
+    if ads is not None and ads > 0:
         return float(ads), "activeDeadlineSeconds (an upper bound)"
     return None, "unknown (no successful Job to learn from, no activeDeadlineSeconds; --expected-duration says it)"

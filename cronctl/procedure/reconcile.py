@@ -201,9 +201,8 @@ class Reconciler:
                     if t is not None))
         due = sched.next_after(base) if sched is not None else None
         if due is not None:
-            ads = ((((tr.cronjob.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {})
-                   .get("activeDeadlineSeconds"))
-            run = ads if isinstance(ads, int) and not isinstance(ads, bool) and ads > 0 else 0
+            ads = view.job_active_deadline
+            run = ads if ads is not None and ads > 0 else 0
             values["success_due"] = due.timestamp() + max(view.starting_deadline or 0, 0) + run
         else:
             values["success_due"] = None

@@ -1,17 +1,94 @@
-"""``cronctl status``: a CronJob at a glance, and an explanation of any run record on it."""
+"""``cronctl status``: a CronJob at a glance, and an explanation of any run record on it.
+
+The service returns typed results (:class:`Status`, :class:`Overview`); ``cronctl.cli.status`` makes
+the ``-o json`` document (and the text) of them, and masks it (cronctl.redact): run records, pauses
+and past runs hold text anyone with patch wrote.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
-from cronctl.procedure.predict import never_fires, next_runs, predict, schedule_words
-from cronctl.redact import Redactor
+from cronctl.procedure.predict import Prediction, never_fires, next_runs, predict, schedule_words
 from cronctl.timeutil import human_duration, rfc3339_z
+
+
+@dataclass(frozen=True)
+class JobLine:
+    """One child Job as ``status`` lists it: its record, and what status says beside it."""
+
+    record: model.JobRecord
+    active_in_status: bool  # named in the CronJob's .status.active
+    overlapping: bool  # in one of the overlap groups
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything ``cronctl status CRONJOB`` shows, at ``now``. Unmasked: the CLI masks what it prints."""
+
+    name: str  # as asked for
+    namespace: str
+    now: datetime
+    view: model.CronJobView  # schedule, zone, policy, deadline, suspend, checkpoints, active
+    schedule_words: str
+    record: model.RunRecord | None
+    record_unconfirmed: str | None  # why the record is not cronctl's (model.record_unconfirmed), or None
+    explanation: str
+    jobs: tuple[JobLine, ...]  # by creation, then name
+    overlaps: tuple[model.OverlapGroup, ...]
+    next_runs: tuple[datetime, ...]
+    controller_next: Prediction  # as it is now
+    after_restore: Prediction | None  # with the record's original suspend
+    if_unsuspended: Prediction | None  # suspended by a pause or by someone else: un-suspended now
+    recent_slots: tuple[Obj, ...]  # the latest rows of cronctl.history.slot_history
+    pause: model.Pause | None
+    past_runs: tuple[model.PastRun, ...]
+    gitops: gitops.GitOps
+    hold_reverted: str | None  # who set spec.suspend back under a hold or a pause
+
+
+@dataclass(frozen=True)
+class OverviewRun:
+    """The run record of an overview row: where the run is, and whether its process is gone."""
+
+    record: model.RunRecord
+    stale: bool  # its holder's process is gone at an early step
+    confirmed: bool
+    words: str
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    """One CronJob of ``cronctl status`` without a name (:func:`overview_row`)."""
+
+    view: model.CronJobView
+    schedule_words: str
+    suspended_by: str | None
+    run: OverviewRun | None
+    last_job: model.JobRecord | None  # the newest child Job
+    lost: int
+    duplicate: int
+    window: Obj | None  # history's evidence window
+    history_error: str | None
+    next_run: datetime | None  # None while suspended
+    gitops: gitops.GitOps
+    hold_reverted: str | None
+
+
+@dataclass(frozen=True)
+class Overview:
+    """``cronctl status`` without a name: one row per CronJob, and the lists it could not read."""
+
+    now: datetime
+    namespace: str | None  # None: every namespace
+    rows: tuple[OverviewRow, ...]
+    missing: tuple[str, ...]
 
 
 def _t(d: datetime | None) -> str | None:
@@ -87,22 +164,14 @@ def explain_record(cj: Obj, rec: model.RunRecord | None, manual: Obj | None, now
 
 
 def collect_status(cluster: Cluster, name: str, now: datetime,
-                   ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
-    """Everything ``cronctl status`` shows, as a JSON-ready dict (the -o json contract), masked
-    (cronctl.redact): run records, pauses and past runs hold text anyone with patch wrote.
-    ``ledger`` (URL or None for the default, the cluster's name in it): the latest slots are judged
-    with what cronctl record kept too."""
-    return Redactor().data(_status(cluster, name, now, ledger))  # type: ignore[no-any-return]
-
-
-def _status(cluster: Cluster, name: str, now: datetime,
-            ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
+                   ledger: tuple[str | None, str] | None = None) -> Status:
+    """Everything ``cronctl status`` shows (:class:`Status`). ``ledger`` (URL or None for the
+    default, the cluster's name in it): the latest slots are judged with what cronctl record kept too."""
     cj = cluster.get_cronjob(name)
     jobs, _ = cluster.list_jobs()
     children = [j for j in jobs if model.owned_by(j, cj)]
     children.sort(key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     rec = model.read_record(cj)
-    spec = cj.get("spec") or {}
     view = model.cronjob_view(cj)
     manual = next((j for j in children if rec and model.name_of(j) == rec.job_name), None)
     suspended = model.is_suspended(cj)
@@ -113,53 +182,19 @@ def _status(cluster: Cluster, name: str, now: datetime,
     # suspended by a pause or by someone else: what un-suspending now would start (resume, kubectl)
     pred_resume = (predict(cj, now, suspended=False, jobs=jobs, server_version=version)
                    if suspended and rec is None else None)
-    rows = []
     records = [model.job_record(j, name, now) for j in children]
     groups = model.overlap_groups(records)  # a sweep: 2,000 hung Jobs are one group, not 1,999,000 pairs
     overlapping = {n for g in groups for n in g.names}
-    for v in records:
-        rows.append({
-            "name": v.name, "origin": v.origin, "scheduled_for": _t(v.scheduled_for),
-            "occurrence": _t(v.claims), "created": _t(v.created), "started": _t(v.started),
-            "completed": _t(v.completed), "outcome": v.outcome or "Running",
-            "duration": human_duration(v.duration) if v.duration is not None else None,
-            "duration_seconds": v.duration.total_seconds() if v.duration is not None else None,
-            "active_in_status": v.name in model.active_names(cj), "run_id": v.run_id or None,
-            "overlapping": v.name in overlapping,
-        })
-    slots = _recent_slots(cluster, cj, jobs, now, ledger)
-    pause = model.read_pause(cj)
-    return {
-        "cronjob": name, "namespace": cluster.namespace, "now": rfc3339_z(now),
-        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
-        "time_zone": view.time_zone, "concurrency_policy": view.policy,
-        "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
-        "suspend": suspended, "last_schedule_time": (cj.get("status") or {}).get("lastScheduleTime"),
-        "last_successful_time": (cj.get("status") or {}).get("lastSuccessfulTime"),
-        "active": model.active_names(cj),
-        "record": rec.as_dict() if rec else None,
-        "record_confirmed": model.record_unconfirmed(cj) is None if rec else None,
-        "record_unconfirmed": model.record_unconfirmed(cj) if rec else None,
-        "explanation": explain_record(cj, rec, manual, now, children),
-        "jobs": rows,
-        "overlaps": [{"start": _t(g.start), "end": _t(g.end), "job_count": len(g.names),
-                      "jobs": list(g.names[:model.MAX_OVERLAP_NAMES]), "peak": g.peak} for g in groups],
-        "unfinished": [model.name_of(j) for j in children if not model.is_finished(j)],
-        "next_runs": [rfc3339_z(t) for t in next_runs(cj, now, 5)],
-        "controller_next": pred_now.as_dict(),
-        "after_restore": pred_restore.as_dict() if pred_restore else None,
-        "if_unsuspended": pred_resume.as_dict() if pred_resume else None,
-        "recent_slots": slots,
-        "pause": dict(pause.as_dict(), overdue=pause.overdue(now)) if pause else None,
-        "past_runs": [r.as_dict() for r in model.read_runs(cj)],
-        "gitops": _gitops(cj),
-        "hold_reverted": _hold_reverted(cj, rec),
-    }
-
-
-def _gitops(cj: Obj) -> dict[str, Any]:
-    g = gitops.detect(cj)
-    return {**g.as_dict(), "words": g.words()}
+    return Status(
+        name=name, namespace=cluster.namespace, now=now, view=view, schedule_words=schedule_words(cj),
+        record=rec, record_unconfirmed=model.record_unconfirmed(cj) if rec else None,
+        explanation=explain_record(cj, rec, manual, now, children),
+        jobs=tuple(JobLine(r, active_in_status=r.name in view.active, overlapping=r.name in overlapping)
+                   for r in records),
+        overlaps=tuple(groups), next_runs=tuple(next_runs(cj, now, 5)),
+        controller_next=pred_now, after_restore=pred_restore, if_unsuspended=pred_resume,
+        recent_slots=tuple(_recent_slots(cluster, cj, jobs, now, ledger)), pause=model.read_pause(cj),
+        past_runs=tuple(model.read_runs(cj)), gitops=gitops.detect(cj), hold_reverted=_hold_reverted(cj, rec))
 
 
 def _hold_reverted(cj: Obj, rec: model.RunRecord | None) -> str | None:
@@ -201,13 +236,13 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
 
 def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
                  holder_alive: Callable[[str], bool | None] | None = None,
-                 suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] | None = None) -> dict[str, Any]:
+                 suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] | None = None) -> OverviewRow:
     """One CronJob of ``cronctl status`` without a name: its schedule in words, zone, who
     suspended it (a run record, a pause, or unknown), a run in progress or a stale record, the
     last outcome, lost and duplicate slots in the evidence window, the next run. Pure."""
     from cronctl.history import DUPLICATE, LOST, Options, slot_history
 
-    spec = cj.get("spec") or {}
+    view = model.cronjob_view(cj)
     rec = model.read_record(cj)
     pause = model.read_pause(cj)
     suspended = model.is_suspended(cj)
@@ -225,16 +260,15 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
         alive = holder_alive(rec.holder) if holder_alive and rec.holder else None
         stale = alive is False and rec.step in ("suspended", "verified", "created")
         unconfirmed = model.record_unconfirmed(cj)
-        run = {"run_id": rec.run_id, "step": rec.step, "operator": rec.operator, "started": rec.started,
-               "holder": rec.holder, "stale": stale, "confirmed": unconfirmed is None,
-               "words": (f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
-                         f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
-                        f"run {rec.run_id} at step {rec.step} since {rec.started}"}
+        words = ((f"STALE record {rec.run_id} (step {rec.step}; its process {rec.holder} is gone): "
+                  f"cronctl status {model.name_of(cj)} explains, restore finishes") if stale else
+                 f"run {rec.run_id} at step {rec.step} since {rec.started}")
         if reverted:
-            run["words"] = f"HOLD REVERTED under run {rec.run_id} ({reverted}): " + str(run["words"])
+            words = f"HOLD REVERTED under run {rec.run_id} ({reverted}): " + words
         if unconfirmed:
-            run["words"] = (f"UNCONFIRMED record {rec.run_id} of {rec.operator or 'unknown'} ({unconfirmed}): "
-                            f"restore refuses it without --force; " + str(run["words"]))
+            words = (f"UNCONFIRMED record {rec.run_id} of {rec.operator or 'unknown'} ({unconfirmed}): "
+                     f"restore refuses it without --force; " + words)
+        run = OverviewRun(rec, stale=stale, confirmed=unconfirmed is None, words=words)
     children = sorted((j for j in jobs if model.owned_by(j, cj)),
                       key=lambda j: (str(model.meta(j).get("creationTimestamp", "")), model.name_of(j)))
     last = children[-1] if children else None
@@ -242,22 +276,16 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     lost = sum(h["counts"].get(v, 0) for v in LOST)
     dup = sum(h["counts"].get(v, 0) for v in DUPLICATE)
     runs = next_runs(cj, now, 1)
-    return {
-        "namespace": model.meta(cj).get("namespace"), "cronjob": model.name_of(cj),
-        "schedule": spec.get("schedule"), "schedule_words": schedule_words(cj),
-        "time_zone": model.cronjob_view(cj).time_zone,
-        "suspend": suspended, "suspended_by": by, "run": run,
-        "last_job": ({"name": model.name_of(last), "outcome": model.job_outcome(last) or "Running",
-                      "created": model.meta(last).get("creationTimestamp")} if last else None),
-        "lost": lost, "duplicate": dup, "window": h.get("window"), "history_error": h.get("error"),
-        "next_run": rfc3339_z(runs[0]) if runs and not suspended else None,
-        "gitops": seen.tool, "gitops_sets_suspend": seen.sets_suspend, "hold_reverted": reverted,
-    }
+    return OverviewRow(
+        view=view, schedule_words=schedule_words(cj), suspended_by=by, run=run,
+        last_job=model.job_record(last, view.name, now) if last else None, lost=lost, duplicate=dup,
+        window=h.get("window"), history_error=h.get("error"),
+        next_run=runs[0] if runs and not suspended else None, gitops=seen, hold_reverted=reverted)
 
 
 def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
                      holder_alive: Callable[[str], bool | None] | None = None,
-                     ledger: tuple[str | None, str] | None = None) -> dict[str, Any]:
+                     ledger: tuple[str | None, str] | None = None) -> Overview:
     """``cronctl status`` without a name: one :func:`overview_row` per CronJob of the namespace (or
     of all), read namespace by namespace; ``missing`` names the lists the caller may not read.
     With ``ledger`` (URL or None for the default, the cluster's name in it) the Jobs and events
@@ -266,7 +294,7 @@ def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
     from cronctl.procedure.history import by_namespace, list_cronjobs
 
     missing: list[str] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[OverviewRow] = []
     kept_jobs: dict[str, list[Obj]] = {}
     kept_events: dict[str, list[Obj]] = {}
     suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = {}
@@ -288,5 +316,5 @@ def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
             jobs, events = merge(jobs, kept_jobs.get(ns, [])), merge(events, kept_events.get(ns, []))
         rows += [overview_row(cj, jobs, events, now, holder_alive, suspensions)
                  for cj in sorted(cjs, key=model.name_of)]
-    return {"now": rfc3339_z(now), "namespace": None if all_namespaces else cluster.namespace,
-            "cronjobs": Redactor().data(rows), "missing": missing}
+    return Overview(now=now, namespace=None if all_namespaces else cluster.namespace, rows=tuple(rows),
+                    missing=tuple(missing))

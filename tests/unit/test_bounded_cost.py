@@ -366,10 +366,11 @@ def test_the_caps_are_documented_in_docs_limits() -> None:
 # -- status: the same groups ---------------------------------------------------------------------------
 
 def test_status_shows_hung_jobs_as_one_overlap_line_and_flags_every_one() -> None:
+    from cronctl.cli.status import status_doc
     from cronctl.procedure.status import collect_status
 
     cj, jobs, now = pileup(300)
-    s = collect_status(FakeCluster(cj, jobs, version="v1.34.0"), "pileup", now)  # type: ignore[arg-type]
+    s = status_doc(collect_status(FakeCluster(cj, jobs, version="v1.34.0"), "pileup", now))  # type: ignore[arg-type]
     [g] = s["overlaps"]
     assert (g["job_count"], g["peak"], len(g["jobs"])) == (300, 300, model.MAX_OVERLAP_NAMES)
     assert all(j["overlapping"] for j in s["jobs"])

@@ -236,11 +236,6 @@ def test_the_status_overview_judges_with_the_jobs_only_the_ledger_kept(tmp_path:
 
     from cronctl.procedure.status import collect_overview
 
-    class Listing(FakeCluster):  # the overview lists the namespace's CronJobs: this one
-        def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Any]:
-            self._call("list_cronjobs")
-            return [self.cronjob]
-
     cj = cronjob(policy="Forbid", created=T(9, 0))
     # 9:01 ran until 9:03:30, so Forbid refused 9:02 and held 9:03 until then; the cluster deleted both
     long = job(slotname(T(9, 1)), slot=T(9, 1), created=T(9, 1, 1), done=T(9, 3, 30))
@@ -248,12 +243,14 @@ def test_the_status_overview_judges_with_the_jobs_only_the_ledger_kept(tmp_path:
     led = _ledger(tmp_path, [{**cj, "kind": "CronJob"}, long, late])
     led.close()
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
-    kept = collect_overview(Listing(cj, []), all_namespaces=False, now=T(9, 4, 30), ledger=(url, "c"))
-    bare = collect_overview(Listing(cj, []), all_namespaces=False, now=T(9, 4, 30))
-    (row,) = kept["cronjobs"]
-    assert row["lost"] == 1  # 9:02, skipped by Forbid: the Job that held it is known from the ledger only
-    assert row["last_job"]["name"] == slotname(T(9, 3))
-    assert bare["cronjobs"][0]["last_job"] is None
+    # the overview lists the namespace's CronJobs: this one
+    kept = collect_overview(FakeCluster(cj, [], listed=True), all_namespaces=False, now=T(9, 4, 30),  # type: ignore[arg-type]
+                            ledger=(url, "c"))
+    bare = collect_overview(FakeCluster(cj, [], listed=True), all_namespaces=False, now=T(9, 4, 30))  # type: ignore[arg-type]
+    (row,) = kept.rows
+    assert row.lost == 1  # 9:02, skipped by Forbid: the Job that held it is known from the ledger only
+    assert row.last_job is not None and row.last_job.name == slotname(T(9, 3))
+    assert bare.rows[0].last_job is None
 
 
 # --- history reads the recorder's closed slots ------------------------------------------------------

@@ -7,6 +7,7 @@ Each test here was a disagreement between commands before that place existed.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -20,7 +21,7 @@ from cronctl.bundle.analyse import Options as BundleOptions, analyse_cronjob
 from cronctl.errors import BadInput
 from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
-from cronctl.procedure.predict import history_limit_removal, predict
+from cronctl.procedure.predict import expected_duration, history_limit_removal, predict
 from cronctl.runbooks import runbook_context
 from fake_cluster import FakeCluster
 
@@ -191,7 +192,7 @@ def test_a_negative_limit_keeps_nothing_for_the_plan_and_for_history_alike() -> 
     cj = cronjob(failedJobsHistoryLimit=-1)
     _text, info = history_limit_removal(cj, NOW)
     assert info["failed_jobs_history_limit"] == 0
-    assert history_horizon([], model.cronjob_view(cj).history, {}, NOW) == NOW
+    assert history_horizon([], model.cronjob_view(cj).history, None, NOW) == NOW
 
 
 def test_a_limit_is_shown_with_default_when_it_is_not_set() -> None:
@@ -212,6 +213,7 @@ def test_the_view_does_not_change_the_object() -> None:
 def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     # status used startTime only and ran a Job finished at an unknown time to now; history and the
     # bundle counted from creation, the bundle to now as well: three numbers for one Job before
+    from cronctl.cli.status import status_doc
     from cronctl.procedure.status import collect_status
 
     manual = {"cronjob.kubernetes.io/instantiate": "manual"}
@@ -227,7 +229,7 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     jobs.append(finished_unknown)
     want = {"done": 180, "failed": 120, "never-started": 900, "running": 299, "gone-time": None}
 
-    status = collect_status(FakeCluster(cronjob(), jobs), "cj", NOW)  # type: ignore[arg-type]
+    status = status_doc(collect_status(FakeCluster(cronjob(), jobs), "cj", NOW))  # type: ignore[arg-type]  # -o json
     got_status = {r["name"]: (int(r["duration_seconds"]) if r["duration_seconds"] is not None else None)
                   for r in status["jobs"]}
     hist = slot_history(cronjob(), jobs, [], HistoryOptions(now=NOW))
@@ -235,3 +237,57 @@ def test_status_history_and_the_bundle_give_one_job_the_same_duration() -> None:
     bundle = analyse_cronjob(cronjob(), jobs, [], [], BundleOptions(now=NOW))
     got_bundle = {j["name"]: j["duration_seconds"] for j in bundle["jobs"]}
     assert got_status == got_history == got_bundle == want
+
+
+# --- the Job template's bits: one reader (issue 24) ----------------------------------------------------
+
+def test_the_job_templates_ttl_deadline_and_account_are_read_by_the_view_and_used_by_every_command() -> None:
+    # before: the plan, history's horizon, the gone-Job words, alerts, the recorder's metrics and the
+    # runbook each dug them out of spec.jobTemplate on their own
+    cj = cronjob(job_template={"spec": {"ttlSecondsAfterFinished": 100, "activeDeadlineSeconds": 600,
+                                        "template": {"spec": {"serviceAccount": "old-sa"}}}})
+    v = model.cronjob_view(cj)
+    assert (v.job_ttl, v.job_active_deadline, v.service_account, v.problem) == (100, 600, "old-sa", None)
+    _text, info = history_limit_removal(cj, NOW)
+    assert info["ttl_seconds_after_finished"] == 100
+    assert expected_duration(cj, [], NOW) == (600.0, "activeDeadlineSeconds (an upper bound)")
+    assert history_horizon([], v.history, v.job_ttl, NOW) == NOW  # a TTL can remove any finished Job
+    assert runbook_context(cj, NOW)["service_account"] == "old-sa"
+
+
+@pytest.mark.parametrize("template", [
+    {"spec": {"ttlSecondsAfterFinished": "100", "activeDeadlineSeconds": True,
+              "template": {"spec": {"serviceAccountName": 7}}}},
+    {"spec": "not a mapping"}, "not a mapping", {"spec": {"template": {"spec": {"serviceAccountName": ""}}}},
+])
+def test_a_job_template_bit_of_the_wrong_type_reads_as_unset_and_is_no_controller_problem(template: Any) -> None:
+    v = model.cronjob_view(cronjob(job_template=template))
+    assert (v.job_ttl, v.job_active_deadline, v.service_account) == (None, None, None)
+    assert v.problem is None  # not a controller input: status and the plan still predict
+    assert v.decide(NOW).decision == model.cronjob_view(cronjob()).decide(NOW).decision
+
+
+# --- explain's controller inputs are the view (issue 24) --------------------------------------------------
+
+def test_explain_decides_with_the_view_and_the_flags_given_lay_over_the_objects_own() -> None:
+    from cronctl.explain import explain_schedule, given
+
+    cj = cronjob(concurrencyPolicy="Forbid", startingDeadlineSeconds=600, status={
+        "lastScheduleTime": "2026-12-02T11:00:00Z", "active": [{"name": "cj-29936820"}]})
+    view = model.cronjob_view(cj)
+    want = view.decide(NOW)
+    got = explain_object(cj, after=None, now=NOW)["controller"]
+    assert (got["decision"], got["concurrencyPolicy"], got["active"]) == (want.decision, "Forbid", ["cj-29936820"])
+    assert (got["decision"], got["waitingFor"]) == ("forbid-active", ["cj-29936820"])  # 11:30 waits for 11:00's Job
+    # --concurrency-policy Replace over the object: the rest stays the object's
+    over = explain_object(cj, after=None, now=NOW, overrides=given(NOW, concurrency_policy="Replace"))["controller"]
+    replaced = dataclasses.replace(view, concurrency_policy="Replace").decide(NOW)
+    assert (over["decision"], over["concurrencyPolicy"], over["replaces"]) == (replaced.decision, "Replace",
+                                                                             list(replaced.replaces))
+    assert (over["decision"], over["replaces"]) == ("create", ["cj-29936820"])
+    # a bare schedule with the same inputs as flags decides the same as the object
+    bare = explain_schedule("*/10 * * * *", time_zone=None, after=NOW, controller=given(
+        NOW, created=view.created, last_schedule=view.last_schedule, starting_deadline=600,
+        concurrency_policy="Forbid", active=view.active, name="cj"))["controller"]
+    assert {k: bare[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")} == \
+        {k: got[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")}

@@ -179,3 +179,25 @@ def test_an_error_message_quoting_a_credential_is_masked_on_the_error_line(
     _out, err = capfd.readouterr()
     assert code == 5 and err.startswith("error: ")
     assert "hunter22" not in err and "<redacted:1>" in err
+
+
+def test_status_and_its_overview_are_masked_where_the_cli_makes_their_documents() -> None:
+    # the service returns what the CronJob says (typed); the document -o json prints (and the text
+    # is printed from) is masked: a run record, a pause and past runs hold text anyone with patch wrote
+    import builders
+    from cronctl import model
+    from cronctl.cli.status import overview_doc, status_doc
+    from cronctl.procedure.status import collect_overview, collect_status
+
+    rec = model.RunRecord(run_id="r-1", original_suspend=False, operator="alice", job_name="cj-m",
+                          reason=f"rotate, was password={PASSWORD}", step="created", started="2026-12-02T11:00:00Z",
+                          holder=f"host/1 token={FLAG_SECRET}")
+    ann = {**rec.to_annotations(), model.ANN_PAUSED_BY: "bob", model.ANN_PAUSE_REASON: f"token={FLAG_SECRET}"}
+    cj = builders.cronjob(suspend=True, annotations=ann)
+    s = collect_status(FakeCluster(cj, []), "cj", NOW)  # type: ignore[arg-type]
+    assert PASSWORD in s.record.reason if s.record else False  # typed: as written
+    doc = json.dumps(status_doc(s))
+    assert PASSWORD not in doc and FLAG_SECRET not in doc and "password=<redacted:" in doc
+    rows = json.dumps(overview_doc(collect_overview(FakeCluster(cj, [], listed=True), all_namespaces=False,  # type: ignore[arg-type]
+                                                    now=NOW)))
+    assert FLAG_SECRET not in rows and '"run_id": "r-1"' in rows  # the run's holder, in its row

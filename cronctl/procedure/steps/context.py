@@ -77,8 +77,9 @@ class RunContext:
 
     @property
     def zone(self) -> str | None:
-        """The CronJob's ``spec.timeZone`` (through the one view), for the times shown to people."""
-        return model.cronjob_view(self.cj).time_zone
+        """The zone the CronJob's schedule runs in (the view's :attr:`~cronctl.model.CronJobView.zone`:
+        spec.timeZone, or a TZ= prefix), for the times shown to people."""
+        return model.cronjob_view(self.cj).zone
 
 
 def timestamp(ctx: RunContext) -> str:

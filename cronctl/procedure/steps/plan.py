@@ -21,7 +21,7 @@ from cronctl.timeutil import human_duration, local_and_utc, rfc3339_z
 
 
 def plan(ctx: RunContext) -> Obj:
-    spec = ctx.cj.get("spec") or {}
+    view = model.cronjob_view(ctx.cj)
     jobs, _ = ctx.cluster.list_jobs()
     unfinished = [model.name_of(j) for j in model.unfinished_children(ctx.cj, jobs)]
     now = ctx.clock.now()
@@ -31,9 +31,8 @@ def plan(ctx: RunContext) -> Obj:
     after = predict(after_patch(ctx, ctx.cj) if lst_plan.get("patch") else ctx.cj, now, suspended=suspended)
     job = build_job(ctx)
     ctx.record["plan"] = {
-        "schedule": spec.get("schedule"), "time_zone": ctx.zone,
-        "concurrency_policy": model.cronjob_view(ctx.cj).policy,
-        "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
+        "schedule": view.schedule, "time_zone": view.time_zone, "concurrency_policy": view.policy,
+        "starting_deadline_seconds": view.starting_deadline,
         "original_suspend": suspended, "active": model.active_names(ctx.cj),
         "unfinished_children": unfinished, "next_runs": [rfc3339_z(t) for t in runs],
         "job_name": ctx.job_name, "settle_seconds": ctx.opts.settle, "timeout_seconds": ctx.opts.timeout,
@@ -46,7 +45,7 @@ def plan(ctx: RunContext) -> Obj:
     rows = [
         ("cronjob", f"{ctx.ns}/{ctx.name}"),
         ("schedule", schedule_words(ctx.cj)),
-        ("time zone", ctx.zone or "none (the controller's zone, normally UTC)"),
+        ("time zone", view.zone_words),
         ("suspend now", str(suspended).lower()),
         ("active", ", ".join(model.active_names(ctx.cj)) or "none"),
         ("unfinished child Jobs", ", ".join(unfinished) or "none"),
