@@ -47,13 +47,11 @@ class _Tracked:
     suspended: bool = False
     _parsed: tuple[tuple[str, str | None], Any] | None = None
 
-    def schedule(self) -> Any:
-        """The CronJob's parsed schedule (None when it has none the controller would run), parsed
-        once per schedule and zone: every change of the CronJob and every judging asks for it."""
-        view = model.cronjob_view(self.cronjob)
-        key = (view.schedule, view.time_zone)
-        if self._parsed is None or self._parsed[0] != key:
-            self._parsed = (key, _schedule(view))
+    def schedule(self, expr: str, zone: str | None) -> Any:
+        """``expr`` in ``zone`` parsed (None when the controller would not run it), once per
+        schedule and zone: every change of the CronJob and every judging asks for it."""
+        if self._parsed is None or self._parsed[0] != (expr, zone):
+            self._parsed = ((expr, zone), _schedule(expr, zone))
         return self._parsed[1]
 
 
@@ -192,7 +190,7 @@ class Reconciler:
             "paused": 1 if pause is not None else 0,
             "pause_until": pause.until.timestamp() if pause is not None and pause.until is not None else 0,
         }
-        sched = tr.schedule()
+        sched = tr.schedule(view.schedule, view.time_zone) if view.problem is None else None
         nxt = sched.next_after(now) if sched is not None else None
         after = sched.next_after(nxt) if sched is not None and nxt is not None else None
         values["next_slot"] = nxt.timestamp() if nxt is not None else None
@@ -271,7 +269,7 @@ class Reconciler:
         """When the earliest open slot can close: a running one when its Job ends (a Job event wakes
         it), one without a Job when the controller can no longer start it."""
         deadline = out.get("starting_deadline_seconds")
-        sched = tr.schedule()
+        sched = tr.schedule(out["schedule"], out.get("time_zone"))  # as judged: the ledger's copy
         if sched is None:
             return now + RECHECK
         wakes = []
@@ -306,12 +304,12 @@ class Reconciler:
                 self.metrics.cronjob(tr.namespace, tr.name, {"last_success": done.timestamp()})
 
 
-def _schedule(view: model.CronJobView) -> Any:
+def _schedule(expr: str, zone: str | None) -> Any:
     from cronctl.schedule import parse
 
-    if view.problem is not None or not view.schedule:
+    if not expr:
         return None
     try:
-        return parse(view.schedule, view.time_zone)
+        return parse(expr, zone)
     except CronctlError:
         return None
