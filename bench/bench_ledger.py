@@ -187,7 +187,7 @@ def main() -> None:
     if url.startswith("sqlite:///"):
         size = f", {Path(url[10:]).stat().st_size / 2**20:,.0f} MiB on disk"
     print(f"generated {rows:,} slot rows ({'judged' if not a.no_judged else 'not judged'}; "
-          f"{'no Jobs' if a.slots_only else 'and as many Jobs'}) in {secs:,.0f} s ({rows / secs:,.0f} rows/s){size}")
+          f"{'no Jobs' if a.slots_only or a.sparse else 'and as many Jobs'}{'; judged rows sparse' if a.sparse else ''}) in {secs:,.0f} s ({rows / secs:,.0f} rows/s){size}")
     now = ["--now", z(NOW + timedelta(minutes=5))]
     for label, args in (
             (f"history cj-0000 --since {a.days}d", ["history", "cj-0000", "-n", "ns-00", "--since", f"{a.days}d"]),
