@@ -141,6 +141,9 @@ events = Table(
     Column("object", _Json, nullable=False),
     UniqueConstraint("cluster", "uid", name="uq_events_cluster_uid"),
     Index("ix_events_namespace", "cluster", "namespace", "last_time"),
+    # the events of a CronJob or Job, by uid, or by name when the writer gave none (migration 0003)
+    Index("ix_events_involved", "cluster", "involved_uid", "last_time"),
+    Index("ix_events_involved_name", "cluster", "namespace", "involved_name"),
 )
 
 logs = Table(

@@ -122,6 +122,8 @@ def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tm
     led = open_ledger(url)
     with led.engine.begin() as c:  # a ledger of the previous release: 0001, no verdict columns
         c.execute(text("DROP INDEX ix_slots_closed"))
+        c.execute(text("DROP INDEX ix_events_involved"))  # and without 0003's indexes
+        c.execute(text("DROP INDEX ix_events_involved_name"))
         for col in ("judged", "closed_at", "reason", "verdict"):
             c.execute(text(f"ALTER TABLE slots DROP COLUMN {col}"))
         c.execute(text("UPDATE alembic_version SET version_num = '0001'"))
@@ -131,6 +133,8 @@ def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tm
         with led.engine.connect() as c:
             assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == store.HEAD
             assert "judged" in {r[1] for r in c.execute(text("PRAGMA table_info(slots)"))}
+            assert {"ix_events_involved", "ix_events_involved_name"} <= {r[1] for r in c.execute(
+                text("PRAGMA index_list(events)"))}
     finally:
         led.close()
 
@@ -353,3 +357,35 @@ def test_writers_migrating_one_new_ledger_at_once_all_open_it(tmp_path: Any) -> 
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE, text=True) for _ in range(4)]
     results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
     assert [rc for rc, _err in results] == [0, 0, 0, 0], [err[-500:] for _rc, err in results]
+
+
+def test_every_read_of_a_cronjobs_evidence_goes_through_an_index(tmp_path: Path) -> None:
+    # the evidence of one CronJob (each judging of the recorder, each history) must not read whole
+    # tables: a 90-day ledger holds millions of Jobs and events. SQLite's own plan of each query says
+    # SEARCH ... USING INDEX, never SCAN of a table that grows (cronjobs and configs are one per CronJob)
+    from sqlalchemy import event as sa_event
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    cj = cronjob()
+    jobs = [scheduled(T(9, m)) for m in (1, 2, 3)]
+    evs = [event("SawCompletedJob", "x", T(9, 2)), event("SuccessfulCreate", "y", T(9, 3), uid=None)]  # by uid, by name
+    for i, e in enumerate(evs):
+        e["metadata"]["uid"] = f"ev-{i}"
+    _write(url, cj, jobs, evs)
+    led = open_ledger(url, create=False)
+    seen: list[tuple[str, Any]] = []
+    sa_event.listen(led.engine, "before_cursor_execute",
+                    lambda _c, _cur, statement, params, _ctx, _many: seen.append((statement, params)))
+    try:
+        with led.reading() as r:
+            ev = r.evidence("c1", namespace="ns", name="cj", since=T(8, 0))
+            assert len(ev.jobs) == 3 and sorted(e["reason"] for e in ev.events) == ["SawCompletedJob", "SuccessfulCreate"]
+            plans = [(st, [row[-1] for row in r.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + st, p).fetchall()])
+                     for st, p in list(seen) if st.lstrip().upper().startswith("SELECT")]
+    finally:
+        led.close()
+    assert {t for st, _ in plans for t in ("jobs", "events", "logs") if f"FROM {t}" in st} == {"jobs", "events", "logs"}
+    for st, plan in plans:
+        scans = [line for line in plan if line.startswith("SCAN") and any(t in line for t in ("jobs", "events", "logs",
+                                                                                                 "slots"))]
+        assert not scans, (st, plan)
