@@ -94,7 +94,12 @@ def test_a_recorder_killed_at_random_points_ends_with_the_ledger_of_one_never_ki
             any(c["type"] in ("Complete", "Failed") for c in (jb.get("status") or {}).get("conditions") or [])
             for jb in list_jobs(k8s, namespace)), 60)
         last = start_cronctl([*args, "--ledger", ledger_url], kubeconfig, run_dir=tmp_path / "killed")
-        time.sleep(15)
+        # stopped once it caught up with the steady one (a fixed 15 s was too short on a machine running
+        # four control planes: the suspend's config row was not written yet, matrix of session 6)
+        caught_up = time.monotonic() + 120
+        time.sleep(5)
+        while time.monotonic() < caught_up and _before(_rows(ledger_url), cut) != _before(_rows(steady_url), cut):
+            time.sleep(2)
         last.send_signal(signal.SIGTERM)
         _out, err = last.communicate(timeout=60)
         assert last.returncode == 0, err
