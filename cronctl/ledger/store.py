@@ -451,7 +451,7 @@ class Reader:
 
     def cronjob_rows(self, cluster: str | None, *, namespace: str | None, name: str | None) -> list[Any]:
         """The CronJobs' rows the ledger holds (``cluster`` or every cluster, ``namespace`` or all,
-        ``name`` or all), in order: read once, for :func:`marked` and :meth:`evidence` both."""
+        ``name`` or all), in order: read once, for the recorder's judged rows and :meth:`evidence` both."""
         from sqlalchemy import select
 
         c = schema.cronjobs
@@ -505,7 +505,7 @@ class Reader:
 
         cf, j, e, lg = schema.cronjob_configs, schema.jobs, schema.events, schema.logs
         cj_rows = rows if rows is not None else self.cronjob_rows(cluster, namespace=namespace, name=name)
-        cronjobs = marked(cj_rows)
+        cronjobs = [_mark(r.object, r.cluster, r.deleted_at) for r in cj_rows]
         suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = {}
         jobs_: list[Obj] = []
         events_: list[Obj] = []
@@ -566,11 +566,6 @@ def _cronjobs_of(q: Any, cluster: str | None, namespace: str | None, name: str |
 def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
-
-
-def marked(cronjob_rows: list[Any]) -> list[Obj]:
-    """The CronJobs of :meth:`Reader.cronjob_rows` as last seen, marked with their cluster."""
-    return [_mark(r.object, r.cluster, r.deleted_at) for r in cronjob_rows]
 
 
 def _mark(obj: Obj, cluster: str, deleted: datetime | None) -> Obj:

@@ -119,13 +119,13 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
     """The ledger's evidence for the window, and what the recorder already judged of it: the
     evidence is read only from where judging has to start (a day before: a Job created before
     the window may still stand for a slot in it). One open of the ledger for both."""
-    from cronctl.ledger.store import marked, open_ledger
+    from cronctl.ledger.store import open_ledger
 
     led = open_ledger(url, create=False)
     try:
         with led.reading() as r:
             rows = r.cronjob_rows(cluster_name, namespace=namespace, name=name)
-            judged, total = _judged(r, marked(rows), opts=opts)
+            judged, total = _judged(r, rows, opts=opts)
             since = opts.since
             # only when the recorder judged the start of every CronJob's window: any other is read from --since
             if since is not None and judged and len(judged) == total:
@@ -136,23 +136,24 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
         led.close()
 
 
-def _judged(r: Any, cronjobs: list[Obj], *, opts: Options) -> tuple[dict[str, Judged], int]:
+def _judged(r: Any, rows: list[Any], *, opts: Options) -> tuple[dict[str, Judged], int]:
     """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
     judge (none when it judged none of the first: the judge takes the whole window); and how many
-    CronJobs there are. ``r``: an open ledger's reader."""
+    CronJobs there are. ``r``: an open ledger's reader; ``rows``: its CronJobs' rows
+    (``Reader.cronjob_rows``: the object as last seen, and its cluster)."""
     if opts.since is None:
         return {}, 0
     from cronctl.errors import CronctlError
     from cronctl.schedule import parse
 
     out: dict[str, Judged] = {}
-    views = [(v, (model.annotations(cj).get(model.ANN_LEDGER) or "").split(";")[0])
-             for cj in cronjobs for v in (model.cronjob_view(cj),) if v.problem is None and v.uid]
+    views = [(v, row.cluster) for row in rows for v in (model.cronjob_view(row.object),)
+             if v.problem is None and v.uid]
     by_cluster: dict[str, list[str]] = {}
     for v, cluster in views:
         by_cluster.setdefault(cluster, []).append(v.uid)
-    rows = {(cluster, uid): kept for cluster, uids in by_cluster.items()
-            for uid, kept in r.judged_many(cluster, uids, opts.since, opts.now).items()}
+    kept_of = {(cluster, uid): kept for cluster, uids in by_cluster.items()
+               for uid, kept in r.judged_many(cluster, uids, opts.since, opts.now).items()}
     for view, cluster in views:
         try:
             sched = parse(view.schedule, view.time_zone)
@@ -160,12 +161,12 @@ def _judged(r: Any, cronjobs: list[Obj], *, opts: Options) -> tuple[dict[str, Ju
             continue
         start = max(opts.since, (view.created or opts.since) - timedelta(seconds=1))
         times = sched.runs_between(start, opts.now)
-        kept = rows[(cluster, view.uid)]
+        kept = kept_of[(cluster, view.uid)]
         if not times or times[0] not in kept:
             continue
         judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
         out[view.uid] = Judged(judge_from, [kept[t] for t in sorted(kept) if t < judge_from])
-    return out, len(cronjobs)
+    return out, len(rows)
 
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
