@@ -459,6 +459,20 @@ _TOOL_WORD = re.compile(r"(?<![\w\-.])(?:" + "|".join(sorted((re.escape(t) for t
 _STRIP = "([{`'\"$"
 
 
+def _any_trigger() -> re.Pattern[str]:
+    """One pattern for a lower-cased text that nothing in :meth:`Redactor._spans` can act on
+    without: every rule's hint, every line keyword, every tool word. A text it does not match holds
+    nothing the rules find (a history's 13,000 Job names: 0.17 s of rule scans, 0.05 s of this)."""
+    if any(not hs for _p, _c, hs in _RULES):  # a rule without a hint runs on every long text
+        raise AssertionError("every redaction rule names its hints")
+    words = {h for _p, _c, hs in _RULES for h in hs} | set(_LINE_KEYWORDS) | {t.lower() for t in _TOOLS}
+    words |= {"echo", "printf"}
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_ANY_TRIGGER = _any_trigger()
+
+
 def _program(word: str) -> str:
     """``/usr/bin/mysql`` -> ``mysql``; ``([/bin/sh`` -> ``sh``; ``mysql.exe`` -> ``mysql``."""
     w = word.strip(_STRIP).rstrip(")]}`'\";,")
@@ -795,6 +809,8 @@ class Redactor:
             return []
         low = s.lower()
         exact = len(low) == len(s)  # lower() can change the length of some non-ASCII text
+        if exact and not _ANY_TRIGGER.search(low):  # no hint, keyword or tool word: no rule can act
+            return []
         spans: list[tuple[int, int]] = []
         run: set[int] = set()
         if exact and len(s) <= 2048:  # one scan for every hint; a long text: one str.find per hint
