@@ -751,12 +751,14 @@ def closed_rows(history: Obj, now: datetime) -> list[tuple[Obj, datetime]]:
     return out
 
 
-def spliced(history: Obj, kept: list[Obj], judged_from: datetime, since: datetime, max_slots: int) -> Obj:
+def spliced(history: Obj, kept: list[tuple[datetime, Obj]], judged_from: datetime, since: datetime,
+            max_slots: int) -> Obj:
     """One CronJob's history whose slots before ``judged_from`` are the rows the recorder kept when
-    each closed (``kept``, oldest first), and from there on :func:`slot_history`'s (``history``,
-    judged from ``judged_from``): a 90-day window reads 13,000 closed rows instead of judging them again."""
+    each closed (``kept``: (slot, row), oldest first, the slot as the ledger keys it: not parsed
+    again from the row), and from there on :func:`slot_history`'s (``history``, judged from
+    ``judged_from``): a 90-day window reads 13,000 closed rows instead of judging them again."""
     fresh = [r for r in history["slots"] if (t := model.when(r["slot"])) is not None and t >= judged_from]
-    rows = [r for r in kept if (t := model.when(r["slot"])) is not None and t < judged_from] + fresh
+    rows = [r for t, r in kept if t < judged_from] + fresh
     out = dict(history)
     notes = list(history["notes"])
     if kept:

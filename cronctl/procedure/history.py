@@ -38,10 +38,10 @@ def _order(c: Obj) -> tuple[str, str]:
 @dataclass(frozen=True)
 class Judged:
     """What the recorder judged of one CronJob's window: the rows of the slots before ``judge_from``
-    (every one of them closed and kept), oldest first; the judge takes it from there."""
+    (every one of them closed and kept), each with its slot, oldest first; the judge takes it from there."""
 
     judge_from: datetime
-    rows: list[Obj]
+    rows: list[tuple[datetime, Obj]]
 
 
 def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
@@ -165,7 +165,7 @@ def _judged(r: Any, rows: list[Any], *, opts: Options) -> tuple[dict[str, Judged
         if not times or times[0] not in kept:
             continue
         judge_from = next((t for t in times if t not in kept), times[-1] + timedelta(seconds=1))
-        out[view.uid] = Judged(judge_from, [kept[t] for t in sorted(kept) if t < judge_from])
+        out[view.uid] = Judged(judge_from, [(t, kept[t]) for t in sorted(kept) if t < judge_from])
     return out, len(rows)
 
 
