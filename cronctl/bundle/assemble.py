@@ -20,7 +20,8 @@ from datetime import datetime
 from dataclasses import dataclass, field
 
 from cronctl.bundle.analyse import Options, analyse
-from cronctl.bundle.document import bundle_doc, bundle_json, summary as _summary  # noqa: F401 (_summary: tests)
+from cronctl.bundle.document import bundle_doc, bundle_json
+from cronctl.bundle.document import summary as _summary  # noqa: F401 (the name tests/unit/test_unexpected_jobs.py imports)
 from cronctl.bundle.raw import LogRecord, Obj, RawData
 from cronctl.bundle.redact import Redactor, strip_managed_fields
 from cronctl.bundle.result import (BundleResult, BundledCronJob, BundledLog, Collected, Counts, CronJobAnalysis,
