@@ -1,8 +1,9 @@
 """The incident bundle: collect (Cluster or dump -> RawData) -> analyse -> render -> write.
 
 :func:`make_bundle` is the one entry point the CLI calls. Modules: ``collect`` (live cluster),
-``dump`` (offline file), ``analyse`` (pure verdicts and overlaps), ``redact`` (pure masking),
-``assemble`` (pure: bundle.json and the files), ``render`` (jinja2 reports and SVG), ``write``
+``dump`` (offline file), ``analyse`` (pure verdicts and overlaps, typed: ``result``), ``redact``
+(pure masking), ``assemble`` (pure: the result and the files), ``document`` (pure: bundle.json, the
+published schema, made of the result), ``render`` (jinja2 reports and SVG), ``write``
 (directory or .tar.gz, private modes, SHA256SUMS).
 """
 
@@ -41,7 +42,7 @@ class Request:
 
 def make_bundle(req: Request, cluster: Cluster | None = None) -> Bundle:
     """Collect (from ``cluster`` or ``req.from_dump``), analyse, render and write the bundle to
-    ``req.out``; return it (``bundle.doc`` is bundle.json)."""
+    ``req.out``; return it (``bundle.result`` what it found, ``bundle.doc`` its bundle.json)."""
     from cronctl.bundle.analyse import Options
     from cronctl.bundle.assemble import build_bundle
     from cronctl.bundle.collect import check_max_log_bytes

@@ -1,10 +1,11 @@
 """The incident analysis of one CronJob: timeline, per-occurrence verdicts, overlaps. PURE.
 
 No I/O, no clock (``now`` is a parameter), no kubernetes import. Input: the CronJob dict and the
-namespace's Jobs, Pods and Events as the API serves them (already redacted); output: JSON-ready
-dicts (times as RFC3339 UTC strings) that go into ``bundle.json`` as they are.
+namespace's Jobs, Pods and Events as the API serves them (already redacted); output: a
+:class:`cronctl.bundle.result.CronJobAnalysis` (frozen dataclasses), which
+:mod:`cronctl.bundle.document` alone turns into the CronJob's record of ``bundle.json``.
 
-:func:`analyse_cronjob` runs in steps over one :class:`_Analysis` (the context each step reads and
+:func:`analyse` runs in steps over one :class:`_Analysis` (the context each step reads and
 adds to): the children (Jobs and their pods), the schedule (the engine's controller model), the
 events (matched by :mod:`cronctl.events`), the overlaps (:func:`cronctl.model.overlap_groups`), the
 suspended periods and the occurrences.
@@ -17,26 +18,27 @@ scheduled one is named in ``manual_overlap`` and in ``overlaps`` (docs/BACKGROUN
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from cronctl import model
+from cronctl.bundle.document import cronjob_record
+from cronctl.bundle.result import (Active, Container, CronJobAnalysis, Job, Occurrence, Overlap, Pod, RemovedJob,
+                                   ScheduleFindings, SuspendedPeriod, Window)
 from cronctl.events import GoneJob, events_for, gone_jobs, unexpected_jobs
 from cronctl.gitops import detect as detect_gitops
 from cronctl.history import (
-    VERDICTS as HISTORY_VERDICTS,
     LOST,
     Options as HistoryOptions,
     last_success_source,
     slot_history,
     suspend_set_at,
 )
-from cronctl.timeutil import UTC, rfc3339_local, rfc3339_z
+from cronctl.schedule.controller import Decision
+from cronctl.timeutil import UTC, rfc3339_z
 
 Obj = dict[str, Any]
-
-VERDICTS = HISTORY_VERDICTS
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def _z(dt: datetime | None) -> str | None:
 
 @dataclass
 class _Analysis:
-    """What the steps of :func:`analyse_cronjob` share: the inputs, and what each step found."""
+    """What the steps of :func:`analyse` share: the inputs, and what each step found."""
 
     cronjob: Obj
     view: model.CronJobView
@@ -71,15 +73,15 @@ class _Analysis:
     pods_by_job: dict[str, list[Obj]] = field(default_factory=dict)
     # the schedule step
     sched: Any = None
-    decision: Any = None
-    unsuspend: Any = None  # what un-suspending now would do (a suspended CronJob only)
+    decision: Decision | None = None
+    unsuspend: Decision | None = None  # what un-suspending now would do (a suspended CronJob only)
     # the events step
     events: list[Obj] = field(default_factory=list)
     gone: dict[str, GoneJob] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
-def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list[Obj], opts: Options) -> Obj:
+def analyse(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list[Obj], opts: Options) -> CronJobAnalysis:
     """The full analysis of one CronJob against the namespace's Jobs/Pods/Events at ``opts.now``.
 
     ``jobs``, ``pods`` and ``events`` may hold other objects of the namespace: ownership (uid) and
@@ -91,16 +93,12 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     view = model.cronjob_view(cronjob)
     a = _Analysis(cronjob=cronjob, view=view, opts=opts, now=now, created=view.created or now)
     _children(a, jobs, pods)
-    schedule_out = _schedule(a)
+    schedule = _schedule(a)
     last_ok_from = _events(a, events)
     overlaps = _overlaps(a)
-    suspended_periods = _suspended_periods(a)
-    occ_out, window_out = _occurrences(a, jobs, events, suspended_periods)
+    occurrences, window, suspended_periods = _occurrences(a, jobs, events, _suspended_periods(a))
 
-    verdict_counts = {v: 0 for v in VERDICTS}
-    for o in occ_out:
-        verdict_counts[o["verdict"]] += 1
-    if view.policy == "Forbid" and any(o["manual_beside_scheduled"] for o in overlaps):
+    if view.policy == "Forbid" and any(o.group.manual_beside_scheduled for o in overlaps):
         a.notes.append("concurrencyPolicy Forbid did not prevent these overlaps: Forbid only looks at "
                        ".status.active, and a manual Job is never put there (docs/SEMANTICS.md §4.1, §5)")
     unexpected = unexpected_jobs(a.events, a.cronjob, a.child_dicts)
@@ -113,46 +111,32 @@ def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list
     if seen.sets_suspend:
         a.notes.append(f"{seen.words()}: a suspend by hand, a pause or a manual run's hold does not stay (cronctl "
                        "runbook gitops)")
-    occurrence_of = {jn: o["expected"] for o in occ_out for jn in o["jobs"]}
-    active_refs = list(view.active)
-    unfinished = [r.name for r in a.recs if r.running]
+    occurrence_of = {jn: o.expected for o in occurrences for jn in o.jobs}
     basis = a.unsuspend if a.unsuspend is not None else a.decision
-    return {
-        "name": view.name,
-        "namespace": view.namespace,
-        "uid": view.uid,
-        "created": _z(a.created),
-        "spec": {
-            "schedule": view.schedule, "time_zone": view.time_zone, "concurrency_policy": view.policy,
-            "suspend": view.suspended, "starting_deadline_seconds": view.starting_deadline,
-            "successful_jobs_history_limit": view.history.successful,
-            "failed_jobs_history_limit": view.history.failed,
-        },
-        "checkpoint": {"last_schedule_time": _z(view.last_schedule), "last_successful_time": _z(view.last_successful),
-                       "last_successful_from": last_ok_from},
-        "schedule": schedule_out,
-        "active": {
-            "from_status": active_refs,
-            "unfinished_children": unfinished,
-            "not_in_status": [n for n in unfinished if n not in active_refs],
-            "stale_in_status": [n for n in active_refs if n not in unfinished],
-        },
-        "jobs": _jobs_out(a, occurrence_of),
-        "removed_jobs": [_gone_view(g, occurrence_of) for g in sorted(a.gone.values(), key=_gone_order)],
-        "window": window_out,
-        "occurrences": occ_out,
-        "verdict_counts": verdict_counts,
-        "overlaps": overlaps,
-        "never_made_up": [] if basis is None else [_z(t) for t in basis.never_made_up],
-        "lost_history": [o["expected"] for o in occ_out if o["verdict"] == "lost"],
-        "suspended_periods": suspended_periods,
-        "events": a.events,
-        "event_counts": _event_counts(a.events),
-        "unexpected_jobs": unexpected,
-        "notes": a.notes,
-        # present only when a GitOps tool manages the CronJob (cronctl.gitops.detect)
-        **({"gitops": {**seen.as_dict(), "words": seen.words()}} if seen.tool is not None else {}),
-    }
+    return CronJobAnalysis(
+        view=view,
+        created=a.created,
+        last_successful_from=last_ok_from,
+        schedule=schedule,
+        active=Active(from_status=tuple(view.active), unfinished_children=tuple(r.name for r in a.recs if r.running)),
+        jobs=_jobs(a, occurrence_of),
+        removed_jobs=tuple(RemovedJob(g, occurrence_of.get(g.name)) for g in sorted(a.gone.values(), key=_gone_order)),
+        window=window,
+        occurrences=occurrences,
+        overlaps=overlaps,
+        never_made_up=() if basis is None else tuple(basis.never_made_up),
+        suspended_periods=suspended_periods,
+        events=tuple(a.events),
+        unexpected_jobs=tuple(unexpected),
+        notes=tuple(a.notes),
+        gitops=seen if seen.tool is not None else None,
+    )
+
+
+def analyse_cronjob(cronjob: Obj, jobs: list[Obj], pods: list[Obj], events: list[Obj], opts: Options) -> Obj:
+    """:func:`analyse`, as the CronJob's record of bundle.json (:func:`cronctl.bundle.document.cronjob_record`,
+    without the ``lint``, ``logs`` and ``summary`` the bundle adds)."""
+    return cronjob_record(analyse(cronjob, jobs, pods, events, opts))
 
 
 # --- the steps ----------------------------------------------------------------------------------
@@ -171,7 +155,7 @@ def _children(a: _Analysis, jobs: list[Obj], pods: list[Obj]) -> None:
             a.pods_by_job.setdefault(str(owner), []).append(p)
 
 
-def _schedule(a: _Analysis) -> Obj:
+def _schedule(a: _Analysis) -> ScheduleFindings:
     """The schedule from the engine: what the controller decides now (and, suspended, what
     un-suspending now would start), the times due since its checkpoint, the next runs."""
     from cronctl.errors import CronctlError
@@ -201,22 +185,15 @@ def _schedule(a: _Analysis) -> Obj:
         due_truncated = len(got) > a.opts.due_limit
         due = got[: a.opts.due_limit]
         next_runs = a.sched.runs(now, a.opts.next_runs)
-    return {
-        "expression": v.schedule,
-        "time_zone": v.time_zone,
-        "zone": zone,
-        "zone_from_prefix": bool(a.sched.zone_from_prefix) if a.sched is not None else False,
-        "error": schedule_error,
-        "base": _z(base),
-        "base_source": "status.lastScheduleTime" if v.last_schedule else "metadata.creationTimestamp",
-        "now": _z(now),
-        "due": [_z(t) for t in due],
-        "due_truncated": due_truncated,
-        "next_runs": [_z(t) for t in next_runs],
-        "next_runs_local": [_local(t, zone) for t in next_runs],
-        "decision": _decision_out(a.decision),
-        "if_unsuspended": _decision_out(a.unsuspend),
-    }
+    return ScheduleFindings(
+        zone=zone,
+        zone_from_prefix=bool(a.sched.zone_from_prefix) if a.sched is not None else False,
+        error=schedule_error,
+        base=base,
+        base_source="status.lastScheduleTime" if v.last_schedule else "metadata.creationTimestamp",
+        now=now, due=tuple(due), due_truncated=due_truncated, next_runs=tuple(next_runs),
+        decision=a.decision, if_unsuspended=a.unsuspend,
+    )
 
 
 def _events(a: _Analysis, events: list[Obj]) -> Obj | None:
@@ -234,33 +211,18 @@ def _events(a: _Analysis, events: list[Obj]) -> Obj | None:
     return last_ok_from
 
 
-def _event_counts(evs: list[Obj]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for ev in evs:
-        counts[ev["reason"]] = counts.get(ev["reason"], 0) + int(ev["count"])
-    return dict(sorted(counts.items()))
-
-
-def _overlaps(a: _Analysis) -> list[Obj]:
+def _overlaps(a: _Analysis) -> tuple[Overlap, ...]:
     """The spans in which two or more of the CronJob's Jobs ran at once, one group each, with the
     first :data:`cronctl.model.MAX_OVERLAP_NAMES` names (:func:`cronctl.model.overlap_groups`: a sweep, so 2,000
     hung Jobs are one group, not 1,999,000 pairs)."""
-    out: list[Obj] = []
-    for g in model.overlap_groups(a.recs):
-        out.append({
-            "start": _z(g.start), "end": _z(g.end), "seconds": int((g.end - g.start).total_seconds()),
-            "ongoing": g.running >= 2, "job_count": len(g.names), "jobs": [{"name": n, "origin": a.by_name[n].origin} for n in g.names[:model.MAX_OVERLAP_NAMES]],
-            "manual": g.manual, "scheduled": len(g.names) - g.manual,
-            "manual_beside_scheduled": g.manual_beside_scheduled,
-            "peak": g.peak, "peak_at": _z(g.peak_at),
-        })
-    return out
+    return tuple(Overlap(g, tuple((n, a.by_name[n].origin) for n in g.names[:model.MAX_OVERLAP_NAMES]))
+                 for g in model.overlap_groups(a.recs))
 
 
-def _suspended_periods(a: _Analysis) -> list[Obj]:
+def _suspended_periods(a: _Analysis) -> list[SuspendedPeriod]:
     """The known suspended periods: the current one (who and since when, as far as the record or
     managedFields say), and each finished cronctl run that held the CronJob suspended."""
-    periods: list[Obj] = []
+    periods: list[SuspendedPeriod] = []
     if a.view.suspended:
         at, manager = suspend_set_at(a.cronjob)
         record = model.read_record(a.cronjob)
@@ -275,25 +237,27 @@ def _suspended_periods(a: _Analysis) -> list[Obj]:
             source = f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
         else:
             source = "spec.suspend is true; when it was set is not recorded"
-        periods.append({"start": _z(at), "end": None, "source": source, "inferred": False, "lost": 0})
+        periods.append(SuspendedPeriod(start=_z(at), end=None, source=source, inferred=False, lost=0))
     # the finished cronctl runs that held it suspended (kept on the CronJob in cronctl.dev/runs after
     # their records, Jobs and events are gone)
     for pr in model.read_runs(a.cronjob):
         held = pr.held
         if held is not None:
-            periods.append({"start": _z(held[0]), "end": _z(held[1]), "inferred": False, "lost": 0,
-                            "source": f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"})
+            periods.append(SuspendedPeriod(start=_z(held[0]), end=_z(held[1]), inferred=False, lost=0, run=True,
+                                           source=f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"))
     return periods
 
 
-def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list[Obj]) -> tuple[list[Obj], Obj]:
+def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list[SuspendedPeriod]
+                 ) -> tuple[tuple[Occurrence, ...], Window, tuple[SuspendedPeriod, ...]]:
     """Every scheduled time in the window with its verdict (the judgement of ``cronctl history``),
-    and the window; counts the lost slots of each known period and adds the inferred ones."""
+    the window, and the suspended periods: each known, finished one with its lost slots counted,
+    and the inferred ones added."""
     now = a.now
     if a.sched is None:
-        return [], {"start": None, "end": _z(now), "truncated": False}
+        return (), Window(start=None, end=now, truncated=False), tuple(periods)
     times, wstart, truncated = _occurrence_times(a.sched, a.created, now, a.recs, a.opts)
-    window_out = {"start": _z(wstart), "end": _z(now), "truncated": truncated}
+    window = Window(start=wstart, end=now, truncated=truncated)
     if truncated:
         a.notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
     expected = set(times)
@@ -305,70 +269,28 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
     # one judgement of every slot, the same as `cronctl history` (cronctl.history)
     hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
                                                                  max_slots=a.opts.max_occurrences))
-    occ_out = [_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now)]
+    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now))
     # link lost runs to the late catch-up that followed them (unsuspend / controller back)
-    for per in periods:  # the lost slots inside each known, finished period
-        if per["end"] is not None and per["start"] is not None:
-            per["lost"] = sum(1 for o in occ_out if o["verdict"] in LOST
-                              and per["start"] <= o["expected"] <= per["end"])
-    _infer_gaps(occ_out, periods, a.view.suspended)
-    return occ_out, window_out
+    periods = [replace(per, lost=_lost(occ, per.start, per.end))  # the lost slots inside each known, finished period
+               if per.end is not None and per.start is not None else per for per in periods]
+    return occ, window, _infer_gaps(occ, periods, a.view.suspended)
 
 
-def _jobs_out(a: _Analysis, occurrence_of: dict[str, str]) -> list[Obj]:
-    """Each child Job with its times, outcome, failure, the occurrence it stands for and its pods."""
+def _lost(occ: tuple[Occurrence, ...], start: str, end: str) -> int:
+    return sum(1 for o in occ if o.verdict in LOST and start <= o.expected <= end)
+
+
+def _jobs(a: _Analysis, occurrence_of: dict[str, str]) -> tuple[Job, ...]:
+    """Each child Job with its record, failure, the occurrence it stands for and its pods."""
     active_refs = a.view.active
     by_uid = {model.meta(j).get("uid"): j for j in a.child_dicts}
-    out = []
-    for r in a.recs:
-        out.append({
-            "name": r.name, "uid": r.uid, "origin": r.origin,
-            "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
-            "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
-            "outcome": r.outcome, "running": r.running,
-            "duration_seconds": int(r.duration.total_seconds()) if r.duration is not None else None,  # model.run_time
-            "in_status_active": r.name in active_refs,
-            "delay_seconds": (int((r.created - r.scheduled_for).total_seconds())
-                              if r.created and r.scheduled_for else None),
-            "occurrence": occurrence_of.get(r.name),
-            "failure": _failure_view(by_uid.get(r.uid) or {}),
-            "pods": [_pod_view(p) for p in sorted(a.pods_by_job.get(r.uid, []),
-                                                   key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
-                                                                  str(model.meta(p).get("name", ""))))],
-        })
-    return out
-
-
-def _local(t: datetime, zone: str) -> str:
-    try:
-        from zoneinfo import ZoneInfo
-
-        return rfc3339_local(t.astimezone(ZoneInfo(zone)))
-    except Exception:  # unknown zone: the schedule error says so; show UTC
-        return rfc3339_local(t)
-
-
-def _decision_out(d: Any) -> Obj | None:
-    if d is None:
-        return None
-    return {
-        "decision": d.decision,
-        "earliest": _z(d.earliest),
-        "most_recent": _z(d.most_recent),
-        "missed": d.missed,
-        "error": d.error,
-        "job_name": d.job_name,
-        "scheduled_timestamp": d.scheduled_timestamp,
-        "next_wakeup": _z(d.next_wakeup),
-        "events": list(d.events),
-        "missed_runs_count": d.missed_count,
-        "missed_runs": [_z(t) for t in d.missed_runs[:200]],
-        "never_made_up_count": len(d.never_made_up),
-        "deadline_dropped_count": len(d.deadline_dropped),
-        "waiting_for": list(d.waiting_for),
-        "replaces": list(d.replaces),
-        "estimate_skipped": _z(d.estimate_skipped),
-    }
+    return tuple(
+        Job(record=r, in_status_active=r.name in active_refs, occurrence=occurrence_of.get(r.name),
+            failure=model.job_failure(by_uid.get(r.uid) or {}),
+            pods=tuple(_pod(p) for p in sorted(a.pods_by_job.get(r.uid, []),
+                                               key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
+                                                              str(model.meta(p).get("name", ""))))))
+        for r in a.recs)
 
 
 def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[model.JobRecord],
@@ -397,66 +319,52 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[m
     return times, (times[0] - timedelta(seconds=1)) if times else start, True
 
 
-def _occurrence(r: Obj) -> Obj:
-    """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence record."""
+def _occurrence(r: Obj) -> Occurrence:
+    """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence."""
     first = r["job_details"][0] if r["job_details"] else {}
-    return {
-        "expected": r["slot"], "expected_local": r["slot_local"], "jobs": r["jobs"],
-        "created": first.get("created"), "started": first.get("started"), "completed": first.get("completed"),
-        "outcome": first.get("outcome") if first.get("outcome") != "running" else None,
-        "jobs_gone": [d["name"] for d in r["job_details"] if not d["exists"]],
-        "delay_seconds": r["start_delay_seconds"], "manual_overlap": r["manual_beside"],
-        "verdict": r["verdict"], "reason": r["reason"],
-    }
+    return Occurrence(
+        expected=r["slot"], expected_local=r["slot_local"], jobs=tuple(r["jobs"]),
+        created=first.get("created"), started=first.get("started"), completed=first.get("completed"),
+        outcome=first.get("outcome") if first.get("outcome") != "running" else None,
+        jobs_gone=tuple(d["name"] for d in r["job_details"] if not d["exists"]),
+        delay_seconds=r["start_delay_seconds"], manual_overlap=tuple(r["manual_beside"]),
+        verdict=r["verdict"], reason=r["reason"],
+    )
 
 
-def _infer_gaps(occ: list[Obj], periods: list[Obj], suspended_now: bool) -> None:
-    """Record each run of lost slots that ends with a late catch-up Job (the controller starts only
-    the most recent missed time after unsuspend or downtime, docs/SEMANTICS.md §4.4) as an inferred
-    suspended (or controller-down) period; the slots' reasons already say why."""
+def _infer_gaps(occ: tuple[Occurrence, ...], known: list[SuspendedPeriod], suspended_now: bool
+                ) -> tuple[SuspendedPeriod, ...]:
+    """The periods ``known``, and after them each run of lost slots that ends with a late catch-up Job
+    (the controller starts only the most recent missed time after unsuspend or downtime,
+    docs/SEMANTICS.md §4.4) as an inferred suspended (or controller-down) period; the slots' reasons
+    already say why. Suspended now, the current period counts the slots missed while suspended."""
+    periods = list(known)
     i = 0
     while i < len(occ):
-        if occ[i]["verdict"] not in LOST or (suspended_now and occ[i]["verdict"] == "missed-suspended"):
+        if occ[i].verdict not in LOST or (suspended_now and occ[i].verdict == "missed-suspended"):
             i += 1
             continue
         j = i
-        while j < len(occ) and occ[j]["verdict"] in LOST:
+        while j < len(occ) and occ[j].verdict in LOST:
             j += 1
-        known = any(not p["inferred"] and p["start"] and p["end"] and p["start"] <= occ[i]["expected"] <= p["end"]
-                    for p in periods)
-        if not known and j < len(occ) and (occ[j]["delay_seconds"] or 0) > 10 and occ[j]["jobs"]:
-            start, end = occ[i]["expected"], occ[j]["created"]
-            periods.append({
-                "start": start, "end": end,
-                "source": (f"inferred: {j - i} scheduled time(s) without a Job, then a catch-up Job created "
-                           f"late at {end} (suspend/unsuspend or controller downtime)"),
-                "inferred": True, "lost": j - i,
-            })
+        in_known = any(not p.inferred and p.start and p.end and p.start <= occ[i].expected <= p.end
+                       for p in periods)
+        if not in_known and j < len(occ) and (occ[j].delay_seconds or 0) > 10 and occ[j].jobs:
+            start, end = occ[i].expected, occ[j].created
+            periods.append(SuspendedPeriod(
+                start=start, end=end,
+                source=(f"inferred: {j - i} scheduled time(s) without a Job, then a catch-up Job created "
+                        f"late at {end} (suspend/unsuspend or controller downtime)"),
+                inferred=True, lost=j - i,
+            ))
         i = j
-    if suspended_now and periods and not periods[0]["inferred"]:
-        periods[0]["lost"] = sum(1 for o in occ if o["verdict"] == "missed-suspended")
-
-
-def _failure_view(job: Obj) -> Obj | None:
-    """The Job's Failed (or, while its pods stop, FailureTarget) condition: reason and message."""
-    f = model.job_failure(job)
-    if f is None:
-        return None
-    return {"reason": f.reason, "message": f.message, "at": _z(f.at), "final": f.final}
+    if suspended_now and periods and not periods[0].inferred:
+        periods[0] = replace(periods[0], lost=sum(1 for o in occ if o.verdict == "missed-suspended"))
+    return tuple(periods)
 
 
 def _gone_order(g: GoneJob) -> tuple[str, str]:
     return (_z(g.slot or g.created or g.finished or g.deleted) or "", g.name)
-
-
-def _gone_view(g: GoneJob, occurrence_of: dict[str, str]) -> Obj:
-    """A Job the events name that no longer exists (:func:`cronctl.events.gone_jobs`)."""
-    return {
-        "name": g.name, "origin": g.origin, "scheduled_for": _z(g.slot), "occurrence": occurrence_of.get(g.name),
-        "created": _z(g.created), "finished": _z(g.finished), "outcome": g.outcome,
-        "failure_reason": g.failure_reason, "failure_message": g.failure_message,
-        "deleted": _z(g.deleted), "removed_by": g.removed_by, "removed": g.removed, "known_from": list(g.evidence),
-    }
 
 
 def _text(v: Any) -> str | None:
@@ -468,7 +376,7 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _pod_view(p: Obj) -> Obj:
+def _pod(p: Obj) -> Pod:
     st = p.get("status") or {}
     containers = []
     for key in ("initContainerStatuses", "containerStatuses"):
@@ -479,29 +387,29 @@ def _pod_view(p: Obj) -> Obj:
             detail = state[kind] if kind else {}
             last = (cs.get("lastState") or {}).get("terminated") or {}
             last = last if isinstance(last, dict) else {}
-            containers.append({
-                "name": str(cs.get("name", "")),
-                "init": key == "initContainerStatuses",
-                "state": kind,
-                "reason": detail.get("reason"),
-                "exit_code": detail.get("exitCode"),
-                "signal": _int(detail.get("signal")),
-                "message": _text(detail.get("message")),
-                "restarts": int(cs.get("restartCount") or 0),
-                "last_exit_code": last.get("exitCode"),
-                "last_reason": _text(last.get("reason")),
+            containers.append(Container(
+                name=str(cs.get("name", "")),
+                init=key == "initContainerStatuses",
+                state=kind,
+                reason=detail.get("reason"),
+                exit_code=detail.get("exitCode"),
+                signal=_int(detail.get("signal")),
+                message=_text(detail.get("message")),
+                restarts=int(cs.get("restartCount") or 0),
+                last_exit_code=last.get("exitCode"),
+                last_reason=_text(last.get("reason")),
                 # which build ran: the image as the pod asked for it, and the digest the node resolved
-                "image": _text(cs.get("image")),
-                "image_id": _text(cs.get("imageID")),
-            })
-    return {
-        "name": str(model.meta(p).get("name", "")),
-        "uid": str(model.meta(p).get("uid", "")),
-        "phase": st.get("phase"),
-        "reason": _text(st.get("reason")),
-        "message": _text(st.get("message")),
-        "node": (p.get("spec") or {}).get("nodeName"),
-        "created": _z(model.when(model.meta(p).get("creationTimestamp"))),
-        "started": _z(model.when(st.get("startTime"))),
-        "containers": containers,
-    }
+                image=_text(cs.get("image")),
+                image_id=_text(cs.get("imageID")),
+            ))
+    return Pod(
+        name=str(model.meta(p).get("name", "")),
+        uid=str(model.meta(p).get("uid", "")),
+        phase=st.get("phase"),
+        reason=_text(st.get("reason")),
+        message=_text(st.get("message")),
+        node=(p.get("spec") or {}).get("nodeName"),
+        created=model.when(model.meta(p).get("creationTimestamp")),
+        started=model.when(st.get("startTime")),
+        containers=tuple(containers),
+    )

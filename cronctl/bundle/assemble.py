@@ -1,51 +1,43 @@
-"""RawData -> the bundle: ``bundle.json`` content plus every file of the bundle, in memory. PURE.
+"""RawData -> the bundle: what it found (:class:`cronctl.bundle.result.BundleResult`) and every file
+of the bundle, in memory. PURE.
 
 Order of work: mask secrets (one :class:`Redactor` for everything, in a fixed order so that
 placeholders are stable), pick the CronJobs, analyse each, attach logs, and lay out the files:
 
-    bundle.json            the documented record (cronctl/data/bundle.schema.json)
+    bundle.json            the documented record (cronctl/data/bundle.schema.json), made of the
+                           result by :mod:`cronctl.bundle.document`
     objects.yaml           every object, redacted, without managedFields, as one ``kind: List``
                            (the shape of ``kubectl get cronjob,jobs,pods,events -o yaml``, so a
-                           bundle can be fed back to ``cronctl bundle --from-dump``)
+                           bundle can be fed back to ``cronctl bundle --from-dump``): evidence
     logs/<pod>/<container>.log, .previous.log
     REPORT.md, report.html (added by render)     SHA256SUMS (added by write)
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import datetime
 from dataclasses import dataclass, field
-from typing import Any
 
-from cronctl import __version__
-from cronctl.bundle.analyse import Options, analyse_cronjob
+from cronctl.bundle.analyse import Options, analyse
+from cronctl.bundle.document import bundle_doc, bundle_json
+from cronctl.bundle.document import summary as _summary  # noqa: F401 (the name tests/unit/test_unexpected_jobs.py imports)
 from cronctl.bundle.raw import LogRecord, Obj, RawData
 from cronctl.bundle.redact import Redactor, strip_managed_fields
+from cronctl.bundle.result import (BundleResult, BundledCronJob, BundledLog, Collected, Counts, CronJobAnalysis,
+                                   MissingRead)
 from cronctl.redact import safe_url
 from cronctl.errors import NotFound
-from cronctl.textsafe import json_visible
-from cronctl.timeutil import rfc3339_z
-
-SCHEMA_VERSION = 2  # 2: overlaps as groups (one per span where Jobs ran at once), gitops
 
 
 @dataclass
 class Bundle:
-    """The bundle in memory: the ``bundle.json`` document and the other files (path -> bytes)."""
+    """The bundle in memory: what it found, its ``bundle.json`` document (made of ``result``) and the
+    other files (path -> bytes)."""
 
+    result: BundleResult
     doc: Obj
     files: dict[str, bytes] = field(default_factory=dict)
-
-    def summary(self) -> Obj:
-        """What ``-o json`` prints: where the bundle is and what it found, per CronJob."""
-        return {
-            "namespace": self.doc["collected"]["namespace"],
-            "partial": self.doc["partial"],
-            "missing": self.doc["missing"],
-            "cronjobs": [c["summary"] for c in self.doc["cronjobs"]],
-        }
 
 
 #: the lint findings of one CronJob at an instant, as data (cronctl.lint.engine.findings_as_data): handed
@@ -83,29 +75,29 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
                 raise NotFound(f"cronjob {raw.namespace}/{n} not {where}")
         cronjobs = [c for c in cronjobs if str(c["metadata"]["name"]) in names]
 
-    analyses: list[Obj] = []
+    analyses: list[tuple[CronJobAnalysis, list[Obj]]] = []
     kept_jobs: dict[str, Obj] = {}
     kept_pods: dict[str, Obj] = {}
     kept_events: set[str] = set()
     files: dict[str, bytes] = {}
     pod_to_cj: dict[str, str] = {}
     for cj in cronjobs:
-        a = analyse_cronjob(cj, jobs, pods, events, opts)
-        a["lint"] = lint(cj, opts.now) if lint is not None else []
-        job_names = {j["name"] for j in a["jobs"]}
+        a = analyse(cj, jobs, pods, events, opts)
+        job_names = {j.record.name for j in a.jobs}
         for j in jobs:
             if j["metadata"]["name"] in job_names:
                 kept_jobs[j["metadata"]["name"]] = j
-        pod_names = {p["name"] for j in a["jobs"] for p in j["pods"]}
+        pod_names = {p.name for j in a.jobs for p in j.pods}
         for p in pods:
             if p["metadata"]["name"] in pod_names:
                 kept_pods[p["metadata"]["name"]] = p
-                pod_to_cj[p["metadata"]["name"]] = a["name"]
-        kept_events.update(e["name"] for e in a["events"])
-        a["logs"] = []
-        analyses.append(a)
+                pod_to_cj[p["metadata"]["name"]] = a.view.name
+        kept_events.update(e["name"] for e in a.events)
+        analyses.append((a, lint(cj, opts.now) if lint is not None else []))
 
-    by_cj = {a["name"]: a for a in analyses}
+    # a CronJob's logs by its name (two of one name, in a hand-made dump: the latter's)
+    index = {a.view.name: i for i, (a, _) in enumerate(analyses)}
+    logs_of: list[list[BundledLog]] = [[] for _ in analyses]
     for lg in logs:
         cj_name = pod_to_cj.get(lg.pod)
         if cj_name is None:
@@ -114,13 +106,8 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
         if lg.text is not None:
             path = f"logs/{lg.pod}/{lg.container}{'.previous' if lg.previous else ''}.log"
             files[path] = lg.text.encode("utf-8")
-        by_cj[cj_name]["logs"].append({
-            "pod": lg.pod, "container": lg.container, "previous": lg.previous, "file": path,
-            "bytes": lg.bytes, "truncated": lg.truncated, "missing": lg.missing,
-        })
-
-    for a in analyses:
-        a["summary"] = _summary(a)
+        logs_of[index[cj_name]].append(BundledLog(pod=lg.pod, container=lg.container, previous=lg.previous, file=path,
+                                           bytes=lg.bytes, truncated=lg.truncated, missing=lg.missing))
 
     items = ([strip_managed_fields(c) for c in cronjobs]
              + [strip_managed_fields(j) for j in kept_jobs.values()]
@@ -128,38 +115,23 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
              + [strip_managed_fields(e) for e in events if str(e["metadata"].get("name")) in kept_events])
     files["objects.yaml"] = dump_yaml_list(items)
 
-    missing = [{"what": m.what, "reason": red.text(m.reason), "object": m.object} for m in raw.missing]
-    doc: Obj = {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "cronctl-bundle",
-        "collected": {
-            "at": rfc3339_z(raw.collected_at),
-            "by": raw.collected_by,
-            "source": raw.source,
-            "dump_file": raw.dump_file,
-            "namespace": raw.namespace,
-            "server": safe_url(raw.server) if raw.server else raw.server,
-            "server_version": raw.server_version,
-            "cronctl_version": __version__,
-            "now": rfc3339_z(opts.now),
-            "now_source": raw.now_source,
-            "options": dict(raw.options),
-            "request_count": raw.request_count,
-        },
-        "partial": bool(missing),
-        "missing": missing,
-        "logs_note": raw.logs_note,
-        "redaction": {"values_masked": red.count, "distinct_values": red.distinct},
-        "counts": {"cronjobs": len(cronjobs), "jobs": len(kept_jobs), "pods": len(kept_pods),
-                   "events": len(kept_events), "logs": sum(1 for lg in logs if lg.text is not None)},
-        "cronjobs": analyses,
-    }
-    # compact: the C encoder is ~10x faster than indent= on a 2,000-Job bundle (read it with jq, on a
-    # terminal: so every control, bidi, separator and zero-width character, and a lone surrogate that
-    # UTF-8 cannot hold, is written as its \uXXXX escape, the same data)
-    files["bundle.json"] = (json_visible(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
-                            + "\n").encode("utf-8")
-    return Bundle(doc=doc, files=files)
+    result = BundleResult(
+        collected=Collected(
+            at=raw.collected_at, by=raw.collected_by, source=raw.source, dump_file=raw.dump_file,
+            namespace=raw.namespace, server=safe_url(raw.server) if raw.server else raw.server,
+            server_version=raw.server_version, now=opts.now, now_source=raw.now_source,
+            options=dict(raw.options), request_count=raw.request_count),
+        missing=tuple(MissingRead(what=m.what, reason=red.text(m.reason), object=m.object) for m in raw.missing),
+        logs_note=raw.logs_note,
+        values_masked=red.count, distinct_values=red.distinct,
+        counts=Counts(cronjobs=len(cronjobs), jobs=len(kept_jobs), pods=len(kept_pods), events=len(kept_events),
+                      logs=sum(1 for lg in logs if lg.text is not None)),
+        cronjobs=tuple(BundledCronJob(analysis=a, lint=tuple(found), logs=tuple(cj_logs))
+                       for (a, found), cj_logs in zip(analyses, logs_of)),
+    )
+    doc = bundle_doc(result)
+    files["bundle.json"] = bundle_json(doc)
+    return Bundle(result=result, doc=doc, files=files)
 
 
 def _redact_log(red: Redactor, lg: LogRecord) -> LogRecord:
@@ -168,25 +140,6 @@ def _redact_log(red: Redactor, lg: LogRecord) -> LogRecord:
     text = red.text(lg.text)
     return LogRecord(pod=lg.pod, container=lg.container, previous=lg.previous, text=text,
                      bytes=len(text.encode("utf-8")), truncated=lg.truncated, missing=lg.missing)
-
-
-def _summary(a: Obj) -> Obj:
-    counts = a["event_counts"]
-    return {
-        "name": a["name"],
-        "schedule": a["schedule"]["expression"],
-        "zone": a["schedule"]["zone"],
-        "jobs": len(a["jobs"]),
-        "verdicts": a["verdict_counts"],
-        "overlaps": len(a["overlaps"]),
-        "never_made_up": len(a["never_made_up"]),
-        "unexpected_job_events": int(counts.get("UnexpectedJob", 0)),
-        # the warnings about Jobs made neither by the controller nor by cronctl: runs by hand
-        "unexpected_job_events_by_hand": sum(u["events"] for u in a["unexpected_jobs"] if u["made_by"] == "unknown"),
-        "job_already_active_events": int(counts.get("JobAlreadyActive", 0)),
-        "active_not_in_status": a["active"]["not_in_status"],
-        "decision": (a["schedule"]["decision"] or {}).get("decision"),
-    }
 
 
 def dump_yaml_list(items: list[Obj]) -> bytes:

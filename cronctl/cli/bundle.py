@@ -120,22 +120,29 @@ def bundle(
         from cronctl.errors import Interrupted
 
         raise Interrupted(f"interrupted: nothing was written to {target}") from None
-    summary = {"path": target, **b.summary()}
+    summary = summary_doc(target, b.doc)
     if output != Output.text:
         emit(summary, output)
         return
+    r = b.result
     out.print(visible(f"bundle written to {target}"), markup=False)
-    if b.doc["partial"]:
-        out.print(visible("PARTIAL: " + "; ".join(f"{m['what']}: {m['reason']}" for m in b.doc["missing"])),
-                  markup=False)
-    if b.doc["logs_note"]:
-        out.print(visible(f"logs: {b.doc['logs_note']}"), markup=False)
+    if r.partial:
+        out.print(visible("PARTIAL: " + "; ".join(f"{m.what}: {m.reason}" for m in r.missing)), markup=False)
+    if r.logs_note:
+        out.print(visible(f"logs: {r.logs_note}"), markup=False)
     for s in summary["cronjobs"]:
         v = s["verdicts"]
         counts = ", ".join(f"{k} {n}" for k, n in v.items() if n) or "no scheduled time in the window"
         out.print(visible(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
                           f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
                           f"controller now: {s['decision'] or '-'}"), markup=False)
+
+
+def summary_doc(path: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """What ``-o json|yaml`` prints: where the bundle is and what it found, per CronJob (the
+    ``summary`` of each CronJob's record in bundle.json, :func:`cronctl.bundle.document.summary`)."""
+    return {"path": path, "namespace": doc["collected"]["namespace"], "partial": doc["partial"],
+            "missing": doc["missing"], "cronjobs": [c["summary"] for c in doc["cronjobs"]]}
 
 
 def _unexpected(s: dict[str, Any]) -> str:

@@ -466,10 +466,10 @@ def test_with_too_many_weekday_times_the_latest_ones_are_judged_up_to_now() -> N
 
 def test_a_container_state_key_the_api_does_not_know_is_no_state_and_no_crash() -> None:
     # found by tests/property/test_file_fuzz.py: `state: {0: 1}` in a hand-made dump was an internal error
-    from cronctl.bundle.analyse import _pod_view
+    from cronctl.bundle.analyse import _pod
 
     pod = {"metadata": {"name": "p"}, "status": {"containerStatuses": [
         {"name": "main", "state": {0: 1}}, {"name": "side", "state": {"terminated": {"exitCode": 2}}}]}}
-    views = {c["name"]: c for c in _pod_view(pod)["containers"]}
-    assert views["main"]["state"] is None and views["main"]["exit_code"] is None
-    assert views["side"]["state"] == "terminated" and views["side"]["exit_code"] == 2
+    views = {c.name: c for c in _pod(pod).containers}
+    assert views["main"].state is None and views["main"].exit_code is None
+    assert views["side"].state == "terminated" and views["side"].exit_code == 2
