@@ -103,12 +103,13 @@ def resume_cmd(
 
 def paused_doc(r: Paused) -> dict[str, Any]:
     """The ``-o json`` document of a pause (unmasked: :class:`~cronctl.cli.runtime.Masked` masks it).
-    ``gitops``: the controller seen and the hold's strategy, as a run record's plan keeps them."""
+    ``gitops``: the controller seen and the hold's strategy, as a run record's plan stores them."""
     from cronctl.cli.documents import pause_doc
+    from cronctl.gitops import hold_entry
 
     return {"cronjob": r.cronjob, "namespace": r.namespace, "changed": True, "was_suspended": r.was_suspended,
             "pause": pause_doc(r.pause), "message": r.message,
-            "gitops": {**r.seen.as_dict(), **r.strategy.as_dict()}}
+            "gitops": hold_entry(r.seen, r.strategy)}
 
 
 def resumed_doc(r: Resumed) -> dict[str, Any]:
