@@ -5,6 +5,8 @@ checked), and the run record is completed. Also the end of a run stopped early (
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cronctl import model
 from cronctl.cluster import Obj
 from cronctl.errors import CronctlError, ExitCode
@@ -183,7 +185,7 @@ def stopped(ctx: RunContext, step: str, code: ExitCode, message: str, nxt: list[
 def finish(ctx: RunContext, res: RunResult, outcome: str, tail: list[str], events: list[str]) -> RunResult:
     hold = end_hold(ctx)
     if hold:
-        res.message = f"{res.message}; {hold}"
+        res = replace(res, message=f"{res.message}; {hold}")
     ctx.record.update(outcome=outcome, exit_code=int(res.exit_code), finished=timestamp(ctx),
                       next_commands=res.next_commands, log_tail=tail)
     save(ctx)
