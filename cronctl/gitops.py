@@ -76,6 +76,7 @@ class SuspendOwner:
     time: datetime | None
 
     def as_dict(self) -> dict[str, Any]:
+        """One of :meth:`GitOps.as_dict`'s ``suspend_owners`` (its time RFC3339 UTC, or null)."""
         return {"manager": self.manager, "operation": self.operation,
                 "time": self.time.strftime("%Y-%m-%dT%H:%M:%SZ") if self.time else None}
 
@@ -125,6 +126,10 @@ class GitOps:
         return f"managed by {who}; {what}"
 
     def as_dict(self) -> dict[str, Any]:
+        """What was seen, under the keys a run record stores it (``plan.gitops`` of its record.json,
+        with the :class:`Strategy`: :func:`hold_entry`), a stored format kept beside its type. The
+        published documents that show it use the same keys: status and explain ``gitops`` (plus
+        ``words``), bundle.json's CronJobs, pause's ``gitops`` (:func:`hold_entry`)."""
         return {"tool": self.tool, "sets_suspend": self.sets_suspend, "suspend_value": self.suspend_value,
                 "source": self.source, "suspend_owners": [o.as_dict() for o in self.owners],
                 "reconcile_disabled": self.reconcile_disabled, "evidence": list(self.evidence)}
@@ -270,7 +275,15 @@ class Strategy:
     remedy: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """The strategy's part of :func:`hold_entry` (``remedy`` only when there is one)."""
         return {"strategy": self.kind, "why": self.why, **({"remedy": self.remedy} if self.remedy else {})}
+
+
+def hold_entry(seen: GitOps, strategy: Strategy) -> dict[str, Any]:
+    """The GitOps controller seen and how a hold is made under it, as a run record stores them
+    (``plan.gitops`` of record.json: a stored format) and pause's ``-o json`` shows them: the keys of
+    :meth:`GitOps.as_dict`, then those of :meth:`Strategy.as_dict`."""
+    return {**seen.as_dict(), **strategy.as_dict()}
 
 
 def argo_remedy(g: GitOps) -> str:

@@ -368,6 +368,10 @@ class RunRecord:
         return out
 
     def as_dict(self) -> dict[str, Any]:
+        """Output, not the stored format (that is :meth:`to_annotations`): the record's part of an
+        ``-o json`` document. restore's is made by ``cronctl.cli.documents.record_doc``; this stays
+        for the callers that have not moved there (``cronctl.cli.status``, the runbook context of
+        ``cronctl.runbooks``) and goes with the last of them."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
@@ -483,6 +487,9 @@ class Pause:
         return self.until is not None and now > self.until
 
     def as_dict(self) -> dict[str, Any]:
+        """Output, not the stored format (that is the pause annotations, :func:`read_pause`): the
+        pause's part of an ``-o json`` document. pause's and resume's are made by
+        ``cronctl.cli.documents.pause_doc``; this stays for ``cronctl.cli.status`` until it uses that."""
         return {"by": self.by, "at": rfc3339_z(self.at) if self.at else None, "reason": self.reason,
                 "until": rfc3339_z(self.until) if self.until else None}
 
@@ -533,8 +540,15 @@ class PastRun:
     restored_to: bool      # the suspend value the restore set
     forced: bool = False   # restored with --force (a stale or unconfirmed record)
 
-    def as_dict(self) -> dict[str, Any]:
+    def entry(self) -> dict[str, Any]:
+        """This run as one entry of the ``cronctl.dev/runs`` annotation (:func:`runs_with` writes the
+        list, :func:`read_runs` reads these keys back): a stored format, kept beside its type."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stored entry (:meth:`entry`), as status's ``past_runs`` shows it; the old name, kept
+        for ``cronctl.cli.status``."""
+        return self.entry()
 
     @property
     def held(self) -> tuple[datetime, datetime] | None:
@@ -594,7 +608,7 @@ def runs_with(cronjob: Obj, rec: RunRecord, *, restored_at: datetime, restored_t
                    last_step=_short(last_step or rec.step), original_suspend=rec.original_suspend,
                    restored_to=restored_to, forced=forced)
     kept = [r for r in read_runs(cronjob) if r.run_id != rec.run_id] + [this]
-    return json.dumps([r.as_dict() for r in kept[-RUNS_KEPT:]], separators=(",", ":"), ensure_ascii=False)
+    return json.dumps([r.entry() for r in kept[-RUNS_KEPT:]], separators=(",", ":"), ensure_ascii=False)
 
 
 def clear_record_annotations() -> dict[str, None]:

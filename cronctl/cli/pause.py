@@ -1,14 +1,18 @@
-"""``cronctl pause`` and ``cronctl resume`` (see cronctl.procedure.pause)."""
+"""``cronctl pause`` and ``cronctl resume`` (see cronctl.procedure.pause): the ``-o json``
+documents of their typed results are made here (:func:`paused_doc`, :func:`resumed_doc`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
                                 Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
+
+if TYPE_CHECKING:
+    from cronctl.procedure.pause import Paused, Resumed
 
 
 def pause_cmd(
@@ -52,8 +56,9 @@ def pause_cmd(
                                "(a bare number is seconds)") from None
     cluster = connect(kubeconfig, context, namespace)
     masked = Masked()
-    masked.result(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes, gitops=gitops.value,
-                                              interactive=is_interactive()), clock, masked.reporter), output)
+    masked.result(paused_doc(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
+                                                         gitops=gitops.value, interactive=is_interactive()),
+                                   clock, masked.reporter)), output)
 
 
 def resume_cmd(
@@ -92,5 +97,29 @@ def resume_cmd(
                              done.next_commands or next_commands(cronjob, cluster.namespace))
         mode = "none"
     masked = Masked()
-    masked.result(resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), catch_up=mode),
-                         SystemClock(), masked.reporter), output)
+    masked.result(resumed_doc(resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(),
+                                                            catch_up=mode), SystemClock(), masked.reporter)), output)
+
+
+def paused_doc(r: Paused) -> dict[str, Any]:
+    """The ``-o json`` document of a pause (unmasked: :class:`~cronctl.cli.runtime.Masked` masks it).
+    ``gitops``: the controller seen and the hold's strategy, as a run record's plan stores them."""
+    from cronctl.cli.documents import pause_doc
+    from cronctl.gitops import hold_entry
+
+    return {"cronjob": r.cronjob, "namespace": r.namespace, "changed": True, "was_suspended": r.was_suspended,
+            "pause": pause_doc(r.pause), "message": r.message,
+            "gitops": hold_entry(r.seen, r.strategy)}
+
+
+def resumed_doc(r: Resumed) -> dict[str, Any]:
+    """The ``-o json`` document of a resume (unmasked); ``catch_up`` and ``given_up`` only when it
+    un-suspended the CronJob."""
+    from cronctl.cli.documents import pause_doc
+
+    doc: dict[str, Any] = {"cronjob": r.cronjob, "namespace": r.namespace, "changed": r.changed,
+                           "pause": pause_doc(r.pause) if r.pause else None,
+                           "prediction": r.prediction.as_dict() if r.prediction else None, "message": r.message}
+    if r.resumed:
+        doc.update(catch_up=r.catch_up, given_up=list(r.given_up))
+    return doc

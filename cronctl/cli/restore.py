@@ -1,14 +1,18 @@
-"""``cronctl restore CRONJOB``: finish or undo a manual run (see cronctl.procedure.restore)."""
+"""``cronctl restore CRONJOB``: finish or undo a manual run (see cronctl.procedure.restore); the
+``-o json`` document of its typed result is made here (:func:`restored_doc`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
+
+if TYPE_CHECKING:
+    from cronctl.procedure.restore import Restored
 
 
 def restore_cmd(
@@ -38,7 +42,7 @@ def restore_cmd(
     from cronctl.cli.runtime import Masked, holder_alive
     from cronctl.kube import connect
     from cronctl.procedure.base import SystemClock
-    from cronctl.procedure.restore import RestoreOptions, restore
+    from cronctl.procedure.restore import RestoreOptions, Restored, restore
 
     cluster = connect(kubeconfig, context, namespace)
     opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
@@ -53,9 +57,24 @@ def restore_cmd(
         sigterm_as_interrupt()
         done = restore_all(cluster, opts, RunOptions(cronjob=cronjob, holder=holder(), after_step=kill_hook(),
                                                      run_dir=run_dir), SystemClock(), masked.reporter)
-        if not isinstance(done, dict):
+        if not isinstance(done, Restored):
             end_of_run(done, output, next_commands(cronjob, cluster.namespace))
             return
-        masked.result(done, output)
+        masked.result(restored_doc(done), output)
         return
-    masked.result(restore(cluster, opts, SystemClock(), masked.reporter), output)
+    masked.result(restored_doc(restore(cluster, opts, SystemClock(), masked.reporter)), output)
+
+
+def restored_doc(r: Restored) -> dict[str, Any]:
+    """The ``-o json`` document of a restore (unmasked: :class:`~cronctl.cli.runtime.Masked` masks
+    it); with nothing to restore only its first seven keys."""
+    from cronctl.cli.documents import record_doc
+
+    doc: dict[str, Any] = {"cronjob": r.cronjob, "namespace": r.namespace, "changed": r.changed, "suspend": r.suspend,
+                           "message": r.message, "prediction": r.prediction.as_dict() if r.prediction else None,
+                           "record": record_doc(r.record) if r.record else None}
+    if r.record is not None:
+        doc.update(forced=r.forced, record_confirmed=r.record_unconfirmed is None,
+                   record_unconfirmed=r.record_unconfirmed, catch_up=r.catch_up, given_up=list(r.given_up),
+                   hold_reverted=r.hold_reverted, annotations_put_back=dict(r.annotations_put_back))
+    return doc

@@ -22,7 +22,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, ExitCode, option
 from cronctl.procedure.base import Clock, Reporter
-from cronctl.procedure.restore import RestoreOptions, restore
+from cronctl.procedure.restore import RestoreOptions, Restored, restore
 from cronctl.procedure.slot import lost_while_held, resolve, standing_for
 from cronctl.procedure.steps.catch_up import lost_meanwhile, run_group
 from cronctl.procedure.steps.context import RunContext, hook, masked, step_local, timestamp
@@ -235,14 +235,15 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
     res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
                                               expect_original=ctx.original_suspend,
                                               catch_up=ctx.opts.catch_up, outcome="succeeded"), ctx.clock, ctx.reporter)
-    ctx.record.update(outcome="succeeded", restored_at=timestamp(ctx), prediction=res.get("prediction"),
-                      catch_up={"mode": mode, "given_up": res.get("given_up", [])},
+    ctx.record.update(outcome="succeeded", restored_at=timestamp(ctx),
+                      prediction=res.prediction.as_dict() if res.prediction else None,
+                      catch_up={"mode": mode, "given_up": list(res.given_up)},
                       exit_code=int(ExitCode.OK))
     if ctx.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
         ctx.record["suspended_seconds"] = round(ctx.clock.monotonic() - ctx.suspended_mono, 3)
     step_local(ctx, "restored")
     return RunResult(ExitCode.OK, f"backfilled {len(ctx.done)} slot(s) of {ctx.ns}/{ctx.name}, oldest first; "
-                     f"{res['message']}" + (f"; {hold}" if hold else ""), ctx.record, None, [])
+                     f"{res.message}" + (f"; {hold}" if hold else ""), ctx.record, None, [])
 
 
 def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Reporter) -> RunResult:
@@ -256,13 +257,13 @@ def backfill(cluster: Cluster, opts: BackfillOptions, clock: Clock, reporter: Re
 
 
 def restore_all(cluster: Cluster, opts: RestoreOptions, run: RunOptions, clock: Clock,
-                reporter: Reporter) -> RunResult | dict[str, object]:
+                reporter: Reporter) -> RunResult | Restored:
     """``restore --catch-up all``: an interrupted run's record is taken over (its suspension and its
     original value, under a new run record, guarded by resourceVersion) and every slot that passed
     since it suspended the CronJob and has no Job runs as its own slot-named Job, oldest first, as
     backfill does; then the restore un-suspends with nothing left to catch up. Where there is nothing
     to run (no record, a record that keeps it suspended, a stale record, no lost slot), this is the
-    plain restore (``--catch-up none``). Returns backfill's RunResult or restore's dict."""
+    plain restore (``--catch-up none``). Returns backfill's RunResult or restore's result."""
     from cronctl.procedure.restore import judge_record
 
     cj = cluster.get_cronjob(opts.cronjob)

@@ -37,7 +37,7 @@ FIGHTS = 1
 
 class HoldGuard:
     """Watches one hold in a thread of its own; :meth:`start` after the suspend, :meth:`stop`
-    before the restore. ``reverts`` and ``duplicates`` are the account, also in :meth:`as_dict`."""
+    before the restore. ``reverts`` and ``duplicates`` are the account, also in :meth:`account`."""
 
     def __init__(self, cluster: Cluster, name: str, run_id: str, clock: Clock, reporter: Reporter, audit: Audit,
                  *, on_revert: str = "suspend-again", every: float = GUARD_EVERY, since: datetime | None = None,
@@ -73,7 +73,10 @@ class HoldGuard:
     def reverted(self) -> bool:
         return bool(self.reverts)
 
-    def as_dict(self) -> dict[str, Any]:
+    def account(self) -> dict[str, Any]:
+        """The guard's account as the run record stores it (``hold_guard`` of record.json: a stored
+        format, written by the run itself): the reverts seen, whether it gave up, the duplicate risk,
+        its read errors and API requests."""
         with self.lock:
             return {"reverts": list(self.reverts), "gave_up": not self.fighting,
                     "duplicate_risk": list(self.duplicates), "read_errors": self.errors,

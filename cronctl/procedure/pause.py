@@ -10,6 +10,9 @@ Rules (docs/commands/pause.md):
   that) and while a child Job is unfinished (un-suspending would let the controller start a
   scheduled Job beside it). Prints what the controller will do, asks, then one guarded patch
   sets ``spec.suspend: false`` and removes the pause annotations. Not suspended: nothing to do.
+
+Both return typed results (:class:`Paused`, :class:`Resumed`); ``cronctl.cli.pause`` makes the
+``-o json`` document of them and masks it.
 """
 
 from __future__ import annotations
@@ -18,13 +21,12 @@ import json
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
-from cronctl.procedure.predict import predict
+from cronctl.procedure.predict import Prediction, predict
 from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
 from cronctl.timeutil import rfc3339_z
 
@@ -45,6 +47,37 @@ class ResumeOptions:
     yes: bool = False
     interactive: bool = False
     catch_up: str = "latest"  # latest | none (procedure.restore.give_up_catch_up)
+
+
+@dataclass(frozen=True)
+class Paused:
+    """What ``pause`` did: the pause it recorded (the CronJob is suspended now), and how the hold was
+    made under the GitOps controller seen. Unmasked: the CLI masks what it prints."""
+
+    cronjob: str
+    namespace: str
+    was_suspended: bool  # suspended before (by someone else): only the pause was recorded
+    pause: model.Pause
+    message: str
+    seen: gitops.GitOps  # the GitOps controller seen
+    strategy: gitops.Strategy
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What ``resume`` did. ``resumed`` False: the CronJob was not suspended, nothing to resume
+    (``changed``: a pause record left behind was removed; no prediction). Unmasked: the CLI masks
+    what it prints."""
+
+    cronjob: str
+    namespace: str
+    resumed: bool
+    changed: bool
+    pause: model.Pause | None  # the pause resumed (or removed), None when there was none
+    prediction: Prediction | None  # the controller's next move after un-suspending
+    message: str
+    catch_up: str = "latest"  # --catch-up latest|none
+    given_up: tuple[str, ...] = ()  # the slots --catch-up none gave up (UTC), oldest first
 
 
 def _held(cj: Obj, ns: str, name: str, what: str) -> None:
@@ -70,7 +103,7 @@ def _pause_hold(cj: Obj) -> str:
     return model.annotations(cj).get(model.ANN_PAUSE_GITOPS, "")
 
 
-def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
+def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter) -> Paused:
     name, ns = opts.cronjob, cluster.namespace
     reason = opts.reason.strip()
     if not reason:
@@ -115,12 +148,12 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
         msg = f"cronjob {ns}/{name} {p.words()}" + (" (it was already suspended)" if was else "")
         Audit(cluster, reporter, clock).event(cj, "CronctlPaused", f"cronctl pause: {p.words()}"
                                               + (" (it was already suspended)" if was else ""))
-        return {"cronjob": name, "namespace": ns, "changed": True, "was_suspended": was, "pause": p.as_dict(),
-                "message": msg, "gitops": {**seen.as_dict(), **strategy.as_dict()}}
+        return Paused(cronjob=name, namespace=ns, was_suspended=was, pause=p, message=msg, seen=seen,
+                      strategy=strategy)
     raise Conflict(f"cronjob {ns}/{name} kept changing while pausing; nothing changed, try again")
 
 
-def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
+def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Reporter) -> Resumed:
     name, ns = opts.cronjob, cluster.namespace
     given: list[str] = []  # slots given up by --catch-up none (kept if a retry follows the status patch)
     for _ in range(5):
@@ -134,8 +167,8 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
                                                                           **gitops.put_back(_pause_hold(cj))}}},
                                       resource_version=rv(cj))
                 msg += f"; removed the leftover pause record ({p.words()}; {model.hold_reverted(cj)})"
-            return {"cronjob": name, "namespace": ns, "changed": p is not None, "pause": p.as_dict() if p else None,
-                    "prediction": None, "message": msg}
+            return Resumed(cronjob=name, namespace=ns, resumed=False, changed=p is not None, pause=p, prediction=None,
+                           message=msg, catch_up=opts.catch_up)
         jobs, _ = cluster.list_jobs()
         running = [model.name_of(j) for j in model.unfinished_children(cj, jobs)]
         if running:
@@ -167,6 +200,6 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         Audit(cluster, reporter, clock).event(cj, "CronctlResumed", f"cronctl resume by {cluster.whoami()}"
                                               + (f" of a pause ({p.words()})" if p else " (no pause record)")
                                               + f"; expected next: {after}")
-        return {"cronjob": name, "namespace": ns, "changed": True, "pause": p.as_dict() if p else None,
-                "prediction": pred.as_dict(), "message": msg, "catch_up": opts.catch_up, "given_up": given}
+        return Resumed(cronjob=name, namespace=ns, resumed=True, changed=True, pause=p, prediction=pred, message=msg,
+                       catch_up=opts.catch_up, given_up=tuple(given))
     raise Conflict(f"cronjob {ns}/{name} kept changing while resuming; nothing changed, try again")

@@ -19,12 +19,15 @@ Rules (documented in docs/commands/restore.md):
   shown first, and a record cronctl cannot confirm it wrote (``model.record_unconfirmed``: its
   annotations, and the suspend it set, owned by field manager ``cronctl``) is refused like a stale
   one unless ``--force``.
+
+:func:`restore` returns a typed result (:class:`Restored`); ``cronctl.cli.restore`` makes the
+``-o json`` document of it and masks it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from cronctl import gitops, model
@@ -49,6 +52,30 @@ class RestoreOptions:
     expect_original: bool | None = None
     #: run-manual/backfill restoring its own run: how it ended (succeeded, aborted) for cronctl.dev/runs
     outcome: str | None = None
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What ``restore`` did. ``record`` None: there was none and the CronJob is not suspended, nothing
+    to restore and nothing changed (the rest stays at its defaults). Unmasked: the CLI masks what it
+    prints."""
+
+    cronjob: str
+    namespace: str
+    message: str
+    record: model.RunRecord | None  # the record cleared
+    suspend: bool = False  # the suspend value restored
+    prediction: Prediction | None = None  # the controller's next move after the restore
+    forced: bool = False  # a stale or unconfirmed record cleared with --force
+    record_unconfirmed: str | None = None  # why the record is not cronctl's (model.record_unconfirmed), or None
+    catch_up: str = "latest"  # --catch-up latest|none
+    given_up: tuple[str, ...] = ()  # the slots --catch-up none gave up (UTC), oldest first
+    hold_reverted: str | None = None  # who had set spec.suspend back under the hold (then left as it is)
+    annotations_put_back: Mapping[str, str | None] = field(default_factory=dict)  # the hold's GitOps part undone
+
+    @property
+    def changed(self) -> bool:
+        return self.record is not None
 
 
 def starts_catch_up(pred: Prediction) -> bool:
@@ -137,9 +164,8 @@ def judge_record(cj: Obj, rec: model.RunRecord, opts: RestoreOptions,
     return target, stale_reasons
 
 
-def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> dict[str, Any]:
-    """Restore the recorded original ``suspend`` and clear the record. Returns a result dict
-    (``message``, ``changed``, ``suspend``, ``prediction``, ``record``); raises Refused."""
+def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Reporter) -> Restored:
+    """Restore the recorded original ``suspend`` and clear the record; raises Refused."""
     name, ns = opts.cronjob, cluster.namespace
     confirmed = opts.yes
     given: list[str] = []  # slots given up by --catch-up none (kept if a retry follows the status patch)
@@ -156,8 +182,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
                               hint=f"to resume it on purpose: kubectl -n {ns} patch cronjob {name} --type=merge "
                                    f"-p '{{\"spec\":{{\"suspend\":false}}}}'")
             msg = f"nothing to restore: cronjob {ns}/{name} has no run record and is not suspended"
-            return {"cronjob": name, "namespace": ns, "changed": False, "suspend": False, "message": msg,
-                    "prediction": None, "record": None}
+            return Restored(cronjob=name, namespace=ns, message=msg, record=None)
         if opts.expect_run_id and rec.run_id != opts.expect_run_id:
             raise Refused(f"cronjob {ns}/{name} now carries run record {rec.run_id}, not ours "
                           f"({opts.expect_run_id}); not touching it")
@@ -228,9 +253,7 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             cj, "CronctlRestored", f"cronctl restore of {run_words(rec.run_id, rec.operator, rec.reason, rec.occurrence)}"
             f" (last step: {rec.step or '?'}{', forced' if stale_reasons else ''}): suspend={str(target).lower()}, "
             f"record cleared and kept in {model.ANN_RUNS}; expected next: {after}")
-        return {"cronjob": name, "namespace": ns, "changed": True, "suspend": target, "message": msg,
-                "prediction": pred.as_dict(), "record": rec.as_dict(), "forced": bool(stale_reasons),
-                "record_confirmed": unconfirmed is None, "record_unconfirmed": unconfirmed,
-                "catch_up": opts.catch_up, "given_up": given, "hold_reverted": reverted or None,
-                "annotations_put_back": put_back}
+        return Restored(cronjob=name, namespace=ns, message=msg, record=rec, suspend=target, prediction=pred,
+                        forced=bool(stale_reasons), record_unconfirmed=unconfirmed, catch_up=opts.catch_up,
+                        given_up=tuple(given), hold_reverted=reverted or None, annotations_put_back=put_back)
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

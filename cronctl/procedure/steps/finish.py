@@ -5,12 +5,12 @@ checked), and the run record is completed. Also the end of a run stopped early (
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from cronctl import model
 from cronctl.cluster import Obj
 from cronctl.errors import CronctlError, ExitCode
-from cronctl.procedure.predict import predict
+from cronctl.procedure.predict import Prediction, predict
 from cronctl.procedure.restore import RestoreOptions, restore, starts_catch_up
 from cronctl.procedure.steps.catch_up import catch_up_all, mark_slot_done
 from cronctl.procedure.steps.context import (RunContext, hook, job_seconds, job_times, save, step_local, timestamp,
@@ -91,10 +91,10 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
                                      f"{e.message}", ctx.record, final, nxt), "succeeded-not-restored",
                       tail, [])
     ctx.record["restored_at"] = timestamp(ctx)
-    ctx.record["prediction"] = res.get("prediction")
-    slot_note += check_prediction(ctx, res.get("prediction"))
-    ctx.record["restored_suspend"] = res.get("suspend")
-    ctx.record["catch_up"] = {"mode": ctx.opts.catch_up, "given_up": res.get("given_up", []),
+    ctx.record["prediction"] = res.prediction.as_dict() if res.prediction else None
+    slot_note += check_prediction(ctx, res.prediction)
+    ctx.record["restored_suspend"] = res.suspend
+    ctx.record["catch_up"] = {"mode": ctx.opts.catch_up, "given_up": list(res.given_up),
                               **({"ran": list(ctx.done)} if ctx.opts.catch_up == "all" else {})}
     if ctx.done:
         slot_note += f"; {len(ctx.done)} slot(s) that passed meanwhile ran as their own Jobs"
@@ -106,7 +106,7 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
             ctx.record["suspended_beyond_job_seconds"] = round(held - js, 3)
     step_local(ctx, "restored")
     hook(ctx, "restored")
-    return finish(ctx, RunResult(ExitCode.OK, f"job {ctx.job_name} succeeded{slot_note}; {res['message']}",
+    return finish(ctx, RunResult(ExitCode.OK, f"job {ctx.job_name} succeeded{slot_note}; {res.message}",
                                  ctx.record, final, []), "succeeded", tail, [])
 
 
@@ -141,12 +141,12 @@ def confirm_restore(ctx: RunContext) -> RunResult | None:
                                         f"cronctl restore {ctx.name} -n {ctx.ns} --catch-up none"])
 
 
-def check_prediction(ctx: RunContext, pred: dict[str, Any] | None) -> str:
+def check_prediction(ctx: RunContext, pred: Prediction | None) -> str:
     """After un-suspending: when the restore predicted a catch-up Job, watch (bounded) for the
     controller to create it and say whether it did (docs/BACKGROUND.md §4.6: check the new Jobs after restoring)."""
-    if not pred or pred.get("decision") != "create" or not pred.get("job_name") or pred.get("suspended"):
+    if pred is None or pred.decision != "create" or not pred.job_name or pred.suspended:
         return ""
-    name = str(pred["job_name"])
+    name = pred.job_name
     until = ctx.clock.monotonic() + CHECK_AFTER_RESTORE
     seen: Obj | None = None
     while seen is None and ctx.clock.monotonic() < until:
@@ -185,7 +185,7 @@ def stopped(ctx: RunContext, step: str, code: ExitCode, message: str, nxt: list[
 def finish(ctx: RunContext, res: RunResult, outcome: str, tail: list[str], events: list[str]) -> RunResult:
     hold = end_hold(ctx)
     if hold:
-        res.message = f"{res.message}; {hold}"
+        res = replace(res, message=f"{res.message}; {hold}")
     ctx.record.update(outcome=outcome, exit_code=int(res.exit_code), finished=timestamp(ctx),
                       next_commands=res.next_commands, log_tail=tail)
     save(ctx)

@@ -63,14 +63,14 @@ def start_guard(ctx: RunContext) -> None:
                           since=since, on_change=lambda: guard_changed(ctx))
     # the key exists before the thread runs: the guard only replaces its value, so the main thread's
     # json.dumps of the record never sees the dict change size; the main thread's next save writes it
-    ctx.record["hold_guard"] = ctx.guard.as_dict()
+    ctx.record["hold_guard"] = ctx.guard.account()
     ctx.guard.start()
 
 
 def guard_changed(ctx: RunContext) -> None:
     """From the guard's thread: the account in the record (saved by the main thread's next write)."""
     if ctx.guard is not None:
-        ctx.record["hold_guard"] = ctx.guard.as_dict()
+        ctx.record["hold_guard"] = ctx.guard.account()
 
 
 def end_hold(ctx: RunContext) -> str:
@@ -78,5 +78,5 @@ def end_hold(ctx: RunContext) -> str:
     if ctx.guard is None:
         return ""
     ctx.guard.stop()
-    ctx.record["hold_guard"] = ctx.guard.as_dict()
+    ctx.record["hold_guard"] = ctx.guard.account()
     return ctx.guard.words()

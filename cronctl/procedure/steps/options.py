@@ -44,8 +44,12 @@ class RunOptions:
     guard_every: float = GUARD_EVERY      # how often the hold guard reads the CronJob (s)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
+    """How a run ended. ``record`` is the run record the run wrote into its run directory
+    (record.json, schema ``cronctl.dev/run-record/v1``): a stored format the run builds step by
+    step as evidence, which ``-o json|yaml`` prints as it is stored (cli/runtime.py ``end_of_run``)."""
+
     exit_code: ExitCode
     message: str
     record: dict[str, Any] = field(default_factory=dict)

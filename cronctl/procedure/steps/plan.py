@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from cronctl import model
+from cronctl import gitops, model
 from cronctl.cluster import Obj
 from cronctl.errors import Refused, option
 from cronctl.procedure.predict import (Prediction, expected_duration, history_limit_removal, next_runs, predict,
@@ -71,7 +71,7 @@ def plan(ctx: RunContext) -> Obj:
                                       f"knows; env {model.OCCURRENCE_ENV})"))
     if ctx.opts.reason:
         rows.insert(7, ("reason", ctx.opts.reason))
-    ctx.record["plan"]["gitops"] = {**ctx.seen.as_dict(), **ctx.strategy.as_dict()}
+    ctx.record["plan"]["gitops"] = gitops.hold_entry(ctx.seen, ctx.strategy)
     ctx.reporter.show("plan", rows)
     if ctx.strategy.kind == "refuse":
         why = (f"{ctx.strategy.why}: refusing to suspend cronjob {ctx.ns}/{ctx.name} (--gitops "

@@ -1,0 +1,27 @@
+"""The parts of ``-o json`` documents that several commands share, made of the model's types: a
+pause (pause, resume) and a run record (restore). Unmasked: the command masks its whole document.
+
+``cronctl.model`` still has ``Pause.as_dict`` and ``RunRecord.as_dict`` with the same keys, for the
+documents that have not moved here yet (status, the runbook context); those are output too, and
+go when their last caller uses these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from cronctl.model import Pause, RunRecord
+from cronctl.timeutil import rfc3339_z
+
+
+def pause_doc(p: Pause) -> dict[str, Any]:
+    """A pause: who paused it, when, why and until when (RFC3339 UTC, or null)."""
+    return {"by": p.by, "at": rfc3339_z(p.at) if p.at else None, "reason": p.reason,
+            "until": rfc3339_z(p.until) if p.until else None}
+
+
+def record_doc(rec: RunRecord) -> dict[str, Any]:
+    """A run record, every field under its own name (``gitops``: the hold's GitOps part as the
+    annotation holds it, JSON text or "")."""
+    return {f.name: getattr(rec, f.name) for f in fields(rec)}
