@@ -530,3 +530,41 @@ def test_forbid_and_an_active_job_are_part_of_the_decision(capsys: pytest.Captur
     assert any("JobAlreadyActive" in e for e in c["events"])
     rc, _, err = run(capsys, "* * * * *", "--last-schedule", "2026-12-02T16:19:00Z", "--concurrency-policy", "Sometimes")
     assert rc == 5 and "bad --concurrency-policy" in err
+
+
+# --- the typed result and its document (issue 24, item 1) --------------------------------------
+
+def test_the_service_returns_frozen_typed_results_and_the_cli_makes_the_document() -> None:
+    # the service's result is typed; the -o json document, and a live CronJob's GitOps tool beside
+    # it, is made in cli/ (the service's result is never added to)
+    import dataclasses
+    from datetime import datetime, timezone
+
+    from cronctl.cli.explain import explanation_doc
+    from cronctl.explain import DstChange, Explanation, KubeController, explain_object
+    from cronctl.gitops import detect
+
+    utc = timezone.utc
+    obj = {"apiVersion": "batch/v1", "kind": "CronJob",
+           "metadata": {"name": "nightly", "namespace": "shop", "creationTimestamp": "2026-03-01T00:00:00Z"},
+           "spec": {"schedule": "30 2 * * *", "timeZone": "America/New_York", "suspend": True},
+           "status": {"lastScheduleTime": "2026-03-07T07:30:00Z"}}
+    e = explain_object(obj, after=datetime(2026, 3, 7, tzinfo=utc), now=datetime(2026, 3, 8, 7, 30, tzinfo=utc),
+                       count=2, api_create=False, with_controller=True)
+    assert isinstance(e, Explanation) and isinstance(e.controller, KubeController)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.name = "other"  # type: ignore[misc]
+    # 2026-03-08 02:30 does not exist in New York (02:00 EST -> 03:00 EDT at 07:00Z)
+    assert [(i.utc, i.local.isoformat(), i.weekday) for i in e.next] == [
+        (datetime(2026, 3, 7, 7, 30, tzinfo=utc), "2026-03-07T02:30:00-05:00", "Sat"),
+        (datetime(2026, 3, 9, 6, 30, tzinfo=utc), "2026-03-09T02:30:00-04:00", "Mon")]
+    [gap] = e.dst
+    assert isinstance(gap, DstChange) and gap.event.kind == "gap"
+    # suspended: this sync does nothing; unsuspending would find no time passed since 03-07 07:30Z
+    assert (e.controller.actual.decision, e.controller.unsuspended.decision) == ("suspended", "no-unmet")
+    doc = explanation_doc(e)
+    assert (list(doc)[:2], doc["controller"]["decision"], "gitops" in doc) == (["namespace", "name"], "suspended", False)
+    assert doc["next"][1] == {"utc": "2026-03-09T06:30:00Z", "local": "2026-03-09T02:30:00-04:00", "weekday": "Mon"}
+    live = explanation_doc(e, detect(obj))
+    assert list(live) == [*doc, "gitops"] and live["gitops"]["tool"] is None and "words" in live["gitops"]
+    assert explanation_doc(e) == doc  # making the document changed nothing
