@@ -289,8 +289,6 @@ def _base(c: ControllerInputs) -> datetime:
 
 def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: ControllerInputs,
                      tz: tzinfo) -> KubeController:
-    from cronctl.schedule.dst import dst_events
-
     _base(c)
     if c.view.starting_deadline is not None and c.view.starting_deadline < 0:
         raise BadInput(f"bad --starting-deadline {c.view.starting_deadline}: must be 0 or more (API validation)")
@@ -298,14 +296,29 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     view = replace(c.view, schedule=expr, time_zone=time_zone)
     d = view.decide(c.now)
     shown = view.decide(c.now, suspended=True) if view.suspended else d
-    # DST changes inside the window the controller looks at: why a run is missing or doubled there.
-    # When the listing was cut (MISSED_LIST_LIMIT), only the listed span is searched: the work stays
-    # bounded by the cap, not by how old lastScheduleTime is.
-    window_end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else c.now
-    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, window_end])
+    window_dst = [] if d.error or d.earliest >= c.now else _window_dst(sched, d, c.now)
     summary = _kube_summary(c, d, shown, tz, [f"between earliest and now, {e.message()}" for e in window_dst])
     return KubeController(now=c.now, view=view, unsuspended=d, actual=shown,
                           dst=tuple(DstChange(e, tz) for e in window_dst), summary=tuple(summary))
+
+
+def _window_dst(sched: Any, d: Decision, now: datetime) -> list[DstEvent]:
+    """DST changes inside the window the controller looks at, (earliest, now]: why a run is missing or
+    doubled there. ``now`` ends the search and is no run: a run at a time the schedule does not name is
+    one of the missed runs (``now`` itself was named as one, 'the controller also runs at' the sync's
+    instant, after any change in the window). When the listing was cut (MISSED_LIST_LIMIT), only the
+    listed span is searched: the work stays bounded by the cap, not by how old lastScheduleTime is."""
+    from cronctl.schedule.dst import dst_events
+
+    end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else now
+    runs = set(d.missed_runs)
+    out = []
+    for e in dst_events(sched, d.earliest, [*d.missed_runs, end]):
+        if any(r not in runs for r in e.extra):
+            e = replace(e, extra=tuple(r for r in e.extra if r in runs))
+        if e.skipped or e.repeated or e.extra or e.lost:  # a change the end alone brought in changes no run
+            out.append(e)
+    return out
 
 
 def _kube_summary(c: ControllerInputs, d: Decision, shown: Decision, tz: tzinfo, dst_words: list[str]) -> list[str]:
