@@ -1,28 +1,30 @@
-"""The ``cronctl explain`` service: one schedule or one CronJob in, one result dict out.
+"""The ``cronctl explain`` service: one schedule or one CronJob in, one typed :class:`Explanation` out.
 
 Pure apart from what its caller gives it: no clock (``now``/``after`` are parameters), no
-network, no kubernetes import, no typer/rich. The dict is the documented JSON contract of
-``cronctl explain -o json`` (docs/OUTPUT.md, the section "the contract"); the CLI renders the
-same dict as text.
-Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc`` ending in ``Z``,
-``local`` with the zone's offset).
+network, no kubernetes import, no typer/rich. The results are frozen dataclasses: instants are
+aware datetimes, DST changes the engine's own events placed in the schedule's zone, the
+controller's part the view's own decision. The ``cronctl explain -o json`` document (camelCase,
+RFC3339; docs/OUTPUT.md, the section "the contract") is made of them in ``cronctl/cli/explain.py``
+(``explanation_doc``), and the text is printed from that document.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, tzinfo
-from typing import Any, Sequence
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from cronctl.errors import BadInput, CronctlError
 from cronctl.model import CronJobView, cronjob_view
-from cronctl.timeutil import UTC, human_duration, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, human_duration, rfc3339_z
+
+if TYPE_CHECKING:
+    from cronctl.schedule.controller import Decision
+    from cronctl.schedule.dst import DstEvent
 
 Obj = dict[str, Any]
 
 DIALECTS = ("kubernetes", "atlas")
-#: Lists of instants in the controller object are cut at this length (counts stay exact).
-MAX_LISTED = 1000
 #: --count at most (each run is one Next() and one line; 10,000,000 took 765 MB at 60 s uncapped).
 MAX_COUNT = 10_000
 #: --missed-limit at most (Atlas walks and lists that many due runs: 100,000,000 took 93 s uncapped).
@@ -56,6 +58,94 @@ class ControllerInputs:
                            "(int64, the API's type; MAX_STARTING_DEADLINE)")
 
 
+# --- the results ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Instant:
+    """One run: the instant, and the same instant on the wall clock of the schedule's zone."""
+
+    utc: datetime
+    local: datetime  # ``utc`` in the schedule's zone
+
+    @property
+    def weekday(self) -> str:
+        """The weekday of the local date ('Mon'...'Sun')."""
+        return _WEEKDAYS[self.local.weekday()]
+
+
+@dataclass(frozen=True)
+class DstChange:
+    """One DST change touching the runs (:class:`cronctl.schedule.dst.DstEvent`), in the zone the
+    schedule runs in: the runs it adds or loses are :class:`Instant` values of that zone."""
+
+    event: DstEvent
+    tz: tzinfo
+
+    @property
+    def extra(self) -> tuple[Instant, ...]:
+        """Runs the walk across the change lands on that the schedule does not name."""
+        return tuple(instant(t, self.tz) for t in self.event.extra)
+
+    @property
+    def lost(self) -> tuple[Instant, ...]:
+        """Runs the schedule names that the walk across the change never lands on."""
+        return tuple(instant(t, self.tz) for t in self.event.lost)
+
+
+@dataclass(frozen=True)
+class KubeController:
+    """What the Kubernetes CronJob controller does at one sync at ``now`` (the view's own decide())."""
+
+    now: datetime
+    view: CronJobView  # the inputs decided on: suspend, policy, active
+    unsuspended: Decision  # what a sync that runs decides (suspend aside): the times, the Job, the runs
+    actual: Decision  # what this sync does: ``unsuspended`` unless the CronJob is suspended
+    dst: tuple[DstChange, ...]  # DST changes inside the window the controller looks at
+    summary: tuple[str, ...]  # the decision in words, one sentence per fact
+
+
+@dataclass(frozen=True)
+class AtlasController:
+    """What Atlas's RunOnce does at ``now``: every due run from ``base``, the earliest first, up to the limit."""
+
+    now: datetime
+    suspended: bool
+    base: datetime  # lastScheduleTime, else the creation time
+    missed_limit: int  # the limit in force (the default when unset or <= 0)
+    due: tuple[datetime, ...]
+    more_due: bool  # more runs are due than the limit
+    summary: tuple[str, ...]
+
+
+Controller = Union[KubeController, AtlasController]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One schedule (or CronJob) explained: its words, zone, next runs, DST changes, the API
+    server's and cronctl's warnings and, given controller inputs, the controller's decision."""
+
+    name: str | None  # the CronJob's (or --name); with ``namespace``, shown when either is set
+    namespace: str | None
+    dialect: str  # kubernetes | atlas
+    schedule: str
+    time_zone: str | None  # spec.timeZone (Atlas: timezone) as given
+    zone: str  # the zone the schedule runs in
+    zone_source: str  # timeZone | prefix | controller-local | timezone | default-utc
+    description: str
+    never_fires: bool
+    after: datetime  # the runs listed are strictly after this
+    next: tuple[Instant, ...]
+    dst: tuple[DstChange, ...]
+    warnings: tuple[str, ...]
+    controller: Controller | None = None
+
+    @property
+    def named(self) -> bool:
+        """Whether the explanation names a CronJob (the document then has ``namespace`` and ``name``)."""
+        return self.name is not None or self.namespace is not None
+
+
 def given(now: datetime, *, created: datetime | None = None, last_schedule: datetime | None = None,
           starting_deadline: int | None = None, suspended: bool = False, name: str = DEFAULT_NAME,
           missed_limit: int | None = None, concurrency_policy: str | None = None,
@@ -78,14 +168,9 @@ def _zone(name: str) -> tzinfo:
         return UTC
 
 
-def instant(t: datetime, tz: tzinfo) -> Obj:
-    """One run as the contract prints it: ``{"utc", "local", "weekday"}`` (weekday of the local date)."""
-    local = t.astimezone(tz)
-    return {"utc": rfc3339_z(t), "local": rfc3339_local(local), "weekday": _WEEKDAYS[local.weekday()]}
-
-
-def _z(t: datetime | None) -> str | None:
-    return None if t is None else rfc3339_z(t)
+def instant(t: datetime, tz: tzinfo) -> Instant:
+    """One run ``t`` and its wall-clock time in ``tz``."""
+    return Instant(utc=t, local=t.astimezone(tz))
 
 
 def _local_words(t: datetime, tz: tzinfo) -> str:
@@ -111,14 +196,10 @@ def _runs_words(ts: Sequence[datetime], tz: tzinfo, shown: int = 6) -> str:
     return f"{n} run{'s' if n != 1 else ''} ({head}{more})"
 
 
-def _listed(ts: Sequence[datetime]) -> list[str]:
-    return [rfc3339_z(t) for t in ts[:MAX_LISTED]]
-
-
 def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count: int = 10,
                      dialect: str = "kubernetes", controller: ControllerInputs | None = None,
                      name: str | None = None, namespace: str | None = None,
-                     api_create: bool = True) -> Obj:
+                     api_create: bool = True) -> Explanation:
     """Explain one schedule: words, the next ``count`` runs after ``after``, DST events, and
     (given ``controller``) what the controller decides at ``controller.now``.
 
@@ -157,30 +238,19 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
             "no run within Atlas's one-year search horizon from " if atlas
             else "no run within robfig's five-year search horizon from ") + rfc3339_z(after)
     events = dst_events(sched, after, runs, and_rule=atlas)
-    result: Obj = {}
-    if namespace is not None or name is not None:
-        result["namespace"] = namespace
-        result["name"] = name
-    result.update({
-        "dialect": dialect,
-        "schedule": expr,
-        "timeZone": time_zone,
-        "zone": sched.zone,
-        "zoneSource": zone_source,
-        "description": describe(sched, sched.zone if atlas else time_zone, and_rule=atlas),
-        "neverFires": never is not None,
-        "from": rfc3339_z(after),
-        "next": [instant(t, tz) for t in runs],
-        "dst": [_dst_obj(e, tz) for e in events],
-        "warnings": _warnings(sched, expr, time_zone, name, atlas, api_create)
-        + ([horizon_note + " (Next returns the zero time: the controller starts nothing)"] if horizon_note else []),
-    })
+    description = describe(sched, sched.zone if atlas else time_zone, and_rule=atlas)
+    warnings = _warnings(sched, expr, time_zone, name, atlas, api_create)
+    if horizon_note:
+        warnings.append(horizon_note + " (Next returns the zero time: the controller starts nothing)")
+    ctl: Controller | None = None
     if controller is not None:
-        if atlas:
-            result["controller"] = _atlas_controller(sched, controller, tz)
-        else:
-            result["controller"] = _kube_controller(sched, expr, time_zone, controller, tz)
-    return result
+        ctl = (_atlas_controller(sched, controller, tz) if atlas
+               else _kube_controller(sched, expr, time_zone, controller, tz))
+    return Explanation(
+        name=name, namespace=namespace, dialect=dialect, schedule=expr, time_zone=time_zone, zone=sched.zone,
+        zone_source=zone_source, description=description, never_fires=never is not None, after=after,
+        next=tuple(instant(t, tz) for t in runs), dst=tuple(DstChange(e, tz) for e in events),
+        warnings=tuple(warnings), controller=ctl)
 
 
 def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, atlas: bool,
@@ -210,31 +280,6 @@ def _warnings(sched: Any, expr: str, time_zone: str | None, name: str | None, at
     return out
 
 
-def _dst_obj(e: Any, tz: tzinfo) -> Obj:
-    t = e.transition
-    return {
-        "kind": e.kind,
-        "transition": rfc3339_z(t.at),
-        "offsetBefore": _offset(t.offset_before),
-        "offsetAfter": _offset(t.offset_after),
-        "wallStart": t.wall_start.isoformat(timespec="minutes"),
-        "wallEnd": t.wall_end.isoformat(timespec="minutes"),
-        "skipped": [w.isoformat(timespec="minutes") for w in e.skipped],
-        "repeated": [{"wall": w.isoformat(timespec="minutes"), "utc": [rfc3339_z(a), rfc3339_z(b)]}
-                     for w, a, b in e.repeated],
-        "extra": [instant(r, tz) for r in e.extra],
-        "lost": [instant(r, tz) for r in e.lost],
-        "message": e.message(),
-    }
-
-
-def _offset(d: timedelta) -> str:
-    total = int(d.total_seconds())
-    sign = "-" if total < 0 else "+"
-    h, m = divmod(abs(total) // 60, 60)
-    return f"{sign}{h:02d}:{m:02d}"
-
-
 def _base(c: ControllerInputs) -> datetime:
     base = c.view.last_schedule or c.view.created
     if base is None:
@@ -242,9 +287,8 @@ def _base(c: ControllerInputs) -> datetime:
     return base
 
 
-def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: ControllerInputs, tz: tzinfo) -> Obj:
-    from cronctl.schedule.dst import dst_events
-
+def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: ControllerInputs,
+                     tz: tzinfo) -> KubeController:
     _base(c)
     if c.view.starting_deadline is not None and c.view.starting_deadline < 0:
         raise BadInput(f"bad --starting-deadline {c.view.starting_deadline}: must be 0 or more (API validation)")
@@ -252,41 +296,32 @@ def _kube_controller(sched: Any, expr: str, time_zone: str | None, c: Controller
     view = replace(c.view, schedule=expr, time_zone=time_zone)
     d = view.decide(c.now)
     shown = view.decide(c.now, suspended=True) if view.suspended else d
-    # DST changes inside the window the controller looks at: why a run is missing or doubled there.
-    # When the listing was cut (MISSED_LIST_LIMIT), only the listed span is searched: the work stays
-    # bounded by the cap, not by how old lastScheduleTime is.
-    window_end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else c.now
-    window_dst = [] if d.error or d.earliest >= c.now else dst_events(sched, d.earliest, [*d.missed_runs, window_end])
-    return {
-        "now": rfc3339_z(c.now),
-        "suspended": view.suspended,
-        "decision": shown.decision,
-        "earliest": rfc3339_z(d.earliest),
-        "mostRecent": _z(d.most_recent),
-        "missed": d.missed,
-        "error": d.error,
-        "jobName": d.job_name,
-        "scheduledTimestamp": d.scheduled_timestamp,
-        "nextWakeUp": _z(shown.next_wakeup),
-        "events": list(shown.events),
-        "missedRunsCount": len(d.missed_runs),
-        "missedRunsTruncated": d.missed_truncated,
-        "missedRuns": _listed(d.missed_runs),
-        "neverMadeUpCount": len(d.never_made_up),
-        "neverMadeUp": _listed(d.never_made_up),
-        "deadlineDroppedCount": len(d.deadline_dropped),
-        "deadlineDropped": _listed(d.deadline_dropped),
-        "concurrencyPolicy": view.policy,
-        "active": list(view.active),
-        "waitingFor": list(d.waiting_for),
-        "replaces": list(d.replaces),
-        "estimateSkipped": _z(d.estimate_skipped),
-        "dst": [_dst_obj(e, tz) for e in window_dst],
-        "summary": _kube_summary(c, d, shown, tz, [f"between earliest and now, {e.message()}" for e in window_dst]),
-    }
+    window_dst = [] if d.error or d.earliest >= c.now else _window_dst(sched, d, c.now)
+    summary = _kube_summary(c, d, shown, tz, [f"between earliest and now, {e.message()}" for e in window_dst])
+    return KubeController(now=c.now, view=view, unsuspended=d, actual=shown,
+                          dst=tuple(DstChange(e, tz) for e in window_dst), summary=tuple(summary))
 
 
-def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words: list[str]) -> list[str]:
+def _window_dst(sched: Any, d: Decision, now: datetime) -> list[DstEvent]:
+    """DST changes inside the window the controller looks at, (earliest, now]: why a run is missing or
+    doubled there. ``now`` ends the search and is no run: a run at a time the schedule does not name is
+    one of the missed runs (``now`` itself was named as one, 'the controller also runs at' the sync's
+    instant, after any change in the window). When the listing was cut (MISSED_LIST_LIMIT), only the
+    listed span is searched: the work stays bounded by the cap, not by how old lastScheduleTime is."""
+    from cronctl.schedule.dst import dst_events
+
+    end = d.missed_runs[-1] if d.missed_truncated and d.missed_runs else now
+    runs = set(d.missed_runs)
+    out = []
+    for e in dst_events(sched, d.earliest, [*d.missed_runs, end]):
+        if any(r not in runs for r in e.extra):
+            e = replace(e, extra=tuple(r for r in e.extra if r in runs))
+        if e.skipped or e.repeated or e.extra or e.lost:  # a change the end alone brought in changes no run
+            out.append(e)
+    return out
+
+
+def _kube_summary(c: ControllerInputs, d: Decision, shown: Decision, tz: tzinfo, dst_words: list[str]) -> list[str]:
     """The decision in words, one sentence per fact (``dst_words``: DST changes inside the window)."""
     out: list[str] = []
     if d.error:
@@ -304,17 +339,18 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
         out.append(f"{_runs_words(dropped, tz)} dropped by startingDeadlineSeconds={c.view.starting_deadline} "
                    "(older than the deadline when the controller looks): never made up, and no event "
                    "says so")
-    if d.decision == "forbid-active":
-        out.append(f"{lead} start nothing for {_local_words(d.most_recent, tz)}: concurrencyPolicy Forbid and "
+    recent = d.most_recent  # set by forbid-active and already-processed too
+    if recent is not None and d.decision == "forbid-active":
+        out.append(f"{lead} start nothing for {_local_words(recent, tz)}: concurrencyPolicy Forbid and "
                    f"{', '.join(d.waiting_for)} still active (Normal JobAlreadyActive); the slot waits and is "
                    "started at a later sync only if that Job ends before the next slot"
                    + (" and inside the deadline" if c.view.starting_deadline is not None else "")
                    + ", otherwise it is never run")
-    elif d.decision == "already-processed":
-        out.append(f"{lead} start nothing: {_local_words(d.most_recent, tz)} is already processed "
+    elif recent is not None and d.decision == "already-processed":
+        out.append(f"{lead} start nothing: {_local_words(recent, tz)} is already processed "
                    f"(status.lastScheduleTime or {d.job_name} in status.active)")
-    elif d.most_recent is not None:
-        out.append(f"{lead} start one Job for {_local_words(d.most_recent, tz)} ({d.job_name})")
+    elif recent is not None:
+        out.append(f"{lead} start one Job for {_local_words(recent, tz)} ({d.job_name})")
         if d.replaces:
             out.append(f"concurrencyPolicy Replace: it first deletes {', '.join(d.replaces)} (still active)")
     elif c.view.starting_deadline != 0:
@@ -352,7 +388,7 @@ def _kube_summary(c: ControllerInputs, d: Any, shown: Any, tz: tzinfo, dst_words
     return out
 
 
-def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> Obj:
+def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> AtlasController:
     from cronctl.schedule.atlas import DEFAULT_MISSED_LIMIT
 
     base = _base(c)
@@ -372,16 +408,8 @@ def _atlas_controller(sched: Any, c: ControllerInputs, tz: tzinfo) -> Obj:
                      "several due Jobs can be created in one pass")
     else:
         words.append(f"nothing is due: no occurrence in ({rfc3339_z(base)}, {rfc3339_z(c.now)}]")
-    return {
-        "now": rfc3339_z(c.now),
-        "suspended": c.view.suspended,
-        "base": rfc3339_z(base),
-        "missedLimit": limit,
-        "dueCount": len(due),
-        "due": _listed(due),
-        "moreDue": bool(beyond),
-        "summary": words,
-    }
+    return AtlasController(now=c.now, suspended=c.view.suspended, base=base, missed_limit=limit, due=tuple(due),
+                           more_due=bool(beyond), summary=tuple(words))
 
 
 # --- Kubernetes objects -------------------------------------------------------------------
@@ -393,7 +421,7 @@ def _is_atlas_manifest(obj: Obj) -> bool:
 
 def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: int = 10,
                    overrides: ControllerInputs | None = None, source: str = "",
-                   api_create: bool = True, with_controller: bool | None = None) -> Obj:
+                   api_create: bool = True, with_controller: bool | None = None) -> Explanation:
     """Explain one CronJob object (a batch/v1 CronJob dict, or an Atlas CLI manifest).
 
     Controller inputs come from the object (creationTimestamp, status.lastScheduleTime,
@@ -439,7 +467,8 @@ def explain_object(obj: Obj, *, after: datetime | None, now: datetime, count: in
                 else (view.created is not None or view.last_schedule is not None))
         ctl = ControllerInputs(now=now, view=replace(view, name=view.name or DEFAULT_NAME)) if want else None
         return explain_schedule(view.schedule, time_zone=view.time_zone, after=after or now, count=count,
-                                controller=ctl, name=name, namespace=ns, api_create=api_create)
+                                controller=ctl, name=name if isinstance(name, str) else None,
+                                namespace=ns if isinstance(ns, str) else None, api_create=api_create)
     except CronctlError as e:
         raise _located(e, where) from None
 
@@ -462,7 +491,7 @@ def cronjobs_in(objs: Sequence[Obj], source: str) -> list[Obj]:
 
 
 def explain_file(path: str, *, after: datetime | None, now: datetime, count: int = 10,
-                 overrides: ControllerInputs | None = None, dialect: str | None = None) -> list[Obj]:
+                 overrides: ControllerInputs | None = None, dialect: str | None = None) -> list[Explanation]:
     """Every CronJob in a manifest, multi-document YAML, JSON, or ``kubectl get -o yaml|json`` List."""
     from cronctl.manifest import load_objects
     from cronctl.model import check_objects

@@ -1,15 +1,16 @@
 """`cronctl explain`: a schedule, a live CronJob or a manifest file, exactly as the controller sees it.
 
-Thin: parse options, read the clock once, call :mod:`cronctl.explain`, render. Nothing heavy is
-imported at module import time (the kubernetes client only in live mode, yaml only for files and
-``-o yaml``), so ``cronctl explain`` starts fast.
+Thin: parse options, read the clock once, call :mod:`cronctl.explain`, make the ``-o json``
+document of its typed results (:func:`explanation_doc`), render. Nothing heavy is imported at module
+import time (the kubernetes client only in live mode, yaml only for files and ``-o yaml``), so
+``cronctl explain`` starts fast.
 """
 
 from __future__ import annotations
 
 import os
-from datetime import datetime
-from typing import Annotated, Any, Optional
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -18,6 +19,13 @@ from cronctl.cli import candidates
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
                                 file_list, out)
 from cronctl.textsafe import visible
+
+if TYPE_CHECKING:
+    from cronctl.explain import AtlasController, DstChange, Explanation, Instant, KubeController
+    from cronctl.gitops import GitOps
+
+#: Lists of instants in the controller object are cut at this length (counts stay exact).
+MAX_LISTED = 1000
 
 
 def explain(
@@ -82,7 +90,6 @@ def explain(
     from cronctl.errors import BadInput
     from cronctl.explain import DIALECTS, explain_file, explain_schedule, given
     from cronctl.names import cronjob_name, is_cronjob_ref
-    from cronctl.timeutil import UTC
 
     if dialect not in DIALECTS:
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
@@ -106,42 +113,173 @@ def explain(
                    suspended=suspended, name=name or "cronjob", missed_limit=missed_limit,
                    concurrency_policy=concurrency_policy, active=tuple(active or ()))
 
-    result: Any
+    doc: Any  # one document, or a list of them for -f
     if files:
-        result = [r for path in files
-                  for r in explain_file(path, after=after if from_ is not None else None, now=now_t, count=count,
-                                        overrides=inputs if controller_given else None,
-                                        dialect=dialect if dialect == "atlas" else None)]
+        results = [r for path in files
+                   for r in explain_file(path, after=after if from_ is not None else None, now=now_t, count=count,
+                                         overrides=inputs if controller_given else None,
+                                         dialect=dialect if dialect == "atlas" else None)]
+        doc = [explanation_doc(r) for r in results]
     elif target is not None and is_cronjob_ref(target):
         if dialect == "atlas":
             raise BadInput("--dialect atlas applies to a schedule or an Atlas manifest (-f), "
                            "not to a live Kubernetes CronJob")
-        result = _live(cronjob_name(target), kubeconfig, context, namespace, after if from_ else None,
-                       now_t, count, inputs if controller_given else None)
+        live, gitops = _live(cronjob_name(target), kubeconfig, context, namespace, after if from_ else None,
+                             now_t, count, inputs if controller_given else None)
+        results, doc = [live], explanation_doc(live, gitops)
     else:
         assert target is not None
         if controller_given and created_t is None and last_t is None:
             raise BadInput("controller inputs need --created or --last-schedule (the controller's starting point)")
         result = explain_schedule(target, time_zone=tz, after=after, count=count, dialect=dialect,
                                   controller=inputs if controller_given else None, name=name)
-    _render(result, output)
+        results, doc = [result], explanation_doc(result)
+    _render(doc, output)
     if not allow_never:
-        _refuse_never_firing(result if isinstance(result, list) else [result])
+        _refuse_never_firing(results)
 
 
-def _refuse_never_firing(results: list[dict[str, Any]]) -> None:
+def explanation_doc(e: Explanation, gitops: GitOps | None = None) -> dict[str, Any]:
+    """The ``-o json`` / ``-o yaml`` document of one explanation (docs/OUTPUT.md, "the contract"; the text
+    is printed from it too). Keys are camelCase like the Kubernetes API; instants are RFC3339 (``utc``
+    ending in ``Z``, ``local`` with the zone's offset). ``gitops``: who else writes spec.suspend (a live
+    CronJob's GitOps controller), for the suspend questions."""
+    from cronctl.explain import AtlasController
+    from cronctl.timeutil import rfc3339_z
+
+    doc: dict[str, Any] = {"namespace": e.namespace, "name": e.name} if e.named else {}
+    doc.update({
+        "dialect": e.dialect,
+        "schedule": e.schedule,
+        "timeZone": e.time_zone,
+        "zone": e.zone,
+        "zoneSource": e.zone_source,
+        "description": e.description,
+        "neverFires": e.never_fires,
+        "from": rfc3339_z(e.after),
+        "next": [_instant_doc(i) for i in e.next],
+        "dst": [_dst_doc(c) for c in e.dst],
+        "warnings": list(e.warnings),
+    })
+    c = e.controller
+    if c is not None:
+        doc["controller"] = _atlas_doc(c) if isinstance(c, AtlasController) else _kube_doc(c)
+    if gitops is not None:
+        doc["gitops"] = {**gitops.as_dict(), "words": gitops.words()}
+    return doc
+
+
+def _instant_doc(i: Instant) -> dict[str, Any]:
+    """One run: ``{"utc", "local", "weekday"}`` (the weekday of the local date)."""
+    from cronctl.timeutil import rfc3339_local, rfc3339_z
+
+    return {"utc": rfc3339_z(i.utc), "local": rfc3339_local(i.local), "weekday": i.weekday}
+
+
+def _dst_doc(c: DstChange) -> dict[str, Any]:
+    from cronctl.timeutil import rfc3339_z
+
+    e = c.event
+    t = e.transition
+    return {
+        "kind": e.kind,
+        "transition": rfc3339_z(t.at),
+        "offsetBefore": _offset(t.offset_before),
+        "offsetAfter": _offset(t.offset_after),
+        "wallStart": t.wall_start.isoformat(timespec="minutes"),
+        "wallEnd": t.wall_end.isoformat(timespec="minutes"),
+        "skipped": [w.isoformat(timespec="minutes") for w in e.skipped],
+        "repeated": [{"wall": w.isoformat(timespec="minutes"), "utc": [rfc3339_z(a), rfc3339_z(b)]}
+                     for w, a, b in e.repeated],
+        "extra": [_instant_doc(i) for i in c.extra],
+        "lost": [_instant_doc(i) for i in c.lost],
+        "message": e.message(),
+    }
+
+
+def _offset(d: timedelta) -> str:
+    """A UTC offset as RFC3339 writes it: '+01:00', '-03:30'."""
+    total = int(d.total_seconds())
+    sign = "-" if total < 0 else "+"
+    h, m = divmod(abs(total) // 60, 60)
+    return f"{sign}{h:02d}:{m:02d}"
+
+
+def _z(t: datetime | None) -> str | None:
+    from cronctl.timeutil import rfc3339_z
+
+    return None if t is None else rfc3339_z(t)
+
+
+def _listed(ts: tuple[datetime, ...]) -> list[str]:
+    from cronctl.timeutil import rfc3339_z
+
+    return [rfc3339_z(t) for t in ts[:MAX_LISTED]]
+
+
+def _kube_doc(c: KubeController) -> dict[str, Any]:
+    """The controller part of a Kubernetes explanation: what a sync that runs decides (``unsuspended``),
+    and the decision, wake-up and events of this sync (``actual``: nothing while suspended)."""
+    from cronctl.timeutil import rfc3339_z
+
+    d, shown, view = c.unsuspended, c.actual, c.view
+    return {
+        "now": rfc3339_z(c.now),
+        "suspended": view.suspended,
+        "decision": shown.decision,
+        "earliest": rfc3339_z(d.earliest),
+        "mostRecent": _z(d.most_recent),
+        "missed": d.missed,
+        "error": d.error,
+        "jobName": d.job_name,
+        "scheduledTimestamp": d.scheduled_timestamp,
+        "nextWakeUp": _z(shown.next_wakeup),
+        "events": list(shown.events),
+        "missedRunsCount": len(d.missed_runs),
+        "missedRunsTruncated": d.missed_truncated,
+        "missedRuns": _listed(d.missed_runs),
+        "neverMadeUpCount": len(d.never_made_up),
+        "neverMadeUp": _listed(d.never_made_up),
+        "deadlineDroppedCount": len(d.deadline_dropped),
+        "deadlineDropped": _listed(d.deadline_dropped),
+        "concurrencyPolicy": view.policy,
+        "active": list(view.active),
+        "waitingFor": list(d.waiting_for),
+        "replaces": list(d.replaces),
+        "estimateSkipped": _z(d.estimate_skipped),
+        "dst": [_dst_doc(x) for x in c.dst],
+        "summary": list(c.summary),
+    }
+
+
+def _atlas_doc(c: AtlasController) -> dict[str, Any]:
+    from cronctl.timeutil import rfc3339_z
+
+    return {
+        "now": rfc3339_z(c.now),
+        "suspended": c.suspended,
+        "base": rfc3339_z(c.base),
+        "missedLimit": c.missed_limit,
+        "dueCount": len(c.due),
+        "due": _listed(c.due),
+        "moreDue": c.more_due,
+        "summary": list(c.summary),
+    }
+
+
+def _refuse_never_firing(results: list[Explanation]) -> None:
     """After the explanation: a schedule that never fires is an error (exit 5) unless --allow-never."""
     from cronctl.errors import ScheduleError
 
-    never = [r for r in results if r.get("neverFires")]
+    never = [r for r in results if r.never_fires]
     if not never:
         return
 
-    def one(r: dict[str, Any]) -> str:
-        who = f"{r['namespace'] + '/' if r.get('namespace') else ''}{r['name']}: " if r.get("name") else ""
-        why = (str(r["description"]).removesuffix(": this schedule never fires") if "never" in r["description"]
+    def one(r: Explanation) -> str:
+        who = f"{r.namespace + '/' if r.namespace else ''}{r.name}: " if r.name else ""
+        why = (r.description.removesuffix(": this schedule never fires") if "never" in r.description
                else "no run within the search horizon")
-        return f"{who}schedule '{r['schedule']}' never fires ({why})"
+        return f"{who}schedule '{r.schedule}' never fires ({why})"
 
     more = f"; and {len(never) - 3} more" if len(never) > 3 else ""
     raise ScheduleError("; ".join(one(r) for r in never[:3]) + more
@@ -157,7 +295,8 @@ def _instant(text: str | None, option: str) -> datetime | None:
 
 
 def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
-          after: datetime | None, now: datetime, count: int, overrides: Any) -> dict[str, Any]:
+          after: datetime | None, now: datetime, count: int, overrides: Any) -> tuple[Explanation, GitOps]:
+    """A live CronJob explained, and who else writes its spec.suspend (a GitOps controller)."""
     from cronctl.explain import explain_object
     from cronctl.kube import connect  # the only path that loads the kubernetes client
 
@@ -169,12 +308,11 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
 
     result = explain_object(obj, after=after, now=now, count=count, overrides=overrides, api_create=False,
                             with_controller=True)
-    g = detect(obj)  # who else writes spec.suspend (a GitOps controller), for the suspend questions
-    result["gitops"] = {**g.as_dict(), "words": g.words()}
-    return result
+    return result, detect(obj)  # who else writes spec.suspend (a GitOps controller), for the suspend questions
 
 
 def _render(result: Any, output: Output) -> None:
+    """The document (a list of them for -f) as -o json|yaml, or as text."""
     if output != Output.text:
         emit(result, output)
     elif isinstance(result, list):
@@ -187,7 +325,8 @@ def _render(result: Any, output: Output) -> None:
 
 
 def _render_text(r: dict[str, Any]) -> None:
-    """People's view of one result dict. Plain aligned lines (no table padding), styled by rich."""
+    """People's view of one explanation, printed from its document (:func:`explanation_doc`, as -o json
+    says it). Plain aligned lines (no table padding), styled by rich."""
     from rich.text import Text
 
     # One print per result: rich's per-call overhead dominated `-f` on a 500-CronJob List.

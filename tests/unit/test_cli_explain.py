@@ -175,6 +175,38 @@ def test_a_run_missed_because_of_a_dst_gap_is_explained_in_the_controller_window
     assert any("the run at 02:30 will not happen" in s for s in c["summary"])
 
 
+@pytest.mark.parametrize(("args", "kinds"), [
+    # New York springs forward at 2026-03-08T07:00:00Z (02:30 does not exist); the sync is at 12:00Z
+    (("30 2 * * *", "--tz", "America/New_York", "--last-schedule", "2026-03-07T07:30:00Z",
+      "--now", "2026-03-08T12:00:00Z"), ["gap"]),
+    # Berlin falls back at 2026-10-25T01:00:00Z; noon is never inside the fold: no run is changed
+    (("0 12 * * *", "--tz", "Europe/Berlin", "--last-schedule", "2026-10-24T10:00:00Z",
+      "--now", "2026-10-25T05:00:00Z"), []),
+])
+def test_the_instant_of_the_sync_is_not_called_a_run_the_schedule_does_not_name(
+        capsys: pytest.CaptureFixture[str], args: tuple[str, ...], kinds: list[str]) -> None:
+    # bug fix: the end of the controller's window (now) went to the DST analysis as a run, so after a
+    # change in the window the summary said "the controller also runs at Sun 2026-03-08 08:00 EDT (12:00Z),
+    # a time the schedule does not name" (and a fold that changes no run was listed for it)
+    c = run_json(capsys, *args, "--created", "2026-01-01T00:00:00Z")["controller"]
+    assert c["decision"] == "no-unmet" and c["missedRuns"] == []
+    assert [d["kind"] for d in c["dst"]] == kinds and [d["extra"] for d in c["dst"]] == [[] for _ in kinds]
+    assert not [s for s in c["summary"] if "also runs at" in s or "does not name" in s]
+
+
+def test_a_missed_run_at_a_time_the_schedule_does_not_name_is_still_called_one(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Santiago skips Sunday 2026-09-06 00:00 -04 (04:00Z -> 01:00 -03): robfig's walk runs the
+    # Saturday-only '0 1 * * 6' on Sunday 01:00 -03 (tests/unit/test_dst_report.py); at 12:00Z it is missed
+    c = run_json(capsys, "0 1 * * 6", "--tz", "America/Santiago", "--created", "2026-01-01T00:00:00Z",
+                 "--last-schedule", "2026-09-05T05:00:00Z", "--now", "2026-09-06T12:00:00Z")["controller"]
+    assert (c["decision"], c["missedRuns"]) == ("create", ["2026-09-06T04:00:00Z"])
+    [gap] = c["dst"]
+    assert [x["utc"] for x in gap["extra"]] == ["2026-09-06T04:00:00Z"]
+    [said] = [s for s in c["summary"] if "does not name" in s]
+    assert "also runs at Sun 2026-09-06 01:00 -03 (04:00Z), a time" in said and "12:00Z" not in said
+
+
 def test_too_many_missed_times_is_called_out_and_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
     # vectors hourly-creation: created 00:00, now day 5 05:00 -> n = 101 -> "many", still created.
     r = run_json(capsys, "0 * * * *", "--name", "mycronjob", "--created", "2026-01-01T00:00:00Z",
@@ -530,3 +562,41 @@ def test_forbid_and_an_active_job_are_part_of_the_decision(capsys: pytest.Captur
     assert any("JobAlreadyActive" in e for e in c["events"])
     rc, _, err = run(capsys, "* * * * *", "--last-schedule", "2026-12-02T16:19:00Z", "--concurrency-policy", "Sometimes")
     assert rc == 5 and "bad --concurrency-policy" in err
+
+
+# --- the typed result and its document (issue 24, item 1) --------------------------------------
+
+def test_the_service_returns_frozen_typed_results_and_the_cli_makes_the_document() -> None:
+    # the service's result is typed; the -o json document, and a live CronJob's GitOps tool beside
+    # it, is made in cli/ (the service's result is never added to)
+    import dataclasses
+    from datetime import datetime, timezone
+
+    from cronctl.cli.explain import explanation_doc
+    from cronctl.explain import DstChange, Explanation, KubeController, explain_object
+    from cronctl.gitops import detect
+
+    utc = timezone.utc
+    obj = {"apiVersion": "batch/v1", "kind": "CronJob",
+           "metadata": {"name": "nightly", "namespace": "shop", "creationTimestamp": "2026-03-01T00:00:00Z"},
+           "spec": {"schedule": "30 2 * * *", "timeZone": "America/New_York", "suspend": True},
+           "status": {"lastScheduleTime": "2026-03-07T07:30:00Z"}}
+    e = explain_object(obj, after=datetime(2026, 3, 7, tzinfo=utc), now=datetime(2026, 3, 8, 7, 30, tzinfo=utc),
+                       count=2, api_create=False, with_controller=True)
+    assert isinstance(e, Explanation) and isinstance(e.controller, KubeController)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.name = "other"  # type: ignore[misc]
+    # 2026-03-08 02:30 does not exist in New York (02:00 EST -> 03:00 EDT at 07:00Z)
+    assert [(i.utc, i.local.isoformat(), i.weekday) for i in e.next] == [
+        (datetime(2026, 3, 7, 7, 30, tzinfo=utc), "2026-03-07T02:30:00-05:00", "Sat"),
+        (datetime(2026, 3, 9, 6, 30, tzinfo=utc), "2026-03-09T02:30:00-04:00", "Mon")]
+    [gap] = e.dst
+    assert isinstance(gap, DstChange) and gap.event.kind == "gap"
+    # suspended: this sync does nothing; unsuspending would find no time passed since 03-07 07:30Z
+    assert (e.controller.actual.decision, e.controller.unsuspended.decision) == ("suspended", "no-unmet")
+    doc = explanation_doc(e)
+    assert (list(doc)[:2], doc["controller"]["decision"], "gitops" in doc) == (["namespace", "name"], "suspended", False)
+    assert doc["next"][1] == {"utc": "2026-03-09T06:30:00Z", "local": "2026-03-09T02:30:00-04:00", "weekday": "Mon"}
+    live = explanation_doc(e, detect(obj))
+    assert list(live) == [*doc, "gitops"] and live["gitops"]["tool"] is None and "words" in live["gitops"]
+    assert explanation_doc(e) == doc  # making the document changed nothing

@@ -3,7 +3,8 @@ bundle and run-manual's plan state the same duration, zone, policy and slot (and
 zone, policy and slot).
 
 Each command is run the way its command line runs it, over the one fake of our Cluster boundary:
-``explain`` through :func:`cronctl.explain.explain_object` (what ``explain cronjob/NAME`` shows),
+``explain`` through :func:`cronctl.explain.explain_object` and the document ``-o json`` prints of it
+(:func:`cronctl.cli.explain.explanation_doc`: what ``explain cronjob/NAME`` shows),
 ``status`` through :func:`cronctl.procedure.status.collect_status` and the document ``-o json`` prints of it
 (:func:`cronctl.cli.status.status_doc`), ``history`` through
 :func:`cronctl.procedure.history.from_cluster`, the bundle through its collector and
@@ -28,6 +29,7 @@ from builders import SCHEDULED_TS, T, job, slotname, z
 from cronctl.bundle.analyse import Options as BundleOptions
 from cronctl.bundle.assemble import build_bundle
 from cronctl.bundle.collect import collect
+from cronctl.cli.explain import explanation_doc
 from cronctl.cli.status import overview_doc, status_doc
 from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions
@@ -164,7 +166,7 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     assert cluster.patches == []  # a dry run
 
     # -- explain cronjob/cj: the zone and policy it states, the slot it names as the controller would -----
-    e = explain_object(cj, after=None, now=NOW)
+    e = explanation_doc(explain_object(cj, after=None, now=NOW))
     assert (e["timeZone"], e["zone"], e["controller"]["concurrencyPolicy"]) == (want_zone, zone or "UTC", want_policy)
     assert e["controller"]["mostRecent"] == z(NOW)  # the */10 slot at noon
     assert e["controller"]["scheduledTimestamp"] == annotation(NOW, zone)
@@ -190,7 +192,7 @@ def test_a_schedule_with_a_zone_prefix_is_shown_in_that_zone_by_status_and_the_p
     doc = build_bundle(collect(FakeCluster(cj, jobs), ["cj"], now=NOW, collected_at=NOW, logs=False),  # type: ignore[arg-type]
                        ["cj"], BundleOptions(now=NOW)).doc
     assert doc["cronjobs"][0]["schedule"]["zone"] == "Asia/Kolkata"
-    assert explain_object(cj, after=None, now=NOW)["zone"] == "Asia/Kolkata"
+    assert explanation_doc(explain_object(cj, after=None, now=NOW))["zone"] == "Asia/Kolkata"
     assert runbook_context(cj, NOW)["zone"] == "Asia/Kolkata"
 
     st = collect_status(FakeCluster(cj, jobs), "cj", NOW)  # type: ignore[arg-type]

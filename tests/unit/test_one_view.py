@@ -19,6 +19,7 @@ from builders import job
 from cronctl import model
 from cronctl.bundle.analyse import Options as BundleOptions, analyse_cronjob
 from cronctl.errors import BadInput
+from cronctl.cli.explain import explanation_doc
 from cronctl.explain import explain_object
 from cronctl.history import Options as HistoryOptions, history_horizon, slot_history
 from cronctl.procedure.predict import expected_duration, history_limit_removal, predict
@@ -102,7 +103,7 @@ def test_a_valid_deadline_gives_every_command_the_same_decision() -> None:
     assert predict(cj, NOW, suspended=False).decision == want.decision
     assert runbook_context(cj, NOW)["unsuspend"]["decision"] == want.decision
     assert analyse_cronjob(cj, [], [], [], BundleOptions(now=NOW))["schedule"]["decision"]["decision"] == want.decision
-    assert explain_object(cj, after=None, now=NOW)["controller"]["decision"] == want.decision
+    assert explanation_doc(explain_object(cj, after=None, now=NOW))["controller"]["decision"] == want.decision
 
 
 # --- one interval and overlap rule -------------------------------------------------------------------
@@ -276,18 +277,19 @@ def test_explain_decides_with_the_view_and_the_flags_given_lay_over_the_objects_
         "lastScheduleTime": "2026-12-02T11:00:00Z", "active": [{"name": "cj-29936820"}]})
     view = model.cronjob_view(cj)
     want = view.decide(NOW)
-    got = explain_object(cj, after=None, now=NOW)["controller"]
+    got = explanation_doc(explain_object(cj, after=None, now=NOW))["controller"]
     assert (got["decision"], got["concurrencyPolicy"], got["active"]) == (want.decision, "Forbid", ["cj-29936820"])
     assert (got["decision"], got["waitingFor"]) == ("forbid-active", ["cj-29936820"])  # 11:30 waits for 11:00's Job
     # --concurrency-policy Replace over the object: the rest stays the object's
-    over = explain_object(cj, after=None, now=NOW, overrides=given(NOW, concurrency_policy="Replace"))["controller"]
+    over = explanation_doc(explain_object(cj, after=None, now=NOW,
+                                          overrides=given(NOW, concurrency_policy="Replace")))["controller"]
     replaced = dataclasses.replace(view, concurrency_policy="Replace").decide(NOW)
     assert (over["decision"], over["concurrencyPolicy"], over["replaces"]) == (replaced.decision, "Replace",
                                                                              list(replaced.replaces))
     assert (over["decision"], over["replaces"]) == ("create", ["cj-29936820"])
     # a bare schedule with the same inputs as flags decides the same as the object
-    bare = explain_schedule("*/10 * * * *", time_zone=None, after=NOW, controller=given(
+    bare = explanation_doc(explain_schedule("*/10 * * * *", time_zone=None, after=NOW, controller=given(
         NOW, created=view.created, last_schedule=view.last_schedule, starting_deadline=600,
-        concurrency_policy="Forbid", active=view.active, name="cj"))["controller"]
+        concurrency_policy="Forbid", active=view.active, name="cj")))["controller"]
     assert {k: bare[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")} == \
         {k: got[k] for k in ("decision", "mostRecent", "jobName", "waitingFor")}

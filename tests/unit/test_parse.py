@@ -271,7 +271,7 @@ def test_a_deprecated_zone_link_is_named_with_its_canonical_zone(zone: str, cano
 
     assert zone_link_target(zone) == canonical
     after = datetime(2026, 12, 1, tzinfo=timezone.utc)
-    warnings = explain_schedule("0 9 * * *", time_zone=zone, after=after, count=1)["warnings"]
+    warnings = explain_schedule("0 9 * * *", time_zone=zone, after=after, count=1).warnings
     assert any(zone in w and canonical in w for w in warnings), warnings
 
 
