@@ -367,13 +367,6 @@ class RunRecord:
             out[self._KEYS[f.name]] = ("true" if v else "false") if isinstance(v, bool) else str(v)
         return out
 
-    def as_dict(self) -> dict[str, Any]:
-        """Output, not the stored format (that is :meth:`to_annotations`): the record's part of an
-        ``-o json`` document. restore's is made by ``cronctl.cli.documents.record_doc``; this stays
-        for the callers that have not moved there (``cronctl.cli.status``, the runbook context of
-        ``cronctl.runbooks``) and goes with the last of them."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
 
 def read_record(cronjob: Obj) -> RunRecord | None:
     """The run record on the CronJob, or None. A record is present when the run-id key is."""
@@ -486,13 +479,6 @@ class Pause:
     def overdue(self, now: datetime) -> bool:
         return self.until is not None and now > self.until
 
-    def as_dict(self) -> dict[str, Any]:
-        """Output, not the stored format (that is the pause annotations, :func:`read_pause`): the
-        pause's part of an ``-o json`` document. pause's and resume's are made by
-        ``cronctl.cli.documents.pause_doc``; this stays for ``cronctl.cli.status`` until it uses that."""
-        return {"by": self.by, "at": rfc3339_z(self.at) if self.at else None, "reason": self.reason,
-                "until": rfc3339_z(self.until) if self.until else None}
-
     def words(self) -> str:
         since = f" since {rfc3339_z(self.at)}" if self.at else ""
         until = f" until {rfc3339_z(self.until)}" if self.until else ""
@@ -544,11 +530,6 @@ class PastRun:
         """This run as one entry of the ``cronctl.dev/runs`` annotation (:func:`runs_with` writes the
         list, :func:`read_runs` reads these keys back): a stored format, kept beside its type."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def as_dict(self) -> dict[str, Any]:
-        """The stored entry (:meth:`entry`), as status's ``past_runs`` shows it; the old name, kept
-        for ``cronctl.cli.status``."""
-        return self.entry()
 
     @property
     def held(self) -> tuple[datetime, datetime] | None:

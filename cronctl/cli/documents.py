@@ -1,9 +1,6 @@
 """The parts of ``-o json`` documents that several commands share, made of the model's types: a
-pause (pause, resume) and a run record (restore). Unmasked: the command masks its whole document.
-
-``cronctl.model`` still has ``Pause.as_dict`` and ``RunRecord.as_dict`` with the same keys, for the
-documents that have not moved here yet (status, the runbook context); those are output too, and
-go when their last caller uses these.
+pause (pause, resume, status) and a run record (restore, status). Unmasked: the command masks its
+whole document. The model's Pause and RunRecord have no output methods of their own.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import typer
 
 from cronctl.cli.common import KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.cli.documents import pause_doc, record_doc
 from cronctl.textsafe import visible
 
 if TYPE_CHECKING:
@@ -238,7 +239,7 @@ def status_doc(s: Status) -> dict[str, Any]:
         "suspend": v.suspended, "last_schedule_time": _t(v.last_schedule),
         "last_successful_time": _t(v.last_successful),
         "active": list(v.active),
-        "record": s.record.as_dict() if s.record else None,
+        "record": record_doc(s.record) if s.record else None,
         "record_confirmed": s.record_unconfirmed is None if s.record else None,
         "record_unconfirmed": s.record_unconfirmed,
         "explanation": s.explanation,
@@ -259,8 +260,8 @@ def status_doc(s: Status) -> dict[str, Any]:
         "after_restore": s.after_restore.as_dict() if s.after_restore else None,
         "if_unsuspended": s.if_unsuspended.as_dict() if s.if_unsuspended else None,
         "recent_slots": list(s.recent_slots),
-        "pause": dict(s.pause.as_dict(), overdue=s.pause.overdue(s.now)) if s.pause else None,
-        "past_runs": [r.as_dict() for r in s.past_runs],
+        "pause": dict(pause_doc(s.pause), overdue=s.pause.overdue(s.now)) if s.pause else None,
+        "past_runs": [r.entry() for r in s.past_runs],
         "gitops": {**s.gitops.as_dict(), "words": s.gitops.words()},
         "hold_reverted": s.hold_reverted,
     }

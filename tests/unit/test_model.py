@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from datetime import datetime, timedelta, timezone
 
@@ -121,7 +122,7 @@ def test_the_run_record_round_trips_through_annotations() -> None:
     # clearing removes every key a record can have, the GitOps part of a hold included, which a
     # plain hold does not write
     assert set(cleared) == set(rec.to_annotations()) | {model.ANN_GITOPS} and set(cleared.values()) == {None}
-    held = model.RunRecord(**{**rec.as_dict(), "gitops": '{"strategy":"annotate","previous":null}'})
+    held = dataclasses.replace(rec, gitops='{"strategy":"annotate","previous":null}')
     cj["metadata"]["annotations"].update(held.to_annotations())
     assert model.read_record(cj) == held and held.gitops_hold() == {"strategy": "annotate", "previous": None}
 
