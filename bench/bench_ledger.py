@@ -90,7 +90,7 @@ def generate(url: str, n: int, days: int, *, judged: bool, slots_only: bool, spa
     from sqlalchemy import delete
 
     from cronctl.ledger import schema
-    from cronctl.ledger.store import open_ledger
+    from cronctl.ledger.store import judged_rules, open_ledger
 
     led = open_ledger(url)
     tpl = judged_template()
@@ -127,7 +127,8 @@ def generate(url: str, n: int, days: int, *, judged: bool, slots_only: bool, spa
                           "completed": t + timedelta(seconds=41), "outcome": "Complete",
                           "verdict": "ran" if judged else None, "reason": "" if judged else None,
                           "closed_at": t + timedelta(seconds=41) if judged else None,
-                          "judged": judged_row(tpl, t, name) if full else None})
+                          "judged": (row := judged_row(tpl, t, name) if full else None),
+                          "judged_rules": judged_rules(row) if row is not None else None})
             t += timedelta(minutes=10)
         with led.engine.begin() as c:
             c.execute(schema.cronjobs.insert(), [{"cluster": "bench", "uid": meta["uid"], "namespace": meta["namespace"],

@@ -459,6 +459,17 @@ _TOOL_WORD = re.compile(r"(?<![\w\-.])(?:" + "|".join(sorted((re.escape(t) for t
 _STRIP = "([{`'\"$"
 
 
+@lru_cache(maxsize=1)
+def rules_id() -> str:
+    """Which redaction rules these are: a digest of this module's source. A text these rules found
+    nothing in on their own, under the same id, needs no second reading by them (the settled rows of
+    ``Redactor.data_in_place``); any change of a rule, hint or tool table changes it."""
+    import hashlib
+    from importlib import resources
+
+    return hashlib.sha256(resources.files("cronctl").joinpath("redact.py").read_bytes()).hexdigest()[:16]
+
+
 def _any_trigger() -> re.Pattern[str]:
     """One pattern for a lower-cased text that nothing in :meth:`Redactor._spans` can act on
     without: every rule's hint, every line keyword, every tool word. A text it does not match holds
@@ -732,6 +743,9 @@ class Redactor:
         # history of 13,000 slots repeats most of its strings
         self._learned: set[str] = set()
         self._clean: set[str] = set()
+        # containers :meth:`data_in_place` was told are masked already by these very rules (by id;
+        # the objects are held in ``_settled_held`` so that no id is reused meanwhile)
+        self._settled: set[int] = set()
         self.count = 0
 
     def placeholder(self, value: str) -> str:
@@ -785,7 +799,7 @@ class Redactor:
             elif t is list:
                 if v:
                     self._learn_all(v)
-            elif not (v is None or t is int or t is bool or t is float):
+            elif not (v is None or t is int or t is bool or t is float) and id(v) not in self._settled:
                 self.learn(v)
 
     def _find(self, s: str) -> list[tuple[int, int]]:
@@ -914,15 +928,29 @@ class Redactor:
         self.learn(value)
         return self._data(value)
 
-    def data_in_place(self, value: Any) -> Any:
+    def data_in_place(self, value: Any, settled: Iterable[dict[str, Any]] = ()) -> Any:
         """:meth:`data` without the copy: ``value``'s own dicts and lists are masked (a history of
         145,000 slots: copying its 876,000 containers took 3 s of 4). Only for data the caller made
-        and nothing else holds. Returns ``value`` (masked, when it is a string)."""
-        self.learn(value)
-        if isinstance(value, (dict, list)):
-            self._mask_tree(value)
-            return value
-        return self._data(value)
+        and nothing else holds. Returns ``value`` (masked, when it is a string).
+
+        ``settled``: dicts inside ``value`` in which these very rules (:func:`rules_id`) found
+        nothing on their own: the ledger's history rows, checked when the recorder kept them. They
+        are not read for secrets; and when nothing else in ``value`` holds one either (no value
+        learned), nothing in them can be masked, so they are not walked at all. When a value was
+        learned, they are masked with the rest, for its other occurrences."""
+        held = list(settled)
+        self._settled = {id(d) for d in held}
+        try:
+            self.learn(value)
+            if self._known:  # a value found elsewhere may stand in a settled row too
+                self._settled = set()
+            if isinstance(value, (dict, list)):
+                self._mask_tree(value)
+                return value
+            return self._data(value)
+        finally:
+            self._settled = set()
+            del held
 
     def _mask_tree(self, value: dict[Any, Any] | list[Any]) -> None:
         clean = self._clean
@@ -946,7 +974,7 @@ class Redactor:
                 if m is not v:
                     value[k] = m
             elif t is dict or t is list:
-                if v:
+                if v and id(v) not in self._settled:
                     self._mask_tree(v)
             elif not (v is None or t is int or t is bool or t is float):
                 value[k] = self._data(v)

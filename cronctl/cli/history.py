@@ -97,6 +97,7 @@ def history(
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
+    settled: list[dict[str, Any]] = []  # the ledger's rows these rules found nothing in when kept
 
     def window(at: datetime) -> Options:  # the judge's now and --since, the same for every source
         return Options(now=at, since=at - since_td if since_td else None)
@@ -126,7 +127,7 @@ def history(
         opts = window(now_t)
         result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
                                       else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
-                                      opts=opts)
+                                      opts=opts, settled=settled)
         here, source = HERE, f"the ledger (cluster {ledger_cluster})"
     elif use_ledger:
         from cronctl.kube import connect
@@ -136,7 +137,8 @@ def history(
         now_t = now_t or clock
         opts = window(now_t)
         result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
-                                      namespace=namespace, all_namespaces=all_namespaces, opts=opts)
+                                      namespace=namespace, all_namespaces=all_namespaces, opts=opts,
+                                      settled=settled)
         # the live CronJobs are grouped under the name the ledger knows this cluster by
         here, source = cluster.context_name or "default", "the cluster and the ledger"
     else:
@@ -155,7 +157,9 @@ def history(
     red = Redactor()
     if from_dump is not None:
         red.learn(raw.cronjobs + raw.jobs + raw.events)
-    result = red.data_in_place(result)  # the histories are this command's own: masked without a copy
+    # the histories are this command's own: masked without a copy; the recorder's rows in which these
+    # rules found nothing when it kept them are not read again (unless a secret is found elsewhere)
+    result = red.data_in_place(result, settled=settled)
     missing = [red.text(m) for m in missing]
     for m in missing:
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)

@@ -137,6 +137,7 @@ slots = Table(
     # the recorder's verdict once the slot is closed (history.VERDICTS), its reason, when judged
     Column("verdict", String(32)), Column("reason", Text), _ts("closed_at"),
     Column("judged", _Json),  # the row history printed for the slot when it closed (history.slot_history)
+    Column("judged_rules", String(32)),  # the redaction rules that found nothing in it (redact.rules_id)
     UniqueConstraint("cluster", "cronjob_uid", "slot", name="uq_slots_slot"),
     Index("ix_slots_name", "cluster", "namespace", "cronjob_name", "slot"),
     Index("ix_slots_closed", "cluster", "cronjob_uid", "closed_at"),

@@ -79,7 +79,7 @@ def _prepare_sqlite_file(url: str) -> None:
 
 #: the newest migration (cronctl/ledger/migrations/versions/); a ledger already there opens without
 #: importing Alembic (a reader's start-up: ~0.2 s). tests/unit/test_ledger.py checks it is the head.
-HEAD = "0003"
+HEAD = "0004"
 
 
 def _version(engine: Any) -> str | None:
@@ -221,6 +221,15 @@ def _json_loads(text: str | bytes) -> Any:
 
 # --- writing ------------------------------------------------------------------------------------
 
+def judged_rules(row: Obj) -> str | None:
+    """What ``slots.judged_rules`` keeps for a judged row: the id of the redaction rules
+    (:func:`cronctl.redact.rules_id`) when they find nothing in ``row`` on its own, else None."""
+    from cronctl.redact import Redactor, rules_id
+
+    red = Redactor()
+    return rules_id() if red.data(row) == row and red.count == 0 else None
+
+
 #: columns an upsert never overwrites with NULL: facts learnt once (from the pods, a deletion)
 _KEEP_IF_NULL = {"jobs": ("first_running", "exit_codes", "deleted_at"), "cronjobs": ("deleted_at",)}
 #: columns an upsert never changes after the first insert
@@ -341,11 +350,16 @@ class Writer:
                    row: Obj, closed_at: datetime) -> None:
         """The recorder's judgement of a closed slot (``row``: history's row for it): a row for every
         slot the schedule named, a Job or not (the Job columns stay as the Jobs wrote them; a slot
-        without one has ``jobs`` 0)."""
+        without one has ``jobs`` 0). A row in which the redaction rules find nothing on their own is
+        kept with the id of those rules (``judged_rules``): a reader running the same rules need not
+        read it for secrets again (``Redactor.data_in_place``'s settled rows). The row is kept as
+        judged either way: the reader masks the whole output at once, each secret found anywhere
+        masked everywhere, which a row masked alone here could not be."""
         self._upsert(schema.slots, [{"cluster": cluster, "cronjob_uid": cronjob_uid, "namespace": namespace,
                                      "cronjob_name": cronjob_name, "slot": slot, "jobs": 0,
                                      "verdict": str(row["verdict"]), "reason": str(row["reason"])[:2000],
-                                     "closed_at": closed_at, "judged": row}],
+                                     "closed_at": closed_at, "judged": row,
+                                     "judged_rules": judged_rules(row)}],
                      keep_existing=("jobs",))
 
     def event(self, cluster: str, obj: Obj) -> bool:
@@ -433,20 +447,26 @@ class Reader:
         return set(self.conn.execute(q).scalars())
 
     def judged_many(self, cluster: str, cronjob_uids: list[str], since: datetime,
-                    until: datetime) -> dict[str, dict[datetime, Obj]]:
+                    until: datetime, settled: list[Obj] | None = None) -> dict[str, dict[datetime, Obj]]:
         """The rows the recorder judged for the CronJobs' slots in [since, until], by CronJob uid and
         slot: one query for a few hundred CronJobs (the unique index's ranges; a query per CronJob
-        cost 1,000 round trips to PostgreSQL for ``-A``)."""
+        cost 1,000 round trips to PostgreSQL for ``-A``). The rows in which the rules this cronctl
+        runs (:func:`cronctl.redact.rules_id`) found nothing when kept are added to ``settled``."""
         from sqlalchemy import select
 
+        from cronctl.redact import rules_id
+
         s = schema.slots
+        ours = rules_id()
         out: dict[str, dict[datetime, Obj]] = {uid: {} for uid in cronjob_uids}
         for chunk in _chunks(cronjob_uids, 200):
-            q = select(s.c.cronjob_uid, s.c.slot, s.c.judged).where(
+            q = select(s.c.cronjob_uid, s.c.slot, s.c.judged, s.c.judged_rules).where(
                 s.c.cluster == cluster, s.c.cronjob_uid.in_(chunk), s.c.slot >= since, s.c.slot <= until,
                 s.c.judged.is_not(None))
-            for uid, t, row in self.conn.execute(q):
+            for uid, t, row, rules in self.conn.execute(q):
                 out[uid][t] = row
+                if rules == ours and settled is not None:
+                    settled.append(row)
         return out
 
     def cronjob_rows(self, cluster: str | None, *, namespace: str | None, name: str | None) -> list[Any]:

@@ -115,7 +115,7 @@ def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, no
 
 
 def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
-                     opts: Options) -> tuple[Any, dict[str, Judged]]:
+                     opts: Options, settled: list[Obj] | None = None) -> tuple[Any, dict[str, Judged]]:
     """The ledger's evidence for the window, and what the recorder already judged of it: the
     evidence is read only from where judging has to start (a day before: a Job created before
     the window may still stand for a slot in it). One open of the ledger for both."""
@@ -125,7 +125,7 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
     try:
         with led.reading() as r:
             rows = r.cronjob_rows(cluster_name, namespace=namespace, name=name)
-            judged, total = _judged(r, rows, opts=opts)
+            judged, total = _judged(r, rows, opts=opts, settled=settled)
             since = opts.since
             # only when the recorder judged the start of every CronJob's window: any other is read from --since
             if since is not None and judged and len(judged) == total:
@@ -136,7 +136,8 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
         led.close()
 
 
-def _judged(r: Any, rows: list[Any], *, opts: Options) -> tuple[dict[str, Judged], int]:
+def _judged(r: Any, rows: list[Any], *, opts: Options,
+            settled: list[Obj] | None = None) -> tuple[dict[str, Judged], int]:
     """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
     judge (none when it judged none of the first: the judge takes the whole window); and how many
     CronJobs there are. ``r``: an open ledger's reader; ``rows``: its CronJobs' rows
@@ -153,7 +154,7 @@ def _judged(r: Any, rows: list[Any], *, opts: Options) -> tuple[dict[str, Judged
     for v, cluster in views:
         by_cluster.setdefault(cluster, []).append(v.uid)
     kept_of = {(cluster, uid): kept for cluster, uids in by_cluster.items()
-               for uid, kept in r.judged_many(cluster, uids, opts.since, opts.now).items()}
+               for uid, kept in r.judged_many(cluster, uids, opts.since, opts.now, settled).items()}
     for view, cluster in views:
         try:
             sched = parse(view.schedule, view.time_zone)
@@ -170,7 +171,8 @@ def _judged(r: Any, rows: list[Any], *, opts: Options) -> tuple[dict[str, Judged
 
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
-                namespace: str | None, all_namespaces: bool, opts: Options) -> tuple[list[Obj], list[str]]:
+                namespace: str | None, all_namespaces: bool, opts: Options,
+                settled: list[Obj] | None = None) -> tuple[list[Obj], list[str]]:
     """The histories judged from the live cluster and the ledger together (``live`` None: the ledger
     alone, of ``cluster_name``, None = every cluster). Live objects win over the ledger's copies of
     the same uid; CronJobs, Jobs and events only the ledger still has are added, and the ledger's
@@ -178,7 +180,7 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     from cronctl.ledger.facts import merge
 
     ns = None if all_namespaces else (live.namespace if live is not None else namespace)
-    ev, judged = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts)
+    ev, judged = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts, settled=settled)
     opts = replace(opts, suspensions=ev.suspensions)
     if live is None:
         if name is not None and not ev.cronjobs:

@@ -124,7 +124,7 @@ def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tm
         c.execute(text("DROP INDEX ix_slots_closed"))
         c.execute(text("DROP INDEX ix_events_involved"))  # and without 0003's indexes
         c.execute(text("DROP INDEX ix_events_involved_name"))
-        for col in ("judged", "closed_at", "reason", "verdict"):
+        for col in ("judged_rules", "judged", "closed_at", "reason", "verdict"):
             c.execute(text(f"ALTER TABLE slots DROP COLUMN {col}"))
         c.execute(text("UPDATE alembic_version SET version_num = '0001'"))
     led.close()
@@ -132,7 +132,7 @@ def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tm
     try:
         with led.engine.connect() as c:
             assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == store.HEAD
-            assert "judged" in {r[1] for r in c.execute(text("PRAGMA table_info(slots)"))}
+            assert {"judged", "judged_rules"} <= {r[1] for r in c.execute(text("PRAGMA table_info(slots)"))}
             assert {"ix_events_involved", "ix_events_involved_name"} <= {r[1] for r in c.execute(
                 text("PRAGMA index_list(events)"))}
     finally:
