@@ -221,13 +221,13 @@ def _json_loads(text: str | bytes) -> Any:
 
 # --- writing ------------------------------------------------------------------------------------
 
-def judged_rules(row: Obj) -> str | None:
+def judged_rules(row: Obj, red: Any = None) -> str | None:
     """What ``slots.judged_rules`` keeps for a judged row: the id of the redaction rules
-    (:func:`cronctl.redact.rules_id`) when they find nothing in ``row`` on its own, else None."""
+    (:func:`cronctl.redact.rules_id`) when they find nothing in ``row`` on its own, else None.
+    ``red``: a ``Redactor`` to check with, whose cache of strings already read is reused."""
     from cronctl.redact import Redactor, rules_id
 
-    red = Redactor()
-    return rules_id() if red.data(row) == row and red.count == 0 else None
+    return rules_id() if (red or Redactor()).finds_nothing(row) else None
 
 
 #: columns an upsert never overwrites with NULL: facts learnt once (from the pods, a deletion)
@@ -243,6 +243,14 @@ class Writer:
         self.conn = conn
         self.backend = backend
         self.rows = 0  # rows written (inserted, or updated in place by the upsert)
+        self._checker: Any = None  # the Redactor judged rows are checked with (judged_rules), one a transaction
+
+    def _check(self) -> Any:
+        from cronctl.redact import Redactor
+
+        if self._checker is None:
+            self._checker = Redactor()
+        return self._checker
 
     def _upsert(self, table: Any, rows: list[Obj], *, update: bool = True, keep_existing: tuple[str, ...] = ()) -> None:
         if not rows:
@@ -359,7 +367,7 @@ class Writer:
                                      "cronjob_name": cronjob_name, "slot": slot, "jobs": 0,
                                      "verdict": str(row["verdict"]), "reason": str(row["reason"])[:2000],
                                      "closed_at": closed_at, "judged": row,
-                                     "judged_rules": judged_rules(row)}],
+                                     "judged_rules": judged_rules(row, self._check())}],
                      keep_existing=("jobs",))
 
     def event(self, cluster: str, obj: Obj) -> bool:
