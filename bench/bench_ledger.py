@@ -78,12 +78,12 @@ def judged_template() -> dict[str, object]:
 
 
 def judged_row(tpl: dict[str, object], slot: datetime, name: str) -> dict[str, object]:
-    from cronctl.history import _local
+    from cronctl.timeutil import rfc3339_in_zone
 
     d = dict(tpl["job_details"][0])  # type: ignore[index]
     d.update(name=name, created=z(slot + timedelta(seconds=1)), started=z(slot + timedelta(seconds=1)),
              completed=z(slot + timedelta(seconds=41)))
-    return {**tpl, "slot": z(slot), "slot_local": _local(slot, "UTC"), "jobs": [name], "job_details": [d]}
+    return {**tpl, "slot": z(slot), "slot_local": rfc3339_in_zone(slot, "UTC"), "jobs": [name], "job_details": [d]}
 
 
 def generate(url: str, n: int, days: int, *, judged: bool, slots_only: bool, sparse: bool = False) -> tuple[int, float]:

@@ -17,13 +17,9 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from cronctl import model
-from cronctl.timeutil import rfc3339_z
+from cronctl.timeutil import rfc3339_z_opt
 
 Obj = dict[str, Any]
-
-
-def _z(t: datetime | None) -> str | None:
-    return None if t is None else rfc3339_z(t)
 
 
 # --- which events belong to the CronJob -------------------------------------------------------
@@ -56,8 +52,8 @@ def event_view(ev: Obj) -> Obj:
         "object_name": str(inv.get("name") or ""),
         "object_uid": str(inv.get("uid") or ""),
         "count": int(count),
-        "first": _z(first),
-        "last": _z(last),
+        "first": rfc3339_z_opt(first),
+        "last": rfc3339_z_opt(last),
         "source": str(source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""),
         "highlight": reason in HIGHLIGHT_REASONS,
         "warning": etype == "Warning" or reason in CONTROLLER_WARNINGS,
@@ -213,15 +209,15 @@ def _removal(g: GoneJob, view: model.CronJobView, kept: dict[str, int]) -> tuple
     policy, limits = view.policy, view.history
     if g.deleted is not None:
         if policy == "Replace" and g.outcome is None:
-            return ("cronjob-controller", f"deleted by the CronJob controller at {_z(g.deleted)} (SuccessfulDelete): "
+            return ("cronjob-controller", f"deleted by the CronJob controller at {rfc3339_z_opt(g.deleted)} (SuccessfulDelete): "
                     "Replace removed it while it ran, or the history limit")
         # the outcome unknown (no SawCompletedJob left): either limit
         named = " or ".join(limits.shown(o) for o in ("Complete", "Failed") if g.outcome in (o, None))
-        return ("history-limit", f"deleted by the CronJob controller's history limit at {_z(g.deleted)} "
+        return ("history-limit", f"deleted by the CronJob controller's history limit at {rfc3339_z_opt(g.deleted)} "
                 f"(SuccessfulDelete; {named})")
     if g.missing is not None:
         return ("deleted-while-running", f"deleted while it was still active, not by the CronJob controller "
-                f"(MissingJob at {_z(g.missing)}): a person or another client")
+                f"(MissingJob at {rfc3339_z_opt(g.missing)}): a person or another client")
     ttl = view.job_ttl
     if ttl is not None:
         return ("ttl-after-finished", f"probably the TTL-after-finished controller (ttlSecondsAfterFinished={ttl}, "

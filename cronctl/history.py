@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from cronctl import model
 from cronctl.events import GoneJob, events_for, gone_jobs
-from cronctl.timeutil import UTC, human_duration, rfc3339_local, rfc3339_z
+from cronctl.timeutil import UTC, human_duration, rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
 
@@ -77,19 +77,19 @@ def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[model.Job
         how = (f"cronctl run-manual {ann[model.ANN_RUN_ID]} of {ann.get(model.ANN_OPERATOR, '?')}"
                if model.ANN_RUN_ID in ann else "kubectl create job --from, or another client")
         if last is not None:
-            since = f"the last scheduled success was {_z(last.completed)} ({last.name})"
+            since = f"the last scheduled success was {rfc3339_z_opt(last.completed)} ({last.name})"
         elif last_gone is not None:
             since = (f"no scheduled Job that succeeded is kept; the latest one the events name, {last_gone.name}, "
-                     f"was seen complete at {_z(last_gone.finished)}")
+                     f"was seen complete at {rfc3339_z_opt(last_gone.finished)}")
         else:
             since = "no scheduled Job that succeeded is kept or named by an event"
-        note = (f"lastSuccessfulTime {_z(t)} comes from the manual Job {setter.name} ({how}), not from a scheduled "
+        note = (f"lastSuccessfulTime {rfc3339_z_opt(t)} comes from the manual Job {setter.name} ({how}), not from a scheduled "
                 f"run; {since}. An alert on lastSuccessfulTime is fooled: it does not show whether the schedule "
                 "itself still succeeds")
     return {
-        "time": _z(t), "job": setter.name if setter else None, "origin": setter.origin if setter else None,
+        "time": rfc3339_z_opt(t), "job": setter.name if setter else None, "origin": setter.origin if setter else None,
         "from_manual": bool(setter is not None and setter.origin == "manual"),
-        "last_scheduled_success": _z(last.completed) if last else None,
+        "last_scheduled_success": rfc3339_z_opt(last.completed) if last else None,
         "last_scheduled_success_job": last.name if last else None,
         "note": note,
     }
@@ -185,19 +185,6 @@ class _Ctx:
     suspended_after: datetime | None = None
 
 
-def _z(t: datetime | None) -> str | None:
-    return None if t is None else rfc3339_z(t)
-
-
-def _local(t: datetime, zone: str) -> str:
-    try:
-        from zoneinfo import ZoneInfo
-
-        return rfc3339_local(t.astimezone(ZoneInfo(zone)))
-    except Exception:  # unknown zone: the schedule error says so
-        return rfc3339_local(t)
-
-
 def _minutes_name(cj: str, t: datetime) -> str:
     secs = int(t.timestamp())
     return f"{cj}-{secs // 60}"
@@ -217,7 +204,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     out: Obj = {
         "namespace": view.namespace, "name": name, "schedule": expr, "time_zone": tz,
         "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
-        "suspended": suspended, "last_schedule_time": _z(last_schedule), "error": view.problem,
+        "suspended": suspended, "last_schedule_time": rfc3339_z_opt(last_schedule), "error": view.problem,
         "window": None, "slots": [], "manual_runs": [], "counts": {v: 0 for v in VERDICTS},
         "controller_now": None, "notes": [],
     }
@@ -277,8 +264,8 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         times = times[-opts.max_slots:]
         out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
     upcoming = sched.runs(now, 1)
-    out["window"] = {"since": _z(start), "until": _z(now), "limited_by": limited,
-                     "evidence_from": _z(min(evidence)) if evidence else None}
+    out["window"] = {"since": rfc3339_z_opt(start), "until": rfc3339_z_opt(now), "limited_by": limited,
+                     "evidence_from": rfc3339_z_opt(min(evidence)) if evidence else None}
 
     # -- evidence: who stands for which slot ---------------------------------------------------
     stands: dict[datetime, dict[str, _Stand]] = {}
@@ -374,7 +361,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         return out
     dropped = set(d.deadline_dropped)
     out["controller_now"] = {"decision": "suspended" if suspended else d.decision,
-                             "most_recent": _z(d.most_recent), "job_name": d.job_name,
+                             "most_recent": rfc3339_z_opt(d.most_recent), "job_name": d.job_name,
                              "waiting_for": list(d.waiting_for)}
 
     # -- judge every slot ------------------------------------------------------------------------
@@ -411,9 +398,9 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         ann = model.annotations(by_name.get(r.name) or {})
         b = beside_scheduled.get(r.name, model.Beside(names=(), total=0))
         out["manual_runs"].append({
-            "job": r.name, "created": _z(r.created),
-            "created_local": _local(r.created, zone) if r.created is not None else None,
-            "started": _z(r.started), "completed": _z(r.completed),
+            "job": r.name, "created": rfc3339_z_opt(r.created),
+            "created_local": rfc3339_in_zone(r.created, zone) if r.created is not None else None,
+            "started": rfc3339_z_opt(r.started), "completed": rfc3339_z_opt(r.completed),
             "outcome": r.outcome or ("running" if r.running else None),
             "duration_seconds": _duration(r.started or r.created, r.completed, r.running, now),
             "operator": ann.get(model.ANN_OPERATOR), "reason": ann.get(model.ANN_REASON),
@@ -442,7 +429,7 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
                key=lambda r: (r.created, r.name), default=None)
     if last is None or last.created is None or last.created <= created:
         return (created, None, who + " (when is not recorded)")
-    return (last.created, None, f"{who} (when is not recorded; after {_z(last.created)}, when the controller "
+    return (last.created, None, f"{who} (when is not recorded; after {rfc3339_z_opt(last.created)}, when the controller "
                                 f"created {last.name})")
 
 
@@ -456,10 +443,10 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) ->
     first = min(st, key=lambda s: s.created or t) if st else None
     began = (first.started or first.created) if first else None
     return {
-        "slot": rfc3339_z(t), "slot_local": _local(t, zone), "verdict": verdict,
+        "slot": rfc3339_z(t), "slot_local": rfc3339_in_zone(t, zone), "verdict": verdict,
         "jobs": [s.name for s in sorted(st, key=lambda s: (s.created or t, s.name))],
         "job_details": [{"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
-                         "created": _z(s.created), "started": _z(s.started), "completed": _z(s.completed),
+                         "created": rfc3339_z_opt(s.created), "started": rfc3339_z_opt(s.started), "completed": rfc3339_z_opt(s.completed),
                          "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
                          "failure_reason": s.failure_reason, "known_from": s.known_from,
                          "removed_by": s.removed_by, "removed": s.removed, "source": s.source}
@@ -531,7 +518,7 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
         # two causes may apply; the active Job is certain, the suspension's start is not: say both
         b = blockers[0]
         return _row(t, ctx.zone, st, "skipped-forbid",
-                    f"two causes, either enough: {b.name} was active ({'still running' if b.running else 'until ' + str(_z(b.end))}), "
+                    f"two causes, either enough: {b.name} was active ({'still running' if b.running else 'until ' + str(rfc3339_z_opt(b.end))}), "
                     f"and Forbid refuses a new Job beside it; or the CronJob was suspended by then ({held}); the "
                     "evidence does not say which came first")
     if held is not None:  # however recent: a suspended CronJob creates nothing
@@ -541,7 +528,7 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
     if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
         if blockers:
             b = blockers[0]
-            end = "still running" if b.running else f"until {_z(b.end)}"
+            end = "still running" if b.running else f"until {rfc3339_z_opt(b.end)}"
             why = (f"refused while {b.name} was active ({end}; Normal JobAlreadyActive) and never made up"
                    + (": a newer slot had come when it ended" if not b.running else ""))
         else:
@@ -578,10 +565,10 @@ def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
     prior = [r for r in ctx.recs if r.origin == "scheduled" and r.name != s.name and r.start <= t < r.end + _NEAR
              and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
     if ctx.policy == "Forbid" and prior:
-        return f"Forbid waited for {prior[0].name} (active until {_z(prior[0].end)})"
+        return f"Forbid waited for {prior[0].name} (active until {rfc3339_z_opt(prior[0].end)})"
     for w, manager in ctx.suspend_writes:
         if abs(c - w) <= _NEAR:
-            return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {_z(w)})"
+            return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {rfc3339_z_opt(w)})"
     for b, e, who in ctx.cronctl_runs:
         if e is not None and abs(c - e) <= _NEAR * 2:
             return f"the catch-up the controller starts when {who} restored the CronJob"
@@ -629,7 +616,7 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
         if w >= t and (nxt_t is None or nxt_t >= w) and w == ctx.suspend_writes[-1][0]:
             late = (f"; at the un-suspend it was older than startingDeadlineSeconds={ctx.deadline}, so it was not "
                     "caught up" if ctx.deadline is not None and w - t > model.capped_seconds(ctx.deadline) else "")
-            return ("missed-suspended", f"suspended until {_z(w)} ({manager}, the last write of spec.suspend){late}")
+            return ("missed-suspended", f"suspended until {rfc3339_z_opt(w)} ({manager}, the last write of spec.suspend){late}")
     if t in dropped:
         return ("missed-deadline", f"older than startingDeadlineSeconds={ctx.deadline} when the controller looked: "
                 "dropped without an event, never made up")
@@ -645,26 +632,26 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
         cause = _why_late(nxt_t, first, ctx) if first.origin == "scheduled" else ""
         for x in ctx.too_many:
             if abs(c - x) <= _NEAR:
-                return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {_z(x)}): "
-                        f"only the latest, {_z(nxt_t)}, was started")
+                return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {rfc3339_z_opt(x)}): "
+                        f"only the latest, {rfc3339_z_opt(nxt_t)}, was started")
         for w, manager in ctx.suspend_writes:
             if abs(c - w) <= _NEAR:
-                return ("missed-suspended", f"suspended until {_z(w)} ({manager}); on un-suspend the controller "
-                        f"started only the latest missed slot, {_z(nxt_t)}")
+                return ("missed-suspended", f"suspended until {rfc3339_z_opt(w)} ({manager}); on un-suspend the controller "
+                        f"started only the latest missed slot, {rfc3339_z_opt(nxt_t)}")
         for _b, e, who in ctx.cronctl_runs:
             if e is not None and abs(c - e) <= _NEAR * 2:
                 return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
-                        f"latest missed slot, {_z(nxt_t)}")
+                        f"latest missed slot, {rfc3339_z_opt(nxt_t)}")
         if ctx.deadline is not None and c - t > model.capped_seconds(ctx.deadline):
-            return ("missed-deadline", f"the controller acted again at {_z(c)}, more than startingDeadlineSeconds="
-                    f"{ctx.deadline} after it, and started only the latest slot, {_z(nxt_t)}")
-        return ("missed", f"no Job; at {_z(c)} the controller caught up only the latest slot ({_z(nxt_t)}): "
+            return ("missed-deadline", f"the controller acted again at {rfc3339_z_opt(c)}, more than startingDeadlineSeconds="
+                    f"{ctx.deadline} after it, and started only the latest slot, {rfc3339_z_opt(nxt_t)}")
+        return ("missed", f"no Job; at {rfc3339_z_opt(c)} the controller caught up only the latest slot ({rfc3339_z_opt(nxt_t)}): "
                 + (cause or "the CronJob was suspended or the controller was down (the evidence cannot tell which)"))
     if ctx.last_schedule is None or t > ctx.last_schedule:
         # after the controller's checkpoint: its decision now says what becomes of it
         never = ("only the most recent missed slot is started, and its estimate picks none now"
                  if d.estimate_skipped else "only the most recent missed slot is started")
-        return ("missed", f"no Job since status.lastScheduleTime ({_z(ctx.last_schedule) or 'never set'}), and the "
+        return ("missed", f"no Job since status.lastScheduleTime ({rfc3339_z_opt(ctx.last_schedule) or 'never set'}), and the "
                 f"controller will never start it ({never}): the controller was down or not syncing")
     return ("missed", "no Job and no explanation in the evidence: the controller was down or not syncing then, "
             "or its Job and events were deleted (history limit, TTL, events expire after an hour)")
@@ -682,7 +669,7 @@ def _dst_rows(rows: list[Obj], sched: Any, start: datetime, times: list[datetime
         t = e.transition
         for w in e.skipped:
             rows.append({**_row(t.at, zone, [], "dst-skipped", ""), "slot_local": w.isoformat(timespec="minutes"),
-                         "reason": f"{w:%H:%M} does not exist on {w:%Y-%m-%d} (clocks jump at {_z(t.at)}, "
+                         "reason": f"{w:%H:%M} does not exist on {w:%Y-%m-%d} (clocks jump at {rfc3339_z_opt(t.at)}, "
                                    f"{t.abbr_before} to {t.abbr_after}): the controller never runs it"})
         for x in e.lost:
             rows.append({**_row(x, zone, [], "dst-skipped", ""),
@@ -692,7 +679,7 @@ def _dst_rows(rows: list[Obj], sched: Any, start: datetime, times: list[datetime
             r = by_slot.get(rfc3339_z(b))
             if r is not None and r["verdict"] in ("ran", "ran-late"):
                 r["verdict"] = "dst-doubled"
-                r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {_z(t.at)}): the controller ran it "
+                r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {rfc3339_z_opt(t.at)}): the controller ran it "
                                f"again, in {t.abbr_after}; {r['reason']}").rstrip("; ")
         for x in e.extra:
             r = by_slot.get(rfc3339_z(x))

@@ -43,6 +43,22 @@ def rfc3339_z(dt: datetime) -> str:
     return (s.rstrip("0") if u.microsecond else s) + "Z"
 
 
+def rfc3339_z_opt(dt: datetime | None) -> str | None:
+    """:func:`rfc3339_z`, or None for an absent time (a document's null)."""
+    return None if dt is None else rfc3339_z(dt)
+
+
+def rfc3339_in_zone(dt: datetime, zone: str) -> str:
+    """An aware datetime as RFC3339 in the IANA ``zone``, with its offset (:func:`rfc3339_local`);
+    as it is when the zone is unknown (the schedule's error says so)."""
+    try:
+        from zoneinfo import ZoneInfo
+
+        return rfc3339_local(dt.astimezone(ZoneInfo(zone)))
+    except Exception:
+        return rfc3339_local(dt)
+
+
 def rfc3339_local(dt: datetime) -> str:
     """An aware datetime as RFC3339 with its own offset (``Z`` for UTC, as Go's time.RFC3339 does)."""
     s = dt.isoformat(timespec="seconds")

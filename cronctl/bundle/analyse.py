@@ -36,7 +36,7 @@ from cronctl.history import (
     suspend_set_at,
 )
 from cronctl.schedule.controller import Decision
-from cronctl.timeutil import UTC, rfc3339_z
+from cronctl.timeutil import UTC, rfc3339_z_opt
 
 Obj = dict[str, Any]
 
@@ -51,10 +51,6 @@ class Options:
     max_occurrences: int = 500
     next_runs: int = 5
     due_limit: int = 200
-
-
-def _z(dt: datetime | None) -> str | None:
-    return rfc3339_z(dt) if dt is not None else None
 
 
 @dataclass
@@ -234,16 +230,16 @@ def _suspended_periods(a: _Analysis) -> list[SuspendedPeriod]:
                       f"reason: {record.reason or '-'}, step {record.step}); originally suspend="
                       f"{str(record.original_suspend).lower()}")
         elif at is not None:
-            source = f"spec.suspend is true; last written at {_z(at)} by {manager} (managedFields)"
+            source = f"spec.suspend is true; last written at {rfc3339_z_opt(at)} by {manager} (managedFields)"
         else:
             source = "spec.suspend is true; when it was set is not recorded"
-        periods.append(SuspendedPeriod(start=_z(at), end=None, source=source, inferred=False, lost=0))
+        periods.append(SuspendedPeriod(start=rfc3339_z_opt(at), end=None, source=source, inferred=False, lost=0))
     # the finished cronctl runs that held it suspended (kept on the CronJob in cronctl.dev/runs after
     # their records, Jobs and events are gone)
     for pr in model.read_runs(a.cronjob):
         held = pr.held
         if held is not None:
-            periods.append(SuspendedPeriod(start=_z(held[0]), end=_z(held[1]), inferred=False, lost=0, run=True,
+            periods.append(SuspendedPeriod(start=rfc3339_z_opt(held[0]), end=rfc3339_z_opt(held[1]), inferred=False, lost=0, run=True,
                                            source=f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"))
     return periods
 
@@ -259,7 +255,7 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
     times, wstart, truncated = _occurrence_times(a.sched, a.created, now, a.recs, a.opts)
     window = Window(start=wstart, end=now, truncated=truncated)
     if truncated:
-        a.notes.append(f"only the last {len(times)} scheduled times are judged (from {_z(wstart)})")
+        a.notes.append(f"only the last {len(times)} scheduled times are judged (from {rfc3339_z_opt(wstart)})")
     expected = set(times)
     stray = [r.name for r in a.recs if r.origin == "scheduled" and r.scheduled_for is not None
              and r.scheduled_for >= wstart and r.scheduled_for not in expected]
@@ -269,7 +265,7 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
     # one judgement of every slot, the same as `cronctl history` (cronctl.history)
     hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
                                                                  max_slots=a.opts.max_occurrences))
-    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= _z(now))
+    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= rfc3339_z_opt(now))
     # link lost runs to the late catch-up that followed them (unsuspend / controller back)
     periods = [replace(per, lost=_lost(occ, per.start, per.end))  # the lost slots inside each known, finished period
                if per.end is not None and per.start is not None else per for per in periods]
@@ -364,7 +360,7 @@ def _infer_gaps(occ: tuple[Occurrence, ...], known: list[SuspendedPeriod], suspe
 
 
 def _gone_order(g: GoneJob) -> tuple[str, str]:
-    return (_z(g.slot or g.created or g.finished or g.deleted) or "", g.name)
+    return (rfc3339_z_opt(g.slot or g.created or g.finished or g.deleted) or "", g.name)
 
 
 def _text(v: Any) -> str | None:

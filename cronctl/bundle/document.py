@@ -17,7 +17,6 @@ The raw API objects the bundle keeps as evidence (objects.yaml) are evidence, no
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from cronctl import __version__
@@ -25,15 +24,11 @@ from cronctl.bundle.result import (BundleResult, BundledCronJob, CronJobAnalysis
                                    RemovedJob, ScheduleFindings, SuspendedPeriod)
 from cronctl.schedule.controller import Decision
 from cronctl.textsafe import json_visible
-from cronctl.timeutil import rfc3339_local, rfc3339_z
+from cronctl.timeutil import rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
 
 SCHEMA_VERSION = 2  # 2: overlaps as groups (one per span where Jobs ran at once), gitops
-
-
-def _z(dt: datetime | None) -> str | None:
-    return rfc3339_z(dt) if dt is not None else None
 
 
 def bundle_doc(result: BundleResult) -> Obj:
@@ -89,14 +84,14 @@ def cronjob_record(a: CronJobAnalysis) -> Obj:
         "name": v.name,
         "namespace": v.namespace,
         "uid": v.uid,
-        "created": _z(a.created),
+        "created": rfc3339_z_opt(a.created),
         "spec": {
             "schedule": v.schedule, "time_zone": v.time_zone, "concurrency_policy": v.policy,
             "suspend": v.suspended, "starting_deadline_seconds": v.starting_deadline,
             "successful_jobs_history_limit": v.history.successful,
             "failed_jobs_history_limit": v.history.failed,
         },
-        "checkpoint": {"last_schedule_time": _z(v.last_schedule), "last_successful_time": _z(v.last_successful),
+        "checkpoint": {"last_schedule_time": rfc3339_z_opt(v.last_schedule), "last_successful_time": rfc3339_z_opt(v.last_successful),
                        "last_successful_from": a.last_successful_from},
         "schedule": _schedule(a.schedule, v.schedule, v.time_zone),
         "active": {
@@ -107,11 +102,11 @@ def cronjob_record(a: CronJobAnalysis) -> Obj:
         },
         "jobs": [_job(j) for j in a.jobs],
         "removed_jobs": [_removed(g) for g in a.removed_jobs],
-        "window": {"start": _z(a.window.start), "end": _z(a.window.end), "truncated": a.window.truncated},
+        "window": {"start": rfc3339_z_opt(a.window.start), "end": rfc3339_z_opt(a.window.end), "truncated": a.window.truncated},
         "occurrences": [_occurrence(o) for o in a.occurrences],
         "verdict_counts": a.verdict_counts,
         "overlaps": [_overlap(o) for o in a.overlaps],
-        "never_made_up": [_z(t) for t in a.never_made_up],
+        "never_made_up": [rfc3339_z_opt(t) for t in a.never_made_up],
         "lost_history": list(a.lost_history),
         "suspended_periods": [_period(p) for p in a.suspended_periods],
         "events": list(a.events),
@@ -151,25 +146,16 @@ def _schedule(s: ScheduleFindings, expression: str, time_zone: str | None) -> Ob
         "zone": s.zone,
         "zone_from_prefix": s.zone_from_prefix,
         "error": s.error,
-        "base": _z(s.base),
+        "base": rfc3339_z_opt(s.base),
         "base_source": s.base_source,
-        "now": _z(s.now),
-        "due": [_z(t) for t in s.due],
+        "now": rfc3339_z_opt(s.now),
+        "due": [rfc3339_z_opt(t) for t in s.due],
         "due_truncated": s.due_truncated,
-        "next_runs": [_z(t) for t in s.next_runs],
-        "next_runs_local": [_local(t, s.zone) for t in s.next_runs],
+        "next_runs": [rfc3339_z_opt(t) for t in s.next_runs],
+        "next_runs_local": [rfc3339_in_zone(t, s.zone) for t in s.next_runs],
         "decision": _decision(s.decision),
         "if_unsuspended": _decision(s.if_unsuspended),
     }
-
-
-def _local(t: datetime, zone: str) -> str:
-    try:
-        from zoneinfo import ZoneInfo
-
-        return rfc3339_local(t.astimezone(ZoneInfo(zone)))
-    except Exception:  # unknown zone: the schedule error says so; show UTC
-        return rfc3339_local(t)
 
 
 def _decision(d: Decision | None) -> Obj | None:
@@ -177,21 +163,21 @@ def _decision(d: Decision | None) -> Obj | None:
         return None
     return {
         "decision": d.decision,
-        "earliest": _z(d.earliest),
-        "most_recent": _z(d.most_recent),
+        "earliest": rfc3339_z_opt(d.earliest),
+        "most_recent": rfc3339_z_opt(d.most_recent),
         "missed": d.missed,
         "error": d.error,
         "job_name": d.job_name,
         "scheduled_timestamp": d.scheduled_timestamp,
-        "next_wakeup": _z(d.next_wakeup),
+        "next_wakeup": rfc3339_z_opt(d.next_wakeup),
         "events": list(d.events),
         "missed_runs_count": d.missed_count,
-        "missed_runs": [_z(t) for t in d.missed_runs[:200]],
+        "missed_runs": [rfc3339_z_opt(t) for t in d.missed_runs[:200]],
         "never_made_up_count": len(d.never_made_up),
         "deadline_dropped_count": len(d.deadline_dropped),
         "waiting_for": list(d.waiting_for),
         "replaces": list(d.replaces),
-        "estimate_skipped": _z(d.estimate_skipped),
+        "estimate_skipped": rfc3339_z_opt(d.estimate_skipped),
     }
 
 
@@ -199,14 +185,14 @@ def _job(j: Job) -> Obj:
     r, f = j.record, j.failure
     return {
         "name": r.name, "uid": r.uid, "origin": r.origin,
-        "scheduled_for": _z(r.scheduled_for), "claims_occurrence": _z(r.claims),
-        "created": _z(r.created), "started": _z(r.started), "completed": _z(r.completed),
+        "scheduled_for": rfc3339_z_opt(r.scheduled_for), "claims_occurrence": rfc3339_z_opt(r.claims),
+        "created": rfc3339_z_opt(r.created), "started": rfc3339_z_opt(r.started), "completed": rfc3339_z_opt(r.completed),
         "outcome": r.outcome, "running": r.running,
         "duration_seconds": j.duration_seconds,
         "in_status_active": j.in_status_active,
         "delay_seconds": j.delay_seconds,
         "occurrence": j.occurrence,
-        "failure": None if f is None else {"reason": f.reason, "message": f.message, "at": _z(f.at), "final": f.final},
+        "failure": None if f is None else {"reason": f.reason, "message": f.message, "at": rfc3339_z_opt(f.at), "final": f.final},
         "pods": [_pod(p) for p in j.pods],
     }
 
@@ -219,8 +205,8 @@ def _pod(p: Pod) -> Obj:
         "reason": p.reason,
         "message": p.message,
         "node": p.node,
-        "created": _z(p.created),
-        "started": _z(p.started),
+        "created": rfc3339_z_opt(p.created),
+        "started": rfc3339_z_opt(p.started),
         "containers": [{
             "name": c.name, "init": c.init, "state": c.state, "reason": c.reason, "exit_code": c.exit_code,
             "signal": c.signal, "message": c.message, "restarts": c.restarts, "last_exit_code": c.last_exit_code,
@@ -232,10 +218,10 @@ def _pod(p: Pod) -> Obj:
 def _removed(r: RemovedJob) -> Obj:
     g = r.gone
     return {
-        "name": g.name, "origin": g.origin, "scheduled_for": _z(g.slot), "occurrence": r.occurrence,
-        "created": _z(g.created), "finished": _z(g.finished), "outcome": g.outcome,
+        "name": g.name, "origin": g.origin, "scheduled_for": rfc3339_z_opt(g.slot), "occurrence": r.occurrence,
+        "created": rfc3339_z_opt(g.created), "finished": rfc3339_z_opt(g.finished), "outcome": g.outcome,
         "failure_reason": g.failure_reason, "failure_message": g.failure_message,
-        "deleted": _z(g.deleted), "removed_by": g.removed_by, "removed": g.removed, "known_from": list(g.evidence),
+        "deleted": rfc3339_z_opt(g.deleted), "removed_by": g.removed_by, "removed": g.removed, "known_from": list(g.evidence),
     }
 
 
@@ -251,12 +237,12 @@ def _occurrence(o: Occurrence) -> Obj:
 def _overlap(o: Overlap) -> Obj:
     g = o.group
     return {
-        "start": _z(g.start), "end": _z(g.end), "seconds": int((g.end - g.start).total_seconds()),
+        "start": rfc3339_z_opt(g.start), "end": rfc3339_z_opt(g.end), "seconds": int((g.end - g.start).total_seconds()),
         "ongoing": o.ongoing, "job_count": o.job_count,
         "jobs": [{"name": n, "origin": origin} for n, origin in o.jobs],
         "manual": g.manual, "scheduled": len(g.names) - g.manual,
         "manual_beside_scheduled": g.manual_beside_scheduled,
-        "peak": g.peak, "peak_at": _z(g.peak_at),
+        "peak": g.peak, "peak_at": rfc3339_z_opt(g.peak_at),
     }
 
 

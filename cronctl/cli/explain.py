@@ -19,6 +19,7 @@ from cronctl.cli import candidates
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
                                 file_list, out)
 from cronctl.textsafe import visible
+from cronctl.timeutil import rfc3339_z_opt
 
 if TYPE_CHECKING:
     from cronctl.explain import AtlasController, DstChange, Explanation, Instant, KubeController
@@ -205,12 +206,6 @@ def _offset(d: timedelta) -> str:
     return f"{sign}{h:02d}:{m:02d}"
 
 
-def _z(t: datetime | None) -> str | None:
-    from cronctl.timeutil import rfc3339_z
-
-    return None if t is None else rfc3339_z(t)
-
-
 def _listed(ts: tuple[datetime, ...]) -> list[str]:
     from cronctl.timeutil import rfc3339_z
 
@@ -228,12 +223,12 @@ def _kube_doc(c: KubeController) -> dict[str, Any]:
         "suspended": view.suspended,
         "decision": shown.decision,
         "earliest": rfc3339_z(d.earliest),
-        "mostRecent": _z(d.most_recent),
+        "mostRecent": rfc3339_z_opt(d.most_recent),
         "missed": d.missed,
         "error": d.error,
         "jobName": d.job_name,
         "scheduledTimestamp": d.scheduled_timestamp,
-        "nextWakeUp": _z(shown.next_wakeup),
+        "nextWakeUp": rfc3339_z_opt(shown.next_wakeup),
         "events": list(shown.events),
         "missedRunsCount": len(d.missed_runs),
         "missedRunsTruncated": d.missed_truncated,
@@ -246,7 +241,7 @@ def _kube_doc(c: KubeController) -> dict[str, Any]:
         "active": list(view.active),
         "waitingFor": list(d.waiting_for),
         "replaces": list(d.replaces),
-        "estimateSkipped": _z(d.estimate_skipped),
+        "estimateSkipped": rfc3339_z_opt(d.estimate_skipped),
         "dst": [_dst_doc(x) for x in c.dst],
         "summary": list(c.summary),
     }
