@@ -743,8 +743,8 @@ class Redactor:
         # history of 13,000 slots repeats most of its strings
         self._learned: set[str] = set()
         self._clean: set[str] = set()
-        # containers :meth:`data_in_place` was told are masked already by these very rules (by id;
-        # the objects are held in ``_settled_held`` so that no id is reused meanwhile)
+        # ids of the containers :meth:`data_in_place` was told these very rules find nothing in (only
+        # while it runs: it holds them, so that no id is reused meanwhile)
         self._settled: set[int] = set()
         self.count = 0
 
@@ -807,16 +807,21 @@ class Redactor:
         Short strings repeat across objects (the same args in 2,000 Jobs): their spans are kept."""
         if not s:
             return []
+        cached = self._cached_spans(s)
+        for a, b in cached:
+            self._remember(s[a:b])
+        return list(cached)
+
+    def _cached_spans(self, s: str) -> Sequence[tuple[int, int]]:
+        """:meth:`_spans` of ``s``, kept for a string up to 4 KiB (most hold none: one shared empty tuple)."""
         cached = self._cache.get(s) if len(s) <= 4096 else None
         if cached is None:
-            cached = self._spans(s) or _NO_SPANS  # most strings hold none: one shared empty tuple
+            cached = self._spans(s) or _NO_SPANS
             if len(s) <= 4096:
                 if len(self._cache) > _MEMO_MAX:
                     self._cache.clear()
                 self._cache[s] = cached
-        for a, b in cached:
-            self._remember(s[a:b])
-        return list(cached)
+        return cached
 
     def _spans(self, s: str) -> list[tuple[int, int]]:
         if len(s) <= 35 and _TIMESTAMP.fullmatch(s):  # a time: holds no secret (90 days of history: 100,000)
@@ -938,14 +943,7 @@ class Redactor:
         if t is str:
             if not value or (len(value) <= 35 and _TIMESTAMP.fullmatch(value)):
                 return True
-            spans = self._cache.get(value) if len(value) <= 4096 else None
-            if spans is None:
-                spans = self._spans(value) or _NO_SPANS
-                if len(value) <= 4096:
-                    if len(self._cache) > _MEMO_MAX:
-                        self._cache.clear()
-                    self._cache[value] = spans
-            return not spans
+            return not self._cached_spans(value)
         if t is list:
             return all(self.finds_nothing(v) for v in value)
         if t is dict:
@@ -974,7 +972,6 @@ class Redactor:
             return self._data(value)
         finally:
             self._settled = set()
-            del held
 
     def _mask_tree(self, value: dict[Any, Any] | list[Any]) -> None:
         clean = self._clean
