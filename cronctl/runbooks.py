@@ -11,7 +11,7 @@ reading the template files; never reads the clock.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
@@ -176,7 +176,7 @@ def _live(cj: Obj, now: datetime, next_count: int) -> dict[str, Any]:
     }
     rec = model.read_record(cj)
     if rec is not None:
-        ctx["record"] = {f.name: getattr(rec, f.name) for f in fields(rec)}  # the template reads its fields
+        ctx["record"] = asdict(rec)  # the template reads its fields
     try:
         sched = parse(expr, tz)
     except ScheduleError as e:

@@ -5,7 +5,7 @@ whole document. The model's Pause and RunRecord have no output methods of their 
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import asdict
 from typing import Any
 
 from cronctl.model import Pause, RunRecord
@@ -21,4 +21,4 @@ def pause_doc(p: Pause) -> dict[str, Any]:
 def record_doc(rec: RunRecord) -> dict[str, Any]:
     """A run record, every field under its own name (``gitops``: the hold's GitOps part as the
     annotation holds it, JSON text or "")."""
-    return {f.name: getattr(rec, f.name) for f in fields(rec)}
+    return asdict(rec)
