@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from cronctl import model
 from cronctl.events import GoneJob, events_for, gone_jobs
+from cronctl.slotrows import History, SlotRow, Verdict
 from cronctl.timeutil import UTC, human_duration, rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
@@ -190,7 +191,7 @@ def _minutes_name(cj: str, t: datetime) -> str:
     return f"{cj}-{secs // 60}"
 
 
-def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> Obj:
+def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> History:
     """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
     of the namespace: ownership and involvedObject decide what belongs to it)."""
     from cronctl.errors import CronctlError
@@ -201,7 +202,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     name, expr, tz, policy = view.name, view.schedule, view.time_zone, view.policy
     deadline, suspended, last_schedule = view.starting_deadline, view.suspended, view.last_schedule
     created = view.created or now
-    out: Obj = {
+    out: History = {
         "namespace": view.namespace, "name": name, "schedule": expr, "time_zone": tz,
         "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
         "suspended": suspended, "last_schedule_time": rfc3339_z_opt(last_schedule), "error": view.problem,
@@ -264,7 +265,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         times = times[-opts.max_slots:]
         out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
     upcoming = sched.runs(now, 1)
-    out["window"] = {"since": rfc3339_z_opt(start), "until": rfc3339_z_opt(now), "limited_by": limited,
+    out["window"] = {"since": rfc3339_z(start), "until": rfc3339_z(now), "limited_by": limited,
                      "evidence_from": rfc3339_z_opt(min(evidence)) if evidence else None}
 
     # -- evidence: who stands for which slot ---------------------------------------------------
@@ -365,7 +366,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                              "waiting_for": list(d.waiting_for)}
 
     # -- judge every slot ------------------------------------------------------------------------
-    rows: list[Obj] = []
+    rows: list[SlotRow] = []
     manual = [r for r in recs if r.origin == "manual" and r.name not in standing_names]
     # the manual Jobs beside each standing Job, by one sweep (model.beside: a pile-up is not pairs)
     beside_standing = model.beside([r for r in recs if r.name in standing_names], manual)
@@ -439,7 +440,7 @@ def _duration(start: datetime | None, end: datetime | None, running: bool, now: 
     return None if d is None else int(d.total_seconds())
 
 
-def _row(t: datetime, zone: str, st: list[_Stand], verdict: str, reason: str) -> Obj:
+def _row(t: datetime, zone: str, st: list[_Stand], verdict: Verdict, reason: str) -> SlotRow:
     first = min(st, key=lambda s: s.created or t) if st else None
     began = (first.started or first.created) if first else None
     return {
@@ -477,7 +478,7 @@ def _suspension_at(ctx: _Ctx, t: datetime) -> str | None:
     return None
 
 
-def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> Obj:
+def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> SlotRow:
     # failed attempts that cronctl run-manual --retry ran again are attempts, not a second run
     retried = {s.retry_of for s in st if s.retry_of}
     attempts = [s for s in st if s.name in retried and s.outcome == "Failed"]
@@ -574,12 +575,12 @@ def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
             return f"the catch-up the controller starts when {who} restored the CronJob"
     for x in ctx.too_many:
         if abs(c - x) <= _NEAR:
-            return f"the controller found more than 100 missed times (TooManyMissedTimes) and ran the latest"
+            return "the controller found more than 100 missed times (TooManyMissedTimes) and ran the latest"
     return ("the controller was down or behind, or the CronJob was suspended and un-suspended "
             "(the evidence cannot tell which)")
 
 
-def _explain_gaps(rows: list[Obj], times: list[datetime], stands: dict[datetime, dict[str, _Stand]], ctx: _Ctx,
+def _explain_gaps(rows: list[SlotRow], times: list[datetime], stands: dict[datetime, dict[str, _Stand]], ctx: _Ctx,
                   dropped: set[datetime], d: Any) -> None:
     """Give the generic ``missed`` rows their cause: the run of missed slots that ends with a late
     catch-up (the controller starts only the latest missed slot), or the slots after
@@ -607,7 +608,7 @@ def _explain_gaps(rows: list[Obj], times: list[datetime], stands: dict[datetime,
 
 
 def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _Ctx, dropped: set[datetime],
-               d: Any) -> tuple[str, str]:
+               d: Any) -> tuple[Verdict, str]:
     """The cause of missed slot ``t``; ``nxt_t`` is the first slot after the gap, ``first`` the first Job
     that stands for it (the controller's catch-up when it came late)."""
     for w, manager in ctx.suspend_writes:
@@ -657,7 +658,7 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
             "or its Job and events were deleted (history limit, TTL, events expire after an hour)")
 
 
-def _dst_rows(rows: list[Obj], sched: Any, start: datetime, times: list[datetime], zone: str) -> None:
+def _dst_rows(rows: list[SlotRow], sched: Any, start: datetime, times: list[datetime], zone: str) -> None:
     """Rows for wall times a clock change removed, and the verdict ``dst-doubled`` for the second
     run of a wall time a clock change repeated, when it ran."""
     if not times:
@@ -696,7 +697,7 @@ OPEN = frozenset({"running", "due"})
 CLOSE_SLACK = timedelta(seconds=15)
 
 
-def closes_at(row: Obj, next_slot: datetime | None, deadline: int | None) -> datetime | None:
+def closes_at(row: SlotRow, next_slot: datetime | None, deadline: int | None) -> datetime | None:
     """When a slot row's verdict is final (None: not yet knowable, its Job runs).
 
     A slot with Jobs, all finished, is closed when the last of them completed. A slot without a
@@ -720,7 +721,7 @@ def closes_at(row: Obj, next_slot: datetime | None, deadline: int | None) -> dat
     return (min(limits) + CLOSE_SLACK) if limits else None
 
 
-def closed_rows(history: Obj, now: datetime) -> list[tuple[Obj, datetime]]:
+def closed_rows(history: History, now: datetime) -> list[tuple[SlotRow, datetime]]:
     """The slot rows of one CronJob's :func:`slot_history` that are closed at ``now``, each with the
     time it closed (see :func:`closes_at`); ``due`` and ``running`` rows never are."""
     rows = [r for r in history["slots"] if r["verdict"] != "dst-skipped"]
@@ -738,15 +739,15 @@ def closed_rows(history: Obj, now: datetime) -> list[tuple[Obj, datetime]]:
     return out
 
 
-def spliced(history: Obj, kept: list[tuple[datetime, Obj]], judged_from: datetime, since: datetime,
-            max_slots: int) -> Obj:
+def spliced(history: History, kept: list[tuple[datetime, SlotRow]], judged_from: datetime, since: datetime,
+            max_slots: int) -> History:
     """One CronJob's history whose slots before ``judged_from`` are the rows the recorder kept when
     each closed (``kept``: (slot, row), oldest first, the slot as the ledger keys it: not parsed
     again from the row), and from there on :func:`slot_history`'s (``history``, judged from
     ``judged_from``): a 90-day window reads 13,000 closed rows instead of judging them again."""
     fresh = [r for r in history["slots"] if (t := model.when(r["slot"])) is not None and t >= judged_from]
     rows = [r for t, r in kept if t < judged_from] + fresh
-    out = dict(history)
+    out = history.copy()
     notes = list(history["notes"])
     if kept:
         notes.insert(0, f"{len(rows) - len(fresh)} slot(s) before {rfc3339_z(judged_from)} as cronctl record "
@@ -758,13 +759,13 @@ def spliced(history: Obj, kept: list[tuple[datetime, Obj]], judged_from: datetim
     out["counts"] = {v: 0 for v in VERDICTS}
     for r in rows:
         out["counts"][r["verdict"]] = out["counts"].get(r["verdict"], 0) + 1
-    if out.get("window"):
+    if out["window"]:
         out["window"] = {**out["window"], "since": rfc3339_z(since), "limited_by": "--since"}
     out["notes"] = notes
     return out
 
 
-def fail_on(history: list[Obj], what: set[str]) -> list[str]:
+def fail_on(history: list[History], what: set[str]) -> list[str]:
     """The slots (``namespace/name slot verdict``) that make ``--fail-on`` fail."""
     bad = (LOST if "lost" in what else frozenset()) | (DUPLICATE if "duplicate" in what else frozenset())
     return [f"{h['namespace']}/{h['name']} {r['slot']} {r['verdict']}" for h in history for r in h["slots"]

@@ -36,7 +36,8 @@ from cronctl.history import (
     suspend_set_at,
 )
 from cronctl.schedule.controller import Decision
-from cronctl.timeutil import UTC, rfc3339_z_opt
+from cronctl.slotrows import SlotRow
+from cronctl.timeutil import UTC, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
 
@@ -265,7 +266,7 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
     # one judgement of every slot, the same as `cronctl history` (cronctl.history)
     hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
                                                                  max_slots=a.opts.max_occurrences))
-    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= rfc3339_z_opt(now))
+    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= rfc3339_z(now))
     # link lost runs to the late catch-up that followed them (unsuspend / controller back)
     periods = [replace(per, lost=_lost(occ, per.start, per.end))  # the lost slots inside each known, finished period
                if per.end is not None and per.start is not None else per for per in periods]
@@ -315,13 +316,14 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[m
     return times, (times[0] - timedelta(seconds=1)) if times else start, True
 
 
-def _occurrence(r: Obj) -> Occurrence:
+def _occurrence(r: SlotRow) -> Occurrence:
     """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence."""
-    first = r["job_details"][0] if r["job_details"] else {}
+    first = r["job_details"][0] if r["job_details"] else None
     return Occurrence(
         expected=r["slot"], expected_local=r["slot_local"], jobs=tuple(r["jobs"]),
-        created=first.get("created"), started=first.get("started"), completed=first.get("completed"),
-        outcome=first.get("outcome") if first.get("outcome") != "running" else None,
+        created=first["created"] if first else None, started=first["started"] if first else None,
+        completed=first["completed"] if first else None,
+        outcome=first["outcome"] if first and first["outcome"] != "running" else None,
         jobs_gone=tuple(d["name"] for d in r["job_details"] if not d["exists"]),
         delay_seconds=r["start_delay_seconds"], manual_overlap=tuple(r["manual_beside"]),
         verdict=r["verdict"], reason=r["reason"],

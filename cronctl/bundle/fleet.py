@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from cronctl.history import DUPLICATE, LOST, VERDICTS
+from cronctl.slotrows import History, SlotRow
 from cronctl.timeutil import UTC, parse_rfc3339, rfc3339_z
 
 Obj = dict[str, Any]
@@ -56,7 +57,7 @@ HERE = "this cluster"
 _LEDGER = re.compile(r"^(?P<name>.*); deleted (?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$", re.S)
 
 
-def cluster_of(history: Obj, here: str) -> tuple[str, str | None]:
+def cluster_of(history: History, here: str) -> tuple[str, str | None]:
     """(cluster, deleted time or None) of one history: its ``ledger`` field, else ``here``."""
     kept = history.get("ledger")
     if not kept:
@@ -167,7 +168,7 @@ def _epoch(text: str) -> int:
     return int(parse_rfc3339(text).timestamp())
 
 
-def _when(slot: Obj) -> str:
+def _when(slot: SlotRow) -> str:
     """A slot's time as the CronJob's zone shows it, and in UTC when the zone is another."""
     local = str(slot.get("slot_local") or slot["slot"])
     utc = str(slot["slot"])
@@ -181,7 +182,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1] + "…"
 
 
-def _jobs(slot: Obj) -> str:
+def _jobs(slot: SlotRow) -> str:
     jobs = [str(j) for j in slot.get("jobs") or []]
     if not jobs:
         return "no Job"
@@ -189,12 +190,12 @@ def _jobs(slot: Obj) -> str:
         f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
 
 
-def slot_text(slot: Obj) -> str:
+def slot_text(slot: SlotRow) -> str:
     """One slot for a hover title: time, verdict, reason, Job(s)."""
     return f"{_when(slot)}: {slot['verdict']} ({_jobs(slot)})\n{_cut(str(slot.get('reason') or ''))}".rstrip()
 
 
-def _cell_title(grid: Grid, c0: int, c1: int, slots: list[Obj], bad: str) -> str:
+def _cell_title(grid: Grid, c0: int, c1: int, slots: list[SlotRow], bad: str) -> str:
     if len(slots) == 1:
         return slot_text(slots[0])
     counts: dict[str, int] = {}
@@ -214,11 +215,11 @@ def _cell_title(grid: Grid, c0: int, c1: int, slots: list[Obj], bad: str) -> str
     return "\n".join(lines)
 
 
-def _cells(grid: Grid, history: Obj) -> list[Obj]:
+def _cells(grid: Grid, history: History) -> list[Obj]:
     """The row of one CronJob: runs of columns of one state, each ``{"kind", "verdict", "span",
     "title", "slots"}``; kind ``slots`` (coloured by ``verdict``), ``empty`` (no slot falls there)
     or ``unjudged`` (before this CronJob's window: its evidence, creation or --since)."""
-    by_col: dict[int, list[Obj]] = {}
+    by_col: dict[int, list[SlotRow]] = {}
     bad: dict[int, tuple[int, str]] = {}  # column -> (rank, verdict) of its worst slot
     memo = grid.memo
     for s in history["slots"]:
@@ -237,7 +238,7 @@ def _cells(grid: Grid, history: Obj) -> list[Obj]:
         else:
             by_col[c] = [s]
             bad[c] = (r, v)
-    window = history.get("window")
+    window = history["window"]
     first = grid.column(parse_rfc3339(window["since"])) if window else grid.columns
     states = [bad[c][1] if c in bad else "" if c >= first else "-" for c in range(grid.columns)]
     cells: list[Obj] = []
@@ -262,7 +263,7 @@ def _cells(grid: Grid, history: Obj) -> list[Obj]:
     return cells
 
 
-def _summary(h: Obj, lost: int, dup: int, deleted: str | None) -> str:
+def _summary(h: History, lost: int, dup: int, deleted: str | None) -> str:
     if h.get("error"):
         return f"cannot judge the slots: {h['error']}"
     n = len(h["slots"])
@@ -280,7 +281,7 @@ def _summary(h: Obj, lost: int, dup: int, deleted: str | None) -> str:
     return text
 
 
-def fleet_page(histories: list[Obj], *, now: datetime, here: str = HERE, source: str = "") -> Obj:
+def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, source: str = "") -> Obj:
     """The page's model of ``histories`` judged at ``now``: ``clusters`` (each with its
     ``namespaces``, each with its ``rows``), the shared ``grid``, the fleet's ``counts`` per verdict,
     ``problems`` (the CronJobs with lost or doubled slots, worst first) and the totals.
@@ -290,7 +291,7 @@ def fleet_page(histories: list[Obj], *, now: datetime, here: str = HERE, source:
     ``status`` (``lost``, ``duplicate``, ``error`` or ``ok``) and ``cells`` (:func:`_cells`).
     """
     now = now.astimezone(UTC)
-    starts = [parse_rfc3339(h["window"]["since"]) for h in histories if h.get("window")]
+    starts = [parse_rfc3339(w["since"]) for h in histories if (w := h["window"])]
     since = min(starts, default=now - timedelta(hours=1))
     if since >= now:
         since = now - timedelta(minutes=1)

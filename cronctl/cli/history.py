@@ -17,6 +17,7 @@ from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, Ledg
 from cronctl.cli.common import UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.layout import Row, lay_out
+from cronctl.slotrows import History
 from cronctl.textsafe import visible
 
 
@@ -97,7 +98,8 @@ def history(
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
-    settled: list[dict[str, Any]] = []  # the ledger's rows these rules found nothing in when kept
+    # (list[Any]: the judge fills it with SlotRows, Redactor.data_in_place reads them as plain dicts)
+    settled: list[Any] = []  # the ledger's rows these rules found nothing in when kept
 
     def window(at: datetime) -> Options:  # the judge's now and --since, the same for every source
         return Options(now=at, since=at - since_td if since_td else None)
@@ -159,7 +161,7 @@ def history(
         red.learn(raw.cronjobs + raw.jobs + raw.events)
     # the histories are this command's own: masked without a copy; the recorder's rows in which these
     # rules found nothing when it kept them are not read again (unless a secret is found elsewhere)
-    result = red.data_in_place(result, settled=settled)
+    red.data_in_place(result, settled=settled)
     missing = [red.text(m) for m in missing]
     for m in missing:
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
@@ -188,7 +190,7 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
-def _write_page(result: list[dict[str, Any]], now: datetime, here: str, source: str, path: str, *, to: Any) -> None:
+def _write_page(result: list[History], now: datetime, here: str, source: str, path: str, *, to: Any) -> None:
     """The fleet health page of ``result`` (masked already) to ``path`` (- = stdout), and one line
     that names it on ``to`` (stdout, or stderr when stdout carries -o json|yaml)."""
     from cronctl.bundle.fleet import fleet_page
@@ -220,7 +222,7 @@ _STYLE = {"ran": "green", "ran-late": "yellow", "duplicate": "bold red", "runnin
           "due": "blue", "manual": "cyan"}
 
 
-def _render(h: dict[str, Any]) -> None:
+def _render(h: History) -> None:
     from rich.text import Text
 
     head = f"{h['namespace']}/{h['name']}  {h['schedule']}  zone {h['zone']}  {h['concurrency_policy']}"
@@ -231,10 +233,10 @@ def _render(h: dict[str, Any]) -> None:
     if h.get("ledger"):
         head += f"  (from the ledger: cluster {h['ledger']})"
     out.print(Text(visible(head), style="bold"))
-    if h["error"]:
+    w = h["window"]
+    if h["error"] or w is None:  # (no window: an error before the judge reached it)
         out.print(visible(f"  cannot judge the slots: {h['error']}"), markup=False)
         return
-    w = h["window"]
     out.print(visible(f"  slots since {w['since']} ({'limited by ' + w['limited_by']}), until {w['until']}"),
               markup=False)
     rows: list[tuple[str, list[str], list[str], str]] = []

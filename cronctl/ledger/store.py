@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from cronctl import model
 from cronctl.errors import BadInput, LedgerError
 from cronctl.ledger import facts, schema
+from cronctl.slotrows import SlotRow
 from cronctl.timeutil import rfc3339_z
 
 Obj = dict[str, Any]
@@ -221,7 +222,7 @@ def _json_loads(text: str | bytes) -> Any:
 
 # --- writing ------------------------------------------------------------------------------------
 
-def judged_rules(row: Obj, red: Any = None) -> str | None:
+def judged_rules(row: SlotRow, red: Any = None) -> str | None:
     """What ``slots.judged_rules`` keeps for a judged row: the id of the redaction rules
     (:func:`cronctl.redact.rules_id`) when they find nothing in ``row`` on its own, else None.
     ``red``: a ``Redactor`` to check with, whose cache of strings already read is reused."""
@@ -355,7 +356,7 @@ class Writer:
                                      "outcome": first.outcome}])
 
     def close_slot(self, cluster: str, cronjob_uid: str, namespace: str, cronjob_name: str, slot: datetime,
-                   row: Obj, closed_at: datetime) -> None:
+                   row: SlotRow, closed_at: datetime) -> None:
         """The recorder's judgement of a closed slot (``row``: history's row for it): a row for every
         slot the schedule named, a Job or not (the Job columns stay as the Jobs wrote them; a slot
         without one has ``jobs`` 0). A row in which the redaction rules find nothing on their own is
@@ -455,7 +456,7 @@ class Reader:
         return set(self.conn.execute(q).scalars())
 
     def judged_many(self, cluster: str, cronjob_uids: list[str], since: datetime,
-                    until: datetime, settled: list[Obj] | None = None) -> dict[str, dict[datetime, Obj]]:
+                    until: datetime, settled: list[SlotRow] | None = None) -> dict[str, dict[datetime, SlotRow]]:
         """The rows the recorder judged for the CronJobs' slots in [since, until], by CronJob uid and
         slot: one query for a few hundred CronJobs (the unique index's ranges; a query per CronJob
         cost 1,000 round trips to PostgreSQL for ``-A``). The rows in which the rules this cronctl
@@ -466,7 +467,7 @@ class Reader:
 
         s = schema.slots
         ours = rules_id()
-        out: dict[str, dict[datetime, Obj]] = {uid: {} for uid in cronjob_uids}
+        out: dict[str, dict[datetime, SlotRow]] = {uid: {} for uid in cronjob_uids}
         for chunk in _chunks(cronjob_uids, 200):
             q = select(s.c.cronjob_uid, s.c.slot, s.c.judged, s.c.judged_rules).where(
                 s.c.cluster == cluster, s.c.cronjob_uid.in_(chunk), s.c.slot >= since, s.c.slot <= until,

@@ -18,6 +18,7 @@ from cronctl import model
 from cronctl.cluster import Cluster
 from cronctl.errors import ApiError, NotFound, PermissionMissing
 from cronctl.history import Options, slot_history
+from cronctl.slotrows import History, SlotRow
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -41,19 +42,19 @@ class Judged:
     (every one of them closed and kept), each with its slot, oldest first; the judge takes it from there."""
 
     judge_from: datetime
-    rows: list[tuple[datetime, Obj]]
+    rows: list[tuple[datetime, SlotRow]]
 
 
 def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
               opts: Options, *, default_namespace: str = "default",
-              judged: Mapping[str, Judged] | None = None) -> list[Obj]:
+              judged: Mapping[str, Judged] | None = None) -> list[History]:
     """The history of every CronJob, each judged against the Jobs and Events of its namespace (and,
     for a CronJob in ``judged``, from the recorder's rows up to where they stop)."""
     from cronctl.history import spliced
 
     jobs_ns = _by_namespace(jobs, default_namespace)
     events_ns = _by_namespace(events, default_namespace)
-    out = []
+    out: list[History] = []
     for cj in sorted(cronjobs, key=_order):
         ns = str(model.meta(cj).get("namespace") or default_namespace)
         kept = (judged or {}).get(str(model.meta(cj).get("uid") or ""))
@@ -102,20 +103,20 @@ def by_namespace(cluster: Cluster, cronjobs: list[Obj],
 
 
 def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, now: datetime,
-                 opts: Options) -> tuple[list[Obj], list[str]]:
+                 opts: Options) -> tuple[list[History], list[str]]:
     """(histories, what could not be read). NotFound for a named CronJob that does not exist, or
     for a namespace (cluster) without CronJobs. Reads namespace by namespace (:func:`by_namespace`)."""
     missing: list[str] = []
     cronjobs = [cluster.get_cronjob(name)] if name is not None else list_cronjobs(cluster,
                                                                                  all_namespaces=all_namespaces)
-    out: list[Obj] = []
+    out: list[History] = []
     for ns, cjs, jobs, events in by_namespace(cluster, cronjobs, missing):
         out += judge_all(cjs, jobs, events, opts, default_namespace=ns)
     return out, missing
 
 
 def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
-                     opts: Options, settled: list[Obj] | None = None) -> tuple[Any, dict[str, Judged]]:
+                     opts: Options, settled: list[SlotRow] | None = None) -> tuple[Any, dict[str, Judged]]:
     """The ledger's evidence for the window, and what the recorder already judged of it: the
     evidence is read only from where judging has to start (a day before: a Job created before
     the window may still stand for a slot in it). One open of the ledger for both."""
@@ -137,7 +138,7 @@ def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: st
 
 
 def _judged(r: Any, rows: list[Any], *, opts: Options,
-            settled: list[Obj] | None = None) -> tuple[dict[str, Judged], int]:
+            settled: list[SlotRow] | None = None) -> tuple[dict[str, Judged], int]:
     """Per CronJob uid, the recorder's rows of the window's slots up to the first slot it did not
     judge (none when it judged none of the first: the judge takes the whole window); and how many
     CronJobs there are. ``r``: an open ledger's reader; ``rows``: its CronJobs' rows
@@ -172,7 +173,7 @@ def _judged(r: Any, rows: list[Any], *, opts: Options,
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
                 namespace: str | None, all_namespaces: bool, opts: Options,
-                settled: list[Obj] | None = None) -> tuple[list[Obj], list[str]]:
+                settled: list[SlotRow] | None = None) -> tuple[list[History], list[str]]:
     """The histories judged from the live cluster and the ledger together (``live`` None: the ledger
     alone, of ``cluster_name``, None = every cluster). Live objects win over the ledger's copies of
     the same uid; CronJobs, Jobs and events only the ledger still has are added, and the ledger's
@@ -193,7 +194,7 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
         if not ev.cronjobs:
             raise
         cronjobs = []  # deleted from the cluster: the ledger's copy is judged below
-    out: list[Obj] = []
+    out: list[History] = []
     kept_jobs = _by_namespace(ev.jobs, live.namespace)
     kept_events = _by_namespace(ev.events, live.namespace)
     for n, cjs, jobs, events in by_namespace(live, cronjobs, missing):
@@ -205,7 +206,7 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     return out, missing
 
 
-def _from_the_ledger(histories: list[Obj], cronjobs: list[Obj]) -> list[Obj]:
+def _from_the_ledger(histories: list[History], cronjobs: list[Obj]) -> list[History]:
     """Each history of a CronJob read from the ledger says so: its ``ledger`` field names the cluster
     (several clusters may share one ledger) and a deletion the recorder saw."""
     # judge_all keeps this order (a stable sort on the same key): the same name in two clusters stays apart

@@ -23,6 +23,7 @@ from cronctl import history, model
 from cronctl.errors import CronctlError
 from cronctl.ledger.store import Ledger
 from cronctl.procedure.metrics import Metrics
+from cronctl.slotrows import History, SlotRow
 
 #: how far back a CronJob the ledger never judged is judged
 BACKLOG = timedelta(days=1)
@@ -265,7 +266,7 @@ class Reconciler:
         self._gauges(tr, now)
         return len(closed)
 
-    def _wake(self, tr: _Tracked, out: model.Obj, open_rows: list[model.Obj], now: datetime) -> datetime:
+    def _wake(self, tr: _Tracked, out: History, open_rows: list[SlotRow], now: datetime) -> datetime:
         """When the earliest open slot can close: a running one when its Job ends (a Job event wakes
         it), one without a Job when the controller can no longer start it."""
         deadline = out.get("starting_deadline_seconds")
@@ -282,7 +283,7 @@ class Reconciler:
                 wakes.append(at)
         return max(min(wakes, default=now + RECHECK), now + timedelta(seconds=1))
 
-    def _count(self, tr: _Tracked, t: datetime, row: model.Obj) -> None:
+    def _count(self, tr: _Tracked, t: datetime, row: SlotRow) -> None:
         details = row["job_details"]
         first = details[0] if details else None
         ok = first is not None and first["outcome"] == "Complete" and row["verdict"] in ("ran", "ran-late", "duplicate",

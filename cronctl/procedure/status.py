@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.procedure.base import server_version_if_needed
 from cronctl.procedure.predict import Prediction, never_fires, next_runs, predict, schedule_words
+from cronctl.slotrows import SlotRow, Window
 from cronctl.timeutil import human_duration, rfc3339_z
 
 
@@ -46,7 +46,7 @@ class Status:
     controller_next: Prediction  # as it is now
     after_restore: Prediction | None  # with the record's original suspend
     if_unsuspended: Prediction | None  # suspended by a pause or by someone else: un-suspended now
-    recent_slots: tuple[Obj, ...]  # the latest rows of cronctl.history.slot_history
+    recent_slots: tuple[SlotRow, ...]  # the latest rows of cronctl.history.slot_history
     pause: model.Pause | None
     past_runs: tuple[model.PastRun, ...]
     gitops: gitops.GitOps
@@ -74,7 +74,7 @@ class OverviewRow:
     last_job: model.JobRecord | None  # the newest child Job
     lost: int
     duplicate: int
-    window: Obj | None  # history's evidence window
+    window: Window | None  # history's evidence window
     history_error: str | None
     next_run: datetime | None  # None while suspended
     gitops: gitops.GitOps
@@ -208,7 +208,7 @@ RECENT_SLOTS = 6
 
 
 def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
-                  ledger: tuple[str | None, str] | None = None) -> list[dict[str, Any]]:
+                  ledger: tuple[str | None, str] | None = None) -> list[SlotRow]:
     """The latest slots with their verdicts (the same judgement as ``cronctl history``), from the
     CronJob's own events; without permission to list events they are judged from the Jobs alone.
     With ``ledger``, the Jobs and events cronctl record kept are added, and its suspend spans."""
@@ -230,8 +230,7 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
         jobs, events = merge(jobs, ev.jobs), merge(events, ev.events)
         opts = Options(now=now, suspensions=ev.suspensions)
     h = slot_history(cj, jobs, events, opts)
-    return [{k: r[k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
-            for r in h["slots"][-RECENT_SLOTS:]]
+    return h["slots"][-RECENT_SLOTS:]
 
 
 def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,

@@ -1,0 +1,106 @@
+"""The shapes of a slot history: what :func:`cronctl.history.slot_history` returns, what ``cronctl
+history -o json`` prints (``cronctl/data/history.schema.json``) and what the ledger keeps of each
+closed slot (``slots.judged``). PURE: types only.
+
+They are ``TypedDict``s, not dataclasses, on purpose. A row is stored in the ledger as it is
+printed, read back by the thousand (a 90-day history splices 13,000 kept rows; ``history -A``
+prints 145,000) and printed again: a dataclass would be built from each stored row and turned back
+into a dict for the output, work the time goals of ``history`` cannot spare, for no fact gained.
+A ``TypedDict`` costs nothing at run time and lets mypy check every key and value a module reads or
+writes. ``tests/unit/test_slotrows.py`` holds these types to the published schema, key for key.
+"""
+
+# (no `from __future__ import annotations`: TypedDict reads NotRequired only from evaluated annotations)
+from typing import Literal, NotRequired, TypedDict
+
+#: a slot's verdict (docs/commands/history.md says what each means)
+Verdict = Literal["ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
+                  "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
+                  "evidence-gone", "due"]
+
+
+class JobDetail(TypedDict):
+    """One Job that stands for a slot (``exists`` False: known only from events or records)."""
+
+    name: str
+    origin: str  # scheduled | manual
+    stands_by: str  # scheduled | slot-named | occurrence | event | cronctl-runs
+    exists: bool
+    created: str | None
+    started: str | None
+    completed: str | None
+    outcome: str | None  # Complete | Failed | running
+    operator: str | None
+    failure_reason: str | None
+    known_from: list[str]
+    removed_by: str | None
+    removed: str | None
+    source: str  # cluster | ledger (known only from the ledger)
+
+
+class SlotRow(TypedDict):
+    """One scheduled slot and its verdict (the ledger stores these as they are)."""
+
+    slot: str  # RFC 3339 UTC, "...Z"
+    slot_local: str  # the same instant in the CronJob's zone
+    verdict: Verdict
+    jobs: list[str]
+    job_details: list[JobDetail]
+    start_delay_seconds: int | None
+    duration_seconds: int | None
+    reason: str
+    manual_beside: list[str]
+    manual_beside_total: int
+
+
+class ManualRun(TypedDict):
+    """A manual Job that stands for no slot."""
+
+    job: str
+    created: str | None
+    created_local: str | None
+    started: str | None
+    completed: str | None
+    outcome: str | None  # Complete | Failed | running
+    duration_seconds: int | None
+    operator: str | None
+    reason: str | None
+    run_id: str | None
+    overlaps: list[str]
+    overlaps_total: int
+
+
+class Window(TypedDict):
+    since: str
+    until: str
+    limited_by: str  # --since | evidence | creation | 7 days
+    evidence_from: str | None
+
+
+class ControllerNow(TypedDict):
+    decision: str
+    most_recent: str | None
+    job_name: str | None
+    waiting_for: list[str]
+
+
+class History(TypedDict):
+    """One CronJob's slot history."""
+
+    ledger: NotRequired[str]  # read from the ledger alone: its cluster, and a deletion the recorder saw
+    namespace: str
+    name: str
+    schedule: str
+    time_zone: str | None
+    zone: str
+    concurrency_policy: str
+    starting_deadline_seconds: int | None
+    suspended: bool
+    last_schedule_time: str | None
+    error: str | None
+    window: Window | None
+    slots: list[SlotRow]
+    manual_runs: list[ManualRun]
+    counts: dict[str, int]  # every verdict, 0 when none
+    controller_now: ControllerNow | None
+    notes: list[str]

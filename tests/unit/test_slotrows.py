@@ -1,0 +1,52 @@
+"""The history's TypedDicts (cronctl/slotrows.py) and the published schema of ``history -o json``
+(cronctl/data/history.schema.json) name the same keys, the same required ones, and the same
+verdicts: mypy checks the code against the types, this holds the types to the contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+from cronctl import history, slotrows
+
+SCHEMA = json.loads((Path(slotrows.__file__).parent / "data" / "history.schema.json").read_text())
+
+
+def _object(node: dict[str, Any]) -> dict[str, Any]:
+    """The object branch of a schema node (``{"anyOf": [null, object]}`` or an array's items)."""
+    if node.get("type") == "array":
+        return _object(node["items"])
+    for branch in node.get("anyOf", []):
+        if branch.get("type") == "object":
+            return branch
+    assert node.get("type") == "object", node
+    return node
+
+
+_CRONJOB = _object(SCHEMA["properties"]["cronjobs"])
+_SLOT = _object(_CRONJOB["properties"]["slots"])
+CASES = {
+    "History": _CRONJOB,
+    "SlotRow": _SLOT,
+    "JobDetail": _object(_SLOT["properties"]["job_details"]),
+    "ManualRun": _object(_CRONJOB["properties"]["manual_runs"]),
+    "Window": _object(_CRONJOB["properties"]["window"]),
+    "ControllerNow": _object(_CRONJOB["properties"]["controller_now"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_typed_dict_names_the_keys_of_its_schema_object(name: str) -> None:
+    typed, node = getattr(slotrows, name), CASES[name]
+    assert node.get("additionalProperties") is False  # the schema is closed: its keys are all of them
+    assert set(typed.__required_keys__) == set(node["required"])
+    assert set(typed.__required_keys__) | set(typed.__optional_keys__) == set(node["properties"])
+
+
+def test_the_verdicts_are_one_list() -> None:
+    enum = _SLOT["properties"]["verdict"]["enum"]
+    assert list(get_args(slotrows.Verdict)) == list(history.VERDICTS) == enum
+    assert set(_CRONJOB["properties"]["counts"]["required"]) == set(enum)
