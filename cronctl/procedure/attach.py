@@ -124,7 +124,7 @@ def _detached(ctx: RunContext, e: BaseException) -> RunResult:
            + f": stopped waiting; job {ctx.job_name} is still running and the CronJob stays suspended "
              f"under run {ctx.run_id}; the logs so far are in {ctx.dir.path if ctx.dir else '?'}; "
              f"cronctl wait {ctx.name} -n {ctx.ns} follows it again")
-    ctx.record.update(outcome="detached", exit_code=int(code))
+    ctx.record.update({"outcome": "detached", "exit_code": int(code)})
     save(ctx)
     return RunResult(code, msg, ctx.record, None, [f"cronctl wait {ctx.name} -n {ctx.ns}",
                                                    *next_commands(ctx.name, ctx.ns)])

@@ -203,7 +203,7 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
                                    for t in ctx.todo[:50]]
                       + ([("...", f"{len(ctx.todo) - 50} more")] if len(ctx.todo) > 50 else []))
     if ctx.opts.dry_run:
-        ctx.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
+        ctx.record.update({"outcome": "dry-run", "exit_code": int(ExitCode.OK), "step": "dry-run"})
         return RunResult(ExitCode.OK, f"dry run: {len(ctx.todo)} slot(s) would run, oldest first; nothing "
                          "was changed", ctx.record, first)
     confirm(ctx, (f"Take over run record {ctx.opts.takeover} (it keeps {ctx.ns}/{ctx.name} suspended)"
@@ -235,10 +235,10 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
     res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
                                               expect_original=ctx.original_suspend,
                                               catch_up=ctx.opts.catch_up, outcome="succeeded"), ctx.clock, ctx.reporter)
-    ctx.record.update(outcome="succeeded", restored_at=timestamp(ctx),
-                      prediction=res.prediction.as_dict() if res.prediction else None,
-                      catch_up={"mode": mode, "given_up": list(res.given_up)},
-                      exit_code=int(ExitCode.OK))
+    ctx.record.update({"outcome": "succeeded", "restored_at": timestamp(ctx),
+                       "prediction": res.prediction.as_dict() if res.prediction else None,
+                       "catch_up": {"mode": mode, "given_up": list(res.given_up)},
+                       "exit_code": int(ExitCode.OK)})
     if ctx.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
         ctx.record["suspended_seconds"] = round(ctx.clock.monotonic() - ctx.suspended_mono, 3)
     step_local(ctx, "restored")

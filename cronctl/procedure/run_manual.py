@@ -60,7 +60,7 @@ def _run(ctx: RunContext) -> RunResult:
         ctx.record["ad_hoc_occurrence"] = True
     job = plan(ctx)
     if ctx.opts.dry_run:
-        ctx.record.update(outcome="dry-run", exit_code=int(ExitCode.OK), step="dry-run")
+        ctx.record.update({"outcome": "dry-run", "exit_code": int(ExitCode.OK), "step": "dry-run"})
         ctx.record["api_requests"] = ctx.cluster.request_count - ctx.requests_at_start
         return RunResult(ExitCode.OK, "dry run: nothing was changed", ctx.record, job)
     confirm(ctx)
@@ -92,7 +92,7 @@ def _run(ctx: RunContext) -> RunResult:
         if ctx.record.get("step") == "aborted":
             raise  # verification stopped the run and already set suspend back
         # An API failure mid-run: leave it suspended, say so locally, point at status/restore.
-        ctx.record.update(outcome="error", error=e.message, next_commands=nxt, exit_code=int(e.exit_code))
+        ctx.record.update({"outcome": "error", "error": e.message, "next_commands": nxt, "exit_code": int(e.exit_code)})
         step_local(ctx, "error", e.message)
         e.add_hint("the CronJob stays suspended; next: " + "; ".join(nxt))
         raise

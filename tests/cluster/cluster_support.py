@@ -235,7 +235,12 @@ def service_account_kubeconfig(k8s: Any, admin_kubeconfig: str, ns: str, account
 def run_record(run_dir: Path) -> dict[str, Any]:
     recs = sorted(run_dir.glob("*/record.json"))
     assert len(recs) == 1, f"expected one run directory in {run_dir}, found {recs}"
-    return dict(json.loads(recs[0].read_text()))
+    rec = dict(json.loads(recs[0].read_text()))
+    # every key the run wrote is one its type names (mypy checks the code's keys; this, the file's)
+    from cronctl.procedure.steps.run_document import RunDocument
+
+    assert set(rec) <= RunDocument.__optional_keys__, set(rec) - RunDocument.__optional_keys__
+    return rec
 
 
 def owned_jobs(k8s: Any, ns: str, cj: dict[str, Any]) -> list[dict[str, Any]]:

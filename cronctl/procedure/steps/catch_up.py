@@ -124,8 +124,8 @@ def run_group(ctx: RunContext, group: list[datetime], deadline: float, nxt: list
         return None
     why = "; ".join(failures)
     update_step(ctx, "failed", f"{why}; {len(ctx.done)} of {len(ctx.todo)} slot(s) done")
-    ctx.record.update(outcome="failed", failed_slot=ctx.record["failed_slots"][0], done=ctx.done,
-                      exit_code=int(ExitCode.JOB_FAILED), next_commands=nxt)
+    ctx.record.update({"outcome": "failed", "failed_slot": ctx.record["failed_slots"][0], "done": ctx.done,
+                       "exit_code": int(ExitCode.JOB_FAILED), "next_commands": nxt})
     save(ctx)
     return RunResult(ExitCode.JOB_FAILED,
                      f"{why}; {len(ctx.done)} of {len(ctx.todo)} slot(s) done; the CronJob stays "

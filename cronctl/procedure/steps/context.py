@@ -17,6 +17,7 @@ from cronctl.procedure.base import Audit, Clock, MaskingReporter, Reporter, RunD
 from cronctl.procedure.guard import HoldGuard
 from cronctl.procedure.slot import Slot
 from cronctl.procedure.steps.options import RunOptions, RunResult
+from cronctl.procedure.steps.run_document import RunDocument
 from cronctl.procedure.wait import RETRY_EVERY, ride_out as ride_out_unreachable
 from cronctl.redact import Redactor
 from cronctl.timeutil import local_and_utc, rfc3339_z
@@ -38,7 +39,7 @@ class RunContext:
     cj: Obj = field(default_factory=dict)
     original_suspend: bool = False
     dir: RunDir | None = None
-    record: dict[str, Any] = field(default_factory=dict)
+    record: RunDocument = field(default_factory=lambda: RunDocument())
     suspended_mono: float | None = None
     write_failed: bool = False
     wait_stats: dict[str, int] = field(default_factory=dict)

@@ -85,7 +85,7 @@ def conclude(ctx: RunContext, final: Obj | None, deadline: float, nxt: list[str]
     except CronctlError as e:
         # The Job succeeded but the restore could not be done (record changed, API down):
         # keep the evidence and say exactly what is left.
-        ctx.record.update(outcome="succeeded-not-restored", error=e.message, exit_code=int(e.exit_code))
+        ctx.record.update({"outcome": "succeeded-not-restored", "error": e.message, "exit_code": int(e.exit_code)})
         step_local(ctx, "restore-failed", e.message)
         return finish(ctx, RunResult(e.exit_code, f"job {ctx.job_name} succeeded but the restore failed: "
                                      f"{e.message}", ctx.record, final, nxt), "succeeded-not-restored",
@@ -174,7 +174,7 @@ def stopped(ctx: RunContext, step: str, code: ExitCode, message: str, nxt: list[
         update_step(ctx, step, message)
     except (CronctlError, KeyboardInterrupt) as e:
         ctx.reporter.warn(f"could not write step={step} on the CronJob: {getattr(e, 'message', e)}")
-    ctx.record.update(outcome=step, exit_code=int(code), next_commands=nxt)
+    ctx.record.update({"outcome": step, "exit_code": int(code), "next_commands": nxt})
     if ctx.slot is not None:
         ctx.record["last_schedule_time"] = {"patched": False, "why": f"the run stopped ({step}): the slot "
                                                                        f"is not done"}
@@ -186,7 +186,7 @@ def finish(ctx: RunContext, res: RunResult, outcome: str, tail: list[str], event
     hold = end_hold(ctx)
     if hold:
         res = replace(res, message=f"{res.message}; {hold}")
-    ctx.record.update(outcome=outcome, exit_code=int(res.exit_code), finished=timestamp(ctx),
-                      next_commands=res.next_commands, log_tail=tail)
+    ctx.record.update({"outcome": outcome, "exit_code": int(res.exit_code), "finished": timestamp(ctx),
+                       "next_commands": res.next_commands, "log_tail": tail})
     save(ctx)
     return res

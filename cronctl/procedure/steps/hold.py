@@ -91,7 +91,7 @@ def suspend(ctx: RunContext) -> None:
         ctx.record["original_suspend"] = ctx.original_suspend
         ctx.record["suspended_at"] = timestamp(ctx)
         if rec is not None:
-            ctx.record.update(took_over=rec.run_id, suspended_at=rec.started or timestamp(ctx))
+            ctx.record.update({"took_over": rec.run_id, "suspended_at": rec.started or timestamp(ctx)})
         step_local(ctx, "suspended")
         ctx.audit.event(ctx.cj, "CronctlSuspended", f"cronctl {who(ctx)}: "
                         + (f"took over run record {rec.run_id} of {rec.operator or 'unknown'} (suspend was "

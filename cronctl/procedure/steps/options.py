@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from cronctl.cluster import Obj
 from cronctl.errors import ExitCode
 from cronctl.procedure.guard import GUARD_EVERY
+from cronctl.procedure.steps.run_document import RunDocument
 
 #: One run (backfill, --catch-up all) runs at most this many slots (a larger one is several runs).
 MAX_SLOTS = 500
@@ -52,6 +52,6 @@ class RunResult:
 
     exit_code: ExitCode
     message: str
-    record: dict[str, Any] = field(default_factory=dict)
+    record: RunDocument = field(default_factory=lambda: RunDocument())
     job: Obj | None = None            # the Job created (or, for --dry-run, the one it would create)
     next_commands: list[str] = field(default_factory=list)
