@@ -21,6 +21,16 @@ def test_the_import_contracts_hold() -> None:
     assert proc.stdout.count(" KEPT") == 9, proc.stdout[-2000:]
 
 
+def test_the_package_type_checks_strictly(tmp_path: Path) -> None:
+    """mypy --strict over cronctl/ (pyproject's [tool.mypy]): the typed views and results (the
+    history's TypedDicts in cronctl/slotrows.py among them) are only worth their keys when a wrong
+    key or value fails the build."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.stdout.startswith("Success: no issues found"), proc.stdout[-2000:]
+
+
 def test_no_name_is_used_that_is_not_defined() -> None:
     """pyflakes over cronctl/ and tests/: a cluster test runs only in a cluster run, so a missing
     import there (a merge once lost `sleep_until` in test_run_manual_seed004) fails here first."""
