@@ -689,6 +689,106 @@ def job_record(job: Obj, cronjob_name: str, now: datetime) -> JobRecord:
         run_id=annotations(job).get(ANN_RUN_ID, ""), duration=duration(job, now))
 
 
+# --- the pod view -------------------------------------------------------------------------------
+
+def _text(v: Any) -> str | None:
+    return None if v is None or v == "" else str(v)
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True)
+class ContainerView:
+    """A container status of a pod. The API's own values are kept as the pod holds them (a hand-made
+    dump may put anything there): ``reason``, ``exit_code``, ``last_exit_code``."""
+
+    name: str
+    init: bool
+    state: str | None  # waiting | running | terminated (the one the API gives; None: none of them)
+    reason: Any
+    exit_code: Any
+    signal: int | None
+    message: str | None
+    restarts: int
+    last_exit_code: Any
+    last_reason: str | None
+    image: str | None  # the image as the pod asked for it
+    image_id: str | None  # the digest the node resolved
+    started_at: datetime | None = None  # when its current state (running or terminated) began
+    last_started_at: datetime | None = None  # when its last terminated instance began
+    ended_before: bool = False  # the API names a last terminated state: an earlier instance ended
+
+    @property
+    def ran(self) -> bool:
+        """It has run (is running or ended): it has a log to read."""
+        return self.state in ("running", "terminated")
+
+    @property
+    def ran_before(self) -> bool:
+        """An earlier instance ended (a restart): it has a previous log to read."""
+        return self.ended_before or self.restarts > 0
+
+
+@dataclass(frozen=True)
+class PodView:
+    """A pod as cronctl reads it: ``containers`` are its container statuses (init first, in the
+    API's order), ``spec_containers`` the containers its spec names (name, init), in spec order."""
+
+    name: str
+    uid: str
+    phase: Any
+    reason: str | None
+    message: str | None
+    node: Any
+    created: datetime | None
+    started: datetime | None
+    containers: tuple[ContainerView, ...]
+    spec_containers: tuple[tuple[str, bool], ...] = ()
+
+    def status_of(self, container: str) -> ContainerView | None:
+        """The status of the container named ``container`` (None: it has none yet)."""
+        return next((c for c in self.containers if c.name == container), None)
+
+    def first_container(self) -> str:
+        """The first main container's name ("" when the spec names none): the one a log line comes from."""
+        return next((n for n, init in self.spec_containers if not init), "")
+
+
+def _container(cs: Obj, init: bool) -> ContainerView:
+    state = cs.get("state") or {}
+    state = state if isinstance(state, dict) else {}
+    # the API gives exactly one of these; any other key (a hand-made dump) is not a state
+    kind = next((k for k in ("waiting", "running", "terminated") if isinstance(state.get(k), dict)), None)
+    detail = state[kind] if kind else {}
+    before = (cs.get("lastState") or {}) if isinstance(cs.get("lastState"), dict) else {}
+    last = before.get("terminated") or {}
+    last = last if isinstance(last, dict) else {}
+    return ContainerView(
+        name=str(cs.get("name", "")), init=init, state=kind, reason=detail.get("reason"),
+        exit_code=detail.get("exitCode"), signal=_int(detail.get("signal")), message=_text(detail.get("message")),
+        restarts=int(cs.get("restartCount") or 0), last_exit_code=last.get("exitCode"),
+        last_reason=_text(last.get("reason")), image=_text(cs.get("image")), image_id=_text(cs.get("imageID")),
+        started_at=when(detail.get("startedAt")) if kind in ("running", "terminated") else None,
+        last_started_at=when(last.get("startedAt")), ended_before="terminated" in before)
+
+
+def pod_view(pod: Obj) -> PodView:
+    """``pod`` (the API's JSON, or a dump's) as a :class:`PodView`."""
+    st = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    return PodView(
+        name=str(meta(pod).get("name", "")), uid=str(meta(pod).get("uid", "")),
+        phase=st.get("phase"), reason=_text(st.get("reason")), message=_text(st.get("message")),
+        node=spec.get("nodeName"), created=when(meta(pod).get("creationTimestamp")), started=when(st.get("startTime")),
+        containers=tuple(_container(cs, key == "initContainerStatuses")
+                         for key in ("initContainerStatuses", "containerStatuses") for cs in st.get(key) or []),
+        spec_containers=tuple((str(c.get("name") or ""), key == "initContainers")
+                              for key in ("initContainers", "containers") for c in spec.get(key) or []
+                              if isinstance(c, dict)))
+
+
 def overlaps(records: Iterable[JobRecord]) -> list[tuple[str, str, datetime, datetime]]:
     """Every pair of records whose running intervals overlap (:meth:`JobRecord.overlaps`), as
     (earlier name, later name, overlap start, overlap end).

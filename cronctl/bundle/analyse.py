@@ -24,9 +24,9 @@ from typing import Any
 
 from cronctl import model
 from cronctl.bundle.document import cronjob_record
-from cronctl.bundle.result import (Active, Container, CronJobAnalysis, Job, Occurrence, Overlap, Pod, RemovedJob,
+from cronctl.bundle.result import (Active, CronJobAnalysis, Job, Occurrence, Overlap, RemovedJob,
                                    ScheduleFindings, SuspendedPeriod, Window)
-from cronctl.events import GoneJob, events_for, gone_jobs, unexpected_jobs
+from cronctl.events import EventRecord, GoneJob, events_for, gone_jobs, unexpected_jobs
 from cronctl.gitops import detect as detect_gitops
 from cronctl.history import (
     LOST,
@@ -73,7 +73,7 @@ class _Analysis:
     decision: Decision | None = None
     unsuspend: Decision | None = None  # what un-suspending now would do (a suspended CronJob only)
     # the events step
-    events: list[Obj] = field(default_factory=list)
+    events: list[EventRecord] = field(default_factory=list)
     gone: dict[str, GoneJob] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -284,7 +284,7 @@ def _jobs(a: _Analysis, occurrence_of: dict[str, str]) -> tuple[Job, ...]:
     return tuple(
         Job(record=r, in_status_active=r.name in active_refs, occurrence=occurrence_of.get(r.name),
             failure=model.job_failure(by_uid.get(r.uid) or {}),
-            pods=tuple(_pod(p) for p in sorted(a.pods_by_job.get(r.uid, []),
+            pods=tuple(model.pod_view(p) for p in sorted(a.pods_by_job.get(r.uid, []),
                                                key=lambda p: (str(model.meta(p).get("creationTimestamp", "")),
                                                               str(model.meta(p).get("name", ""))))))
         for r in a.recs)
@@ -365,49 +365,3 @@ def _gone_order(g: GoneJob) -> tuple[str, str]:
     return (rfc3339_z_opt(g.slot or g.created or g.finished or g.deleted) or "", g.name)
 
 
-def _text(v: Any) -> str | None:
-    """A string field of the API as a string (a hand-made dump may hold anything), None if absent."""
-    return None if v is None or v == "" else str(v)
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _pod(p: Obj) -> Pod:
-    st = p.get("status") or {}
-    containers = []
-    for key in ("initContainerStatuses", "containerStatuses"):
-        for cs in st.get(key) or []:
-            state = cs.get("state") or {}
-            # the API gives exactly one of these; any other key (a hand-made dump) is not a state
-            kind = next((k for k in ("waiting", "running", "terminated") if isinstance(state.get(k), dict)), None)
-            detail = state[kind] if kind else {}
-            last = (cs.get("lastState") or {}).get("terminated") or {}
-            last = last if isinstance(last, dict) else {}
-            containers.append(Container(
-                name=str(cs.get("name", "")),
-                init=key == "initContainerStatuses",
-                state=kind,
-                reason=detail.get("reason"),
-                exit_code=detail.get("exitCode"),
-                signal=_int(detail.get("signal")),
-                message=_text(detail.get("message")),
-                restarts=int(cs.get("restartCount") or 0),
-                last_exit_code=last.get("exitCode"),
-                last_reason=_text(last.get("reason")),
-                # which build ran: the image as the pod asked for it, and the digest the node resolved
-                image=_text(cs.get("image")),
-                image_id=_text(cs.get("imageID")),
-            ))
-    return Pod(
-        name=str(model.meta(p).get("name", "")),
-        uid=str(model.meta(p).get("uid", "")),
-        phase=st.get("phase"),
-        reason=_text(st.get("reason")),
-        message=_text(st.get("message")),
-        node=(p.get("spec") or {}).get("nodeName"),
-        created=model.when(model.meta(p).get("creationTimestamp")),
-        started=model.when(st.get("startTime")),
-        containers=tuple(containers),
-    )

@@ -97,21 +97,13 @@ def log_instances(pod: Obj) -> list[tuple[str, bool, str | None]]:
     ``why-no-log`` is None when the instance has run and its log can be read; a container that
     never started gets a reason instead, and no request is made for it.
     """
-    st = pod.get("status") or {}
-    statuses = {str(cs.get("name")): cs for key in ("initContainerStatuses", "containerStatuses")
-                for cs in st.get(key) or []}
-    spec = pod.get("spec") or {}
+    view = model.pod_view(pod)
     out: list[tuple[str, bool, str | None]] = []
-    for key in ("initContainers", "containers"):
-        for c in spec.get(key) or []:
-            name = str(c.get("name"))
-            cs = statuses.get(name)
-            state = (cs or {}).get("state") or {}
-            ran = "running" in state or "terminated" in state
-            out.append((name, False, None if ran else "container never started (no log)"))
-            last = (cs or {}).get("lastState") or {}
-            if "terminated" in last or int((cs or {}).get("restartCount") or 0) > 0:
-                out.append((name, True, None))
+    for name, _init in view.spec_containers:
+        cs = view.status_of(name)
+        out.append((name, False, None if cs is not None and cs.ran else "container never started (no log)"))
+        if cs is not None and cs.ran_before:
+            out.append((name, True, None))
     return out
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from cronctl import model
-from cronctl.events import GoneJob
+from cronctl.events import EventRecord, GoneJob
 from cronctl.gitops import GitOps
 from cronctl.history import VERDICTS
 from cronctl.schedule.controller import Decision
@@ -62,38 +62,9 @@ class Active:
         return tuple(n for n in self.from_status if n not in self.unfinished_children)
 
 
-@dataclass(frozen=True)
-class Container:
-    """A container status of a pod. The API's own values are kept as the pod holds them (a hand-made
-    dump may put anything there): ``reason``, ``exit_code``, ``last_exit_code``."""
-
-    name: str
-    init: bool
-    state: str | None  # waiting | running | terminated
-    reason: Any
-    exit_code: Any
-    signal: int | None
-    message: str | None
-    restarts: int
-    last_exit_code: Any
-    last_reason: str | None
-    image: str | None  # the image as the pod asked for it
-    image_id: str | None  # the digest the node resolved
-
-
-@dataclass(frozen=True)
-class Pod:
-    """A pod of one of the CronJob's Jobs (``phase`` and ``node`` as the pod holds them)."""
-
-    name: str
-    uid: str
-    phase: Any
-    reason: str | None
-    message: str | None
-    node: Any
-    created: datetime | None
-    started: datetime | None
-    containers: tuple[Container, ...]
+#: a pod of one of the CronJob's Jobs, and its container statuses: the one pod view (cronctl.model)
+Pod = model.PodView
+Container = model.ContainerView
 
 
 @dataclass(frozen=True)
@@ -202,7 +173,7 @@ class CronJobAnalysis:
     overlaps: tuple[Overlap, ...]
     never_made_up: tuple[datetime, ...]
     suspended_periods: tuple[SuspendedPeriod, ...]
-    events: tuple[Row, ...]
+    events: tuple[EventRecord, ...]
     unexpected_jobs: tuple[Row, ...]
     notes: tuple[str, ...]
     gitops: GitOps | None  # present only when a GitOps tool manages the CronJob

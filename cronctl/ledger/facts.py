@@ -120,25 +120,24 @@ def job_slot(job: Obj, cronjob_name: str) -> datetime | None:
 def exit_codes(pods: Iterable[Obj]) -> list[dict[str, Any]]:
     """Each terminated container's exit code and reason, pod by pod."""
     out = []
-    for p in pods:
-        for cs in (p.get("status") or {}).get("containerStatuses") or []:
-            term = ((cs or {}).get("state") or {}).get("terminated") or ((cs or {}).get("lastState") or {}).get("terminated")
-            if isinstance(term, dict) and "exitCode" in term:
-                out.append({"pod": model.name_of(p), "container": str(cs.get("name") or ""),
-                            "exit_code": term.get("exitCode"), "reason": term.get("reason")})
+    for view in map(model.pod_view, pods):
+        for c in view.containers:
+            if c.init:
+                continue
+            if c.state == "terminated" and c.exit_code is not None:
+                code, reason = c.exit_code, c.reason
+            elif c.last_exit_code is not None:  # restarted: the instance that ended last
+                code, reason = c.last_exit_code, c.last_reason
+            else:
+                continue
+            out.append({"pod": view.name, "container": c.name, "exit_code": code, "reason": reason})
     return out
 
 
 def first_running(pods: Iterable[Obj]) -> datetime | None:
     """When the first worker of a Job started: the earliest container start of its pods."""
-    times = []
-    for p in pods:
-        for cs in (p.get("status") or {}).get("containerStatuses") or []:
-            for state in ((cs or {}).get("state") or {}, (cs or {}).get("lastState") or {}):
-                for k in ("running", "terminated"):
-                    t = model.when((state.get(k) or {}).get("startedAt"))
-                    if t is not None:
-                        times.append(t)
+    times = [t for view in map(model.pod_view, pods) for c in view.containers if not c.init
+             for t in (c.started_at, c.last_started_at) if t is not None]
     return min(times) if times else None
 
 

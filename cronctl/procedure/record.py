@@ -208,9 +208,7 @@ class Recorder:
             pods = []
         logs = []
         for p in pods if self.opts.log_bytes > 0 else []:  # --log-bytes 0: no log is read
-            spec = p.get("spec") or {}
-            for ct in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
-                cname = str(ct.get("name") or "")
+            for cname, _init in model.pod_view(p).spec_containers:
                 try:
                     text = c.read_pod_log(model.name_of(p), cname, tail_lines=_TAIL_LINES)
                 except CronctlError as e:

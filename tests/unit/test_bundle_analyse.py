@@ -466,7 +466,7 @@ def test_with_too_many_weekday_times_the_latest_ones_are_judged_up_to_now() -> N
 
 def test_a_container_state_key_the_api_does_not_know_is_no_state_and_no_crash() -> None:
     # found by tests/property/test_file_fuzz.py: `state: {0: 1}` in a hand-made dump was an internal error
-    from cronctl.bundle.analyse import _pod
+    from cronctl.model import pod_view as _pod  # the bundle's pods are the one pod view
 
     pod = {"metadata": {"name": "p"}, "status": {"containerStatuses": [
         {"name": "main", "state": {0: 1}}, {"name": "side", "state": {"terminated": {"exitCode": 2}}}]}}

@@ -209,3 +209,46 @@ def test_a_garbled_runs_annotation_reads_leniently(value: str) -> None:
     runs = model.read_runs(_with_runs(value))
     assert all(isinstance(r.operator, str) and isinstance(r.original_suspend, bool) for r in runs)
     assert len(runs) <= 1
+
+
+# --- the pod view ---------------------------------------------------------------------------------
+
+def test_the_pod_view_joins_the_spec_and_the_statuses() -> None:
+    """Spec order for what a pod runs, the API's statuses for how each went; a container without a
+    status yet has none (it never started), one restarted has a previous instance."""
+    t0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    pod = builders.pod("p-1", spec={"initContainers": [{"name": "migrate"}],
+                                    "containers": [{"name": "main"}, {"name": "side"}], "nodeName": "n1"},
+                       status={"phase": "Running", "startTime": builders.stamp(t0),
+                               "initContainerStatuses": [builders.container_status(
+                                   "migrate", builders.terminated(0, "Completed", startedAt=builders.stamp(t0)))],
+                               "containerStatuses": [builders.container_status(
+                                   "main", builders.running(startedAt=builders.stamp(t0 + timedelta(seconds=9))),
+                                   restarts=2, last_state=builders.terminated(
+                                       137, "OOMKilled", startedAt=builders.stamp(t0 + timedelta(seconds=3))))]})
+    v = model.pod_view(pod)
+    assert (v.name, v.phase, v.node, v.started) == ("p-1", "Running", "n1", t0)
+    assert v.spec_containers == (("migrate", True), ("main", False), ("side", False))
+    assert v.first_container() == "main"
+    migrate, main = v.status_of("migrate"), v.status_of("main")
+    assert migrate is not None and main is not None and v.status_of("side") is None
+    assert (migrate.init, migrate.state, migrate.exit_code, migrate.ran, migrate.ran_before) == \
+        (True, "terminated", 0, True, False)
+    assert (main.state, main.restarts, main.last_exit_code, main.last_reason, main.ran, main.ran_before) == \
+        ("running", 2, 137, "OOMKilled", True, True)
+    assert (main.started_at, main.last_started_at) == (t0 + timedelta(seconds=9), t0 + timedelta(seconds=3))
+
+
+def test_the_pod_readers_agree_on_one_pod() -> None:
+    """The bundle's log list, the run's exit codes and the ledger's facts read one pod through the view."""
+    from cronctl.bundle.collect import log_instances
+    from cronctl.ledger.facts import exit_codes, first_running
+
+    t0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    pod = builders.pod("p-2", containers=[{"name": "main"}, {"name": "late"}], statuses=[
+        builders.container_status("main", builders.terminated(3, "Error", startedAt=builders.stamp(t0)), restarts=1),
+        builders.container_status("late", builders.waiting())])
+    assert log_instances(pod) == [("main", False, None), ("main", True, None),
+                                  ("late", False, "container never started (no log)")]
+    assert exit_codes([pod]) == [{"pod": "p-2", "container": "main", "exit_code": 3, "reason": "Error"}]
+    assert first_running([pod]) == t0

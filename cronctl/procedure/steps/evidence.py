@@ -37,17 +37,14 @@ def save_logs(ctx: RunContext, job: Obj) -> list[str]:
         except OSError as e:
             errors.append(f"{rel}: not saved: {e.strerror or e}")
     for p in pods:
-        pname = model.name_of(p)
-        pspec = p.get("spec") or {}
-        statuses = {s.get("name"): s for s in ((p.get("status") or {}).get("initContainerStatuses") or [])
-                    + ((p.get("status") or {}).get("containerStatuses") or [])}
-        for c in (pspec.get("initContainers") or []) + (pspec.get("containers") or []):
-            cname = str(c.get("name"))
-            term = ((statuses.get(cname) or {}).get("state") or {}).get("terminated") or {}
-            if isinstance(term.get("exitCode"), int):
-                exits.append({"pod": pname, "container": cname, "exit_code": term["exitCode"],
-                              "reason": str(term.get("reason") or "")})
-            restarts = int((statuses.get(cname) or {}).get("restartCount") or 0)
+        view = model.pod_view(p)
+        pname = view.name
+        for cname, _init in view.spec_containers:
+            cs = view.status_of(cname)
+            if cs is not None and cs.state == "terminated" and isinstance(cs.exit_code, int):
+                exits.append({"pod": pname, "container": cname, "exit_code": cs.exit_code,
+                              "reason": str(cs.reason or "")})
+            restarts = cs.restarts if cs is not None else 0
             for previous in ([True] if restarts else []) + [False]:
                 rel = f"logs/{pname}/{cname}{'.previous' if previous else ''}.log"
                 try:

@@ -80,8 +80,8 @@ class ProgressSampler:
                 running = [p for p in pods if (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")]
                 if running:
                     p = max(running, key=lambda p: str(model.meta(p).get("creationTimestamp", "")))
-                    cs = ((p.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
-                    text = self.c.read_pod_log(model.name_of(p), str(cs), tail_lines=1)
+                    view = model.pod_view(p)
+                    text = self.c.read_pod_log(view.name, view.first_container(), tail_lines=1)
                     last = text.strip().splitlines()[-1] if text.strip() else ""
             except CronctlError:
                 pass
