@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, TypedDict
 
 from cronctl import model
 from cronctl.timeutil import rfc3339_z_opt
@@ -31,7 +31,26 @@ CONTROLLER_WARNINGS = frozenset({
     "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",
     "UnknownTimeZone", "UnsupportedSchedule", "FailedGet", "FailedDelete",
 })
-def event_view(ev: Obj) -> Obj:
+class EventRecord(TypedDict):
+    """One event as cronctl reads it, core/v1 and events.k8s.io/v1 alike (``first``/``last`` UTC)."""
+
+    name: str
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+    object_kind: str
+    object_name: str
+    object_uid: str
+    count: int
+    first: str | None
+    last: str | None
+    source: str  # the component that reported it
+    highlight: bool  # a reason the bundle highlights (HIGHLIGHT_REASONS)
+    warning: bool  # a Warning, or a controller warning (CONTROLLER_WARNINGS)
+    matched_by: str  # uid | name (its object is gone: matched by the controller's name pattern)
+
+
+def event_view(ev: Obj) -> EventRecord:
     """A core/v1 or events.k8s.io/v1 Event as one flat record (times as UTC strings)."""
     inv = ev.get("involvedObject") or ev.get("regarding") or {}
     series = ev.get("series") or {}
@@ -62,7 +81,7 @@ def event_view(ev: Obj) -> Obj:
 
 
 def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids: set[str],
-               job_names: set[str], pod_names: set[str]) -> list[Obj]:
+               job_names: set[str], pod_names: set[str]) -> list[EventRecord]:
     """The events of the CronJob, its Jobs and their pods, oldest first.
 
     Matched by involvedObject uid; an event whose object is gone (a Job or pod deleted by the
@@ -76,7 +95,7 @@ def events_for(events: Iterable[Obj], cronjob: Obj, job_uids: set[str], pod_uids
     job_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}")
     pod_pat = re.compile(re.escape(cj_name) + r"-\d{8,10}-[a-z0-9]{5}")
     uids = {cj_uid} | job_uids | pod_uids
-    out: list[Obj] = []
+    out: list[EventRecord] = []
     for ev in events:
         inv = ev.get("involvedObject") or ev.get("regarding") or {}
         uid = str(inv.get("uid") or "")
@@ -145,7 +164,7 @@ class GoneJob:
     removed: str = ""
 
 
-def gone_jobs(evs: Iterable[Obj], cronjob: Obj, existing: set[str], recs: list[model.JobRecord]) -> dict[str, GoneJob]:
+def gone_jobs(evs: Iterable[EventRecord], cronjob: Obj, existing: set[str], recs: list[model.JobRecord]) -> dict[str, GoneJob]:
     """The CronJob's Jobs that ``evs`` (records of :func:`events_for`) name but that do not exist
     (``existing``: the names of the Jobs there are), each with what removed it.
 
@@ -237,7 +256,7 @@ def _removal(g: GoneJob, view: model.CronJobView, kept: dict[str, int]) -> tuple
 _CRONCTL_CREATED = re.compile(r"created Job " + _NAME)
 
 
-def unexpected_jobs(evs: Iterable[Obj], cronjob: Obj, children: Iterable[Obj]) -> list[Obj]:
+def unexpected_jobs(evs: Iterable[EventRecord], cronjob: Obj, children: Iterable[Obj]) -> list[Obj]:
     """The Jobs named by the controller's ``UnexpectedJob`` warnings (a running Job of the CronJob
     that the controller did not create: it warns at every sync until the Job ends), each with the
     number of warnings and who made it:

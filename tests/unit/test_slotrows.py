@@ -50,3 +50,13 @@ def test_the_verdicts_are_one_list() -> None:
     enum = _SLOT["properties"]["verdict"]["enum"]
     assert list(get_args(slotrows.Verdict)) == list(history.VERDICTS) == enum
     assert set(_CRONJOB["properties"]["counts"]["required"]) == set(enum)
+
+
+def test_the_event_record_names_the_keys_of_the_bundles_events() -> None:
+    from cronctl.events import EventRecord
+
+    bundle = json.loads((Path(slotrows.__file__).parent / "data" / "bundle.schema.json").read_text())
+    node = _object(bundle["properties"]["cronjobs"])["properties"]["events"]["items"]
+    assert node.get("additionalProperties") is False
+    assert set(EventRecord.__required_keys__) == set(node["properties"])
+    assert set(node.get("required", node["properties"])) <= set(EventRecord.__required_keys__)
