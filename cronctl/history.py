@@ -34,8 +34,8 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping
 
 from cronctl import model
-from cronctl.events import GoneJob, events_for, gone_jobs
-from cronctl.slotrows import History, SlotRow, Verdict
+from cronctl.events import EventRecord, GoneJob, events_for, gone_jobs
+from cronctl.slotrows import History, ManualRun, SlotRow, Verdict
 from cronctl.timeutil import UTC, human_duration, rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
@@ -191,55 +191,120 @@ def _minutes_name(cj: str, t: datetime) -> str:
     return f"{cj}-{secs // 60}"
 
 
+@dataclass
+class _Evidence:
+    """What one CronJob's history is judged from: its own Jobs (records and objects by name), the
+    events that belong to it, the Jobs they name that are gone, and cronctl's finished runs."""
+
+    cronjob: Obj
+    view: model.CronJobView
+    now: datetime
+    opts: Options
+    recs: list[model.JobRecord]
+    by_name: dict[str, Obj]
+    evs: list[EventRecord]
+    gone: dict[str, GoneJob]
+    past: list[model.PastRun]
+    owned: list[Obj]
+
+
 def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> History:
     """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
-    of the namespace: ownership and involvedObject decide what belongs to it)."""
+    of the namespace: ownership and involvedObject decide what belongs to it).
+
+    The steps: the evidence (:func:`_evidence`), the window and its slots (:func:`_window`,
+    :func:`_slot_times`), who stands for each slot (:func:`_stands`), the causes the evidence holds
+    (:func:`_context`), the verdicts (:func:`_judged_rows`) and the manual runs that stand for no
+    slot (:func:`_manual_runs`)."""
     from cronctl.errors import CronctlError
     from cronctl.schedule import parse
 
     now = opts.now.astimezone(UTC)
     view = model.cronjob_view(cronjob)
-    name, expr, tz, policy = view.name, view.schedule, view.time_zone, view.policy
-    deadline, suspended, last_schedule = view.starting_deadline, view.suspended, view.last_schedule
-    created = view.created or now
     out: History = {
-        "namespace": view.namespace, "name": name, "schedule": expr, "time_zone": tz,
-        "zone": tz or "UTC", "concurrency_policy": policy, "starting_deadline_seconds": deadline,
-        "suspended": suspended, "last_schedule_time": rfc3339_z_opt(last_schedule), "error": view.problem,
+        "namespace": view.namespace, "name": view.name, "schedule": view.schedule, "time_zone": view.time_zone,
+        "zone": view.time_zone or "UTC", "concurrency_policy": view.policy,
+        "starting_deadline_seconds": view.starting_deadline, "suspended": view.suspended,
+        "last_schedule_time": rfc3339_z_opt(view.last_schedule), "error": view.problem,
         "window": None, "slots": [], "manual_runs": [], "counts": {v: 0 for v in VERDICTS},
         "controller_now": None, "notes": [],
     }
     if view.problem is not None:  # a field of the wrong type: the controller model says nothing
         return out
     try:
-        sched = parse(expr, tz)
+        sched = parse(view.schedule, view.time_zone)
     except CronctlError as e:
         out["error"] = e.message
         return out
     zone = sched.zone
     out["zone"] = zone
+    ev = _evidence(cronjob, view, jobs, events, opts, now)
+    start, limited, first_evidence = _window(ev)
+    times, cut = _slot_times(sched, start, now, opts.max_slots)
+    if cut:
+        out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
+    upcoming = sched.runs(now, 1)
+    out["window"] = {"since": rfc3339_z(start), "until": rfc3339_z(now), "limited_by": limited,
+                     "evidence_from": rfc3339_z_opt(first_evidence)}
+    stands, standing_names = _stands(ev, times)
+    ctx = _context(ev, zone)
+    try:
+        d = view.decide(now)
+    except CronctlError as e:  # e.g. a negative startingDeadlineSeconds: this CronJob only, not the whole list
+        out["error"] = e.message
+        return out
+    out["controller_now"] = {"decision": "suspended" if view.suspended else d.decision,
+                             "most_recent": rfc3339_z_opt(d.most_recent), "job_name": d.job_name,
+                             "waiting_for": list(d.waiting_for)}
+    manual = [r for r in ev.recs if r.origin == "manual" and r.name not in standing_names]
+    rows = _judged_rows(times, stands, ctx, ev, manual, standing_names)
+    _explain_gaps(rows, times, stands, ctx, set(d.deadline_dropped), d)
+    _dst_rows(rows, sched, start, times, zone)
+    for t in upcoming:
+        rows.append(_row(t, zone, [], "due", f"the next slot, in {human_duration(t - now)}"
+                         + (" (but the CronJob is suspended: it will not run)" if view.suspended else "")))
+    rows.sort(key=lambda r: (r["slot"], r["verdict"] != "dst-skipped"))
+    out["slots"] = rows
+    for row in rows:
+        out["counts"][row["verdict"]] += 1
+    out["manual_runs"] = _manual_runs(ev, manual, zone)
+    out["notes"].extend(ctx.notes)
+    source = last_success_source(cronjob, ev.owned, ev.recs, ev.gone)
+    if source is not None and source["note"]:
+        out["notes"].append(source["note"])
+    return out
 
+
+def _evidence(cronjob: Obj, view: model.CronJobView, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options,
+              now: datetime) -> _Evidence:
     owned = [j for j in jobs if model.owned_by(j, cronjob)]
-    recs = sorted((model.job_record(j, name, now) for j in owned), key=lambda r: (r.created or now, r.name))
+    recs = sorted((model.job_record(j, view.name, now) for j in owned), key=lambda r: (r.created or now, r.name))
     by_name = {model.name_of(j): j for j in owned}
     evs = events_for(events, cronjob, {r.uid for r in recs}, set(), {r.name for r in recs}, set())
     gone = gone_jobs(evs, cronjob, set(by_name), recs)
-
-    # -- the window ------------------------------------------------------------------------
-    # (a manual run for an earlier slot stands for it: the slot is evidence too, or the window starts after it)
-    evidence = [t for r in recs for t in (r.scheduled_for, r.created, r.claims) if t is not None]
-    evidence += [t for e in evs for t in (model.when(e["first"]),) if t is not None]
-    # a gone Job the controller created stands for the slot in its name, before its events
-    evidence += [g.slot for g in gone.values() if g.slot is not None]
-    evidence += [t for t in (last_schedule,) if t is not None]
-    # writes of spec.suspend and cronctl's own records say when a suspension began or ended
-    evidence += [t for t, _m in model.suspend_writes(cronjob)]
-    evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
-    pause_ = model.read_pause(cronjob)
-    evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
     past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
-    evidence += [h[0] for pr in past for h in (pr.held,) if h is not None]
-    evidence += [t for pr in past for t in (model.when(pr.occurrence),) if t is not None]
+    return _Evidence(cronjob=cronjob, view=view, now=now, opts=opts, recs=recs, by_name=by_name, evs=evs, gone=gone,
+                     past=past, owned=owned)
+
+
+def _window(ev: _Evidence) -> tuple[datetime, str, datetime | None]:
+    """Where the judged window starts, what limited it (--since, evidence, creation, 7 days) and the
+    earliest evidence (None: none at all)."""
+    view, opts, now = ev.view, ev.opts, ev.now
+    created = view.created or now
+    # (a manual run for an earlier slot stands for it: the slot is evidence too, or the window starts after it)
+    evidence = [t for r in ev.recs for t in (r.scheduled_for, r.created, r.claims) if t is not None]
+    evidence += [t for e in ev.evs for t in (model.when(e["first"]),) if t is not None]
+    # a gone Job the controller created stands for the slot in its name, before its events
+    evidence += [g.slot for g in ev.gone.values() if g.slot is not None]
+    evidence += [t for t in (view.last_schedule,) if t is not None]
+    # writes of spec.suspend and cronctl's own records say when a suspension began or ended
+    evidence += [t for t, _m in model.suspend_writes(ev.cronjob)]
+    evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
+    pause_ = model.read_pause(ev.cronjob)
+    evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
+    evidence += [h[0] for pr in ev.past for h in (pr.held,) if h is not None]
+    evidence += [t for pr in ev.past for t in (model.when(pr.occurrence),) if t is not None]
     if opts.since is not None:
         start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
     else:
@@ -250,34 +315,39 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             start, limited = now - MAX_SINCE, "7 days"
         if start < created:
             start, limited = created, "creation"
-    # A schedule names at most one slot a minute, so the last max_slots minutes hold at most
-    # max_slots slots: walk back from now in growing spans until max_slots are found or the window
-    # starts (walking max_slots ahead of the start, as before, cost 60 ms a CronJob, and for a
-    # window with more slots showed its earliest ones under "the latest")
-    span = timedelta(minutes=opts.max_slots)
+    return start, limited, min(evidence) if evidence else None
+
+
+def _slot_times(sched: Any, start: datetime, now: datetime, max_slots: int) -> tuple[list[datetime], bool]:
+    """The slots in (start, now], at most the latest ``max_slots`` (True: some were cut).
+
+    A schedule names at most one slot a minute, so the last max_slots minutes hold at most
+    max_slots slots: walk back from now in growing spans until max_slots are found or the window
+    starts (walking max_slots ahead of the start, as before, cost 60 ms a CronJob, and for a
+    window with more slots showed its earliest ones under "the latest")."""
+    span = timedelta(minutes=max_slots)
     while True:
         lo = max(start, now - span)
-        times = sched.runs_between(lo, now)
-        if len(times) >= opts.max_slots or lo == start:
+        times: list[datetime] = sched.runs_between(lo, now)
+        if len(times) >= max_slots or lo == start:
             break
         span *= 4
-    if len(times) > opts.max_slots or lo > start:
-        times = times[-opts.max_slots:]
-        out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")
-    upcoming = sched.runs(now, 1)
-    out["window"] = {"since": rfc3339_z(start), "until": rfc3339_z(now), "limited_by": limited,
-                     "evidence_from": rfc3339_z_opt(min(evidence)) if evidence else None}
+    if len(times) > max_slots or lo > start:
+        return times[-max_slots:], True
+    return times, False
 
-    # -- evidence: who stands for which slot ---------------------------------------------------
+
+def _stands(ev: _Evidence, times: list[datetime]) -> tuple[dict[datetime, dict[str, _Stand]], set[str]]:
+    """Who stands for which slot (by slot, by Job name), and the names of the Jobs that stand for one."""
     stands: dict[datetime, dict[str, _Stand]] = {}
-    name_to_slot = {_minutes_name(name, t): t for t in times}
+    name_to_slot = {_minutes_name(ev.view.name, t): t for t in times}
 
     def add(t: datetime, s: _Stand) -> None:
         stands.setdefault(t, {}).setdefault(s.name, s)
 
     standing_names: set[str] = set()
-    for r in recs:
-        j = by_name.get(r.name) or {}
+    for r in ev.recs:
+        j = ev.by_name.get(r.name) or {}
         ann = model.annotations(j)
         base = dict(name=r.name, origin=r.origin, created=r.created, started=r.started, completed=r.completed,
                     outcome=r.outcome, running=r.running, operator=ann.get(model.ANN_OPERATOR),
@@ -294,7 +364,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             add(r.claims, _Stand(how="occurrence", **base))  # type: ignore[arg-type]
             standing_names.add(r.name)
     # Jobs that are gone: the events still name them (the controller's name gives the slot)
-    for g in gone.values():
+    for g in ev.gone.values():
         if g.name in name_to_slot:
             add(name_to_slot[g.name], _Stand(name=g.name, origin=g.origin, how="event", created=g.created,
                                              outcome=g.outcome, exists=False, failure_reason=g.failure_reason,
@@ -302,31 +372,37 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                                              removed=g.removed))
     # Jobs of cronctl runs that are gone: the run's entry in cronctl.dev/runs still names them
     slot_set = set(times)
-    for pr in past:
+    for pr in ev.past:
         at = model.when(pr.occurrence)
-        if at is None or at not in slot_set or not pr.job_name or pr.job_name in by_name \
+        if at is None or at not in slot_set or not pr.job_name or pr.job_name in ev.by_name \
                 or pr.last_step not in _JOB_MADE_STEPS:
             continue
         add(at, _Stand(name=pr.job_name, origin="manual", how="cronctl-runs", created=None, exists=False,
                        outcome={"succeeded": "Complete", "failed": "Failed"}.get(pr.last_step),
                        operator=pr.operator or None, known_from=[f"cronctl run {pr.run_id} in {model.ANN_RUNS}"],
                        removed="by the history limit or a TTL (the controller counts the manual Job)"))
+    return stands, standing_names
 
-    # -- evidence: causes ----------------------------------------------------------------------
-    blocked = [(f, l) for e in evs if e["reason"] == "JobAlreadyActive"
+
+def _context(ev: _Evidence, zone: str) -> _Ctx:
+    """The causes the evidence holds, for the judge: Forbid's refusals and TooManyMissedTimes (the
+    events), the suspensions (the ledger's spans, a pause, a run record, the writes of spec.suspend)
+    and cronctl's runs, the history horizon."""
+    view, now, recs = ev.view, ev.now, ev.recs
+    created = view.created or now
+    blocked = [(f, l) for e in ev.evs if e["reason"] == "JobAlreadyActive"
                for f, l in ((model.when(e["first"]), model.when(e["last"])),) if f is not None and l is not None]
-    too_many = [t for e in evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
-    writes = model.suspend_writes(cronjob)
-    recorded = list(opts.suspensions.get(view.uid, [])) if view.uid else []
+    too_many = [t for e in ev.evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
+    recorded = list(ev.opts.suspensions.get(view.uid, [])) if view.uid else []
     # the ledger's spans are exact: the ended ones always count, the open one explains the current suspension
     spans: list[tuple[datetime, datetime | None, str]] = [sp for sp in recorded if sp[1] is not None]
     open_recorded = [sp for sp in recorded if sp[1] is None]
     suspended_after: datetime | None = None
-    if suspended:
-        at, manager = suspend_set_at(cronjob)
-        record = model.read_record(cronjob)
+    if view.suspended:
+        at, manager = suspend_set_at(ev.cronjob)
+        record = model.read_record(ev.cronjob)
         rec_start = model.when(record.started) if record is not None else None
-        paused = model.read_pause(cronjob)
+        paused = model.read_pause(ev.cronjob)
         if paused is not None:
             spans.append((paused.at or at or created, None, paused.words()))
         if record is not None and rec_start is not None:
@@ -334,12 +410,11 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         elif paused is None and open_recorded:
             spans.append(open_recorded[-1])
         elif paused is None:
-            spans.append(_unknown_suspend_span(cronjob, recs, at, manager, created))
+            spans.append(_unknown_suspend_span(ev.cronjob, recs, at, manager, created))
             suspended_after = spans[-1][0] if at is None else None
     runs_ = []
     for r in recs:
-        j = by_name.get(r.name) or {}
-        ann = model.annotations(j)
+        ann = model.annotations(ev.by_name.get(r.name) or {})
         if model.ANN_RUN_ID in ann:
             begin = model.when(ann.get(model.ANN_STARTED)) or (r.created or now) - _NEAR
             runs_.append((begin, r.completed if not r.running else None,
@@ -347,29 +422,20 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
                           f"(manual Job {r.name})"))
     # the time each finished cronctl run held the CronJob suspended (exact, from cronctl.dev/runs) first
     runs_ = [(h[0], h[1], f"cronctl run {pr.run_id} of {pr.operator or 'unknown'}, kept in {model.ANN_RUNS}")
-             for pr in past for h in (pr.held,) if h is not None] + runs_
-    ctx = _Ctx(name=name, zone=zone, policy=policy, deadline=deadline, now=now, late_after=opts.late_after,
-               recs=recs, by_name=by_name, blocked=blocked, too_many=too_many, suspended_spans=spans,
-               suspend_writes=writes, cronctl_runs=runs_,
-               deleted_before=history_horizon(recs, view.history, view.job_ttl, now),
-               last_schedule=last_schedule, suspended_after=suspended_after)
+             for pr in ev.past for h in (pr.held,) if h is not None] + runs_
+    return _Ctx(name=view.name, zone=zone, policy=view.policy, deadline=view.starting_deadline, now=now,
+                late_after=ev.opts.late_after, recs=recs, by_name=ev.by_name, blocked=blocked, too_many=too_many,
+                suspended_spans=spans, suspend_writes=model.suspend_writes(ev.cronjob), cronctl_runs=runs_,
+                deleted_before=history_horizon(recs, view.history, view.job_ttl, now),
+                last_schedule=view.last_schedule, suspended_after=suspended_after)
 
-    # -- the controller now (for the slots after lastScheduleTime) -----------------------------
-    try:
-        d = view.decide(now)
-    except CronctlError as e:  # e.g. a negative startingDeadlineSeconds: this CronJob only, not the whole list
-        out["error"] = e.message
-        return out
-    dropped = set(d.deadline_dropped)
-    out["controller_now"] = {"decision": "suspended" if suspended else d.decision,
-                             "most_recent": rfc3339_z_opt(d.most_recent), "job_name": d.job_name,
-                             "waiting_for": list(d.waiting_for)}
 
-    # -- judge every slot ------------------------------------------------------------------------
+def _judged_rows(times: list[datetime], stands: dict[datetime, dict[str, _Stand]], ctx: _Ctx, ev: _Evidence,
+                 manual: list[model.JobRecord], standing_names: set[str]) -> list[SlotRow]:
+    """A row for every slot of ``times`` with its verdict, and the manual Jobs that ran beside it."""
     rows: list[SlotRow] = []
-    manual = [r for r in recs if r.origin == "manual" and r.name not in standing_names]
     # the manual Jobs beside each standing Job, by one sweep (model.beside: a pile-up is not pairs)
-    beside_standing = model.beside([r for r in recs if r.name in standing_names], manual)
+    beside_standing = model.beside([r for r in ev.recs if r.name in standing_names], manual)
     for t in times:
         row = _judge(t, list(stands.get(t, {}).values()), ctx)
         found = [beside_standing[s.name] for s in stands.get(t, {}).values() if s.name in beside_standing]
@@ -380,37 +446,28 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
             row["manual_beside"] = beside
             row["manual_beside_total"] = max(total, len(beside))
             row["reason"] = "; ".join(x for x in (row["reason"], f"manual Job {', '.join(beside)}{more} ran at the same "
-                                      "time" + (" (Forbid does not see manual Jobs)" if policy == "Forbid" else ""))
+                                      "time" + (" (Forbid does not see manual Jobs)" if ctx.policy == "Forbid" else ""))
                                       if x)
         rows.append(row)
-    _explain_gaps(rows, times, stands, ctx, dropped, d)
-    _dst_rows(rows, sched, start, times, zone)
-    for t in upcoming:
-        rows.append(_row(t, zone, [], "due", f"the next slot, in {human_duration(t - now)}"
-                         + (" (but the CronJob is suspended: it will not run)" if suspended else "")))
-    rows.sort(key=lambda r: (r["slot"], r["verdict"] != "dst-skipped"))
-    out["slots"] = rows
-    for row in rows:
-        out["counts"][row["verdict"]] += 1
+    return rows
 
-    # -- manual runs that stand for no slot -------------------------------------------------------
-    beside_scheduled = model.beside(manual, [o for o in recs if o.origin == "scheduled"])
+
+def _manual_runs(ev: _Evidence, manual: list[model.JobRecord], zone: str) -> list[ManualRun]:
+    """The manual Jobs that stand for no slot, each with the scheduled Jobs it ran beside."""
+    beside_scheduled = model.beside(manual, [o for o in ev.recs if o.origin == "scheduled"])
+    out: list[ManualRun] = []
     for r in manual:
-        ann = model.annotations(by_name.get(r.name) or {})
+        ann = model.annotations(ev.by_name.get(r.name) or {})
         b = beside_scheduled.get(r.name, model.Beside(names=(), total=0))
-        out["manual_runs"].append({
+        out.append({
             "job": r.name, "created": rfc3339_z_opt(r.created),
             "created_local": rfc3339_in_zone(r.created, zone) if r.created is not None else None,
             "started": rfc3339_z_opt(r.started), "completed": rfc3339_z_opt(r.completed),
             "outcome": r.outcome or ("running" if r.running else None),
-            "duration_seconds": _duration(r.started or r.created, r.completed, r.running, now),
+            "duration_seconds": _duration(r.started or r.created, r.completed, r.running, ev.now),
             "operator": ann.get(model.ANN_OPERATOR), "reason": ann.get(model.ANN_REASON),
             "run_id": ann.get(model.ANN_RUN_ID), "overlaps": list(b.names), "overlaps_total": b.total,
         })
-    out["notes"].extend(ctx.notes)
-    source = last_success_source(cronjob, owned, recs, gone)
-    if source is not None and source["note"]:
-        out["notes"].append(source["note"])
     return out
 
 
