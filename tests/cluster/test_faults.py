@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.cluster_support import (create_cronjob, list_jobs, private_control_plane, read_cronjob,
+from tests.cluster.cluster_support import (create_cronjob, list_jobs, private_control_plane, read_cronjob, read_job,
                                            record_annotations, sleep_until,
-                                           slot_job_name, wait_for, wait_for_slot_job)
+                                           slot_job_name, terminal, wait_for, wait_for_slot_job)
 from tests.conftest import K8s, create_test_namespace
 from tests.harness import ClusterInfo, cluster, cronctl, cronctl_env, requested_k8s_version, start_cronctl
 
@@ -310,6 +310,10 @@ def test_controller_manager_down_for_two_slots_then_back(private: Private, tmp_p
     finally:
         private.start("kube-controller-manager")
     wait_for_slot_job(private.k8s, ns, "tick", t2, timeout=60)  # the catch-up Job
+    # tock's t0 Job ran its 1 s, but the Job controller (in the stopped kube-controller-manager too)
+    # may mark it Complete only now: CI judged it "running" a moment after the restart
+    wait_for("tock's t0 Job to be marked finished", lambda: terminal(read_job(
+        private.k8s, ns, slot_job_name("tock", t0)) or {"status": {}}), timeout=60)
     names = {j["metadata"]["name"] for j in list_jobs(private.k8s, ns)}
     assert slot_job_name("tick", t1) not in names  # never made up, as predicted
     out = tmp_path / "bundle"
