@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
+import builders
 from cronctl.cli import main
 from cronctl.lint.engine import lint_object, lint_objects, lint_sources
 from cronctl.lint.rules import RULES, RULES_BY_ID
@@ -24,13 +25,10 @@ POD = "spec.jobTemplate.spec.template.spec"
 
 def cronjob(name: str, schedule: str = "*/10 * * * *", ns: str | None = "integrations", zone: str = "Etc/UTC",
             image: str = "registry.local:5000/team/sync:1.4", **container: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if ns is not None:
-        meta["namespace"] = ns
+    """A CronJob manifest (builders.cronjob: no uid, no creation, no suspend) of one container ``sync``."""
     c = {"name": "sync", "image": image, "args": ["--orders"], **container}
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
-            "spec": {"schedule": schedule, "timeZone": zone, "jobTemplate": {"spec": {"template": {"spec": {
-                "restartPolicy": "Never", "containers": [c]}}}}}}
+    return builders.cronjob(schedule, name=name, namespace=ns, tz=zone, uid=None, created=None, suspend=None,
+                            pod={"restartPolicy": "Never"}, containers=[c])
 
 
 def dupes(*cjs: dict[str, Any]) -> dict[str, tuple[str, str]]:

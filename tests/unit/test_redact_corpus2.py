@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import pytest
 
+import builders
+
 Obj = dict[str, Any]
 
 
@@ -251,20 +253,19 @@ for cid, template in [
     SECRETS.append((f"conn-{cid}", "text", template.format(V=value), value))
 
 
+_POD = "orders-sync-29936830-x7k2q"
+
+
 def _pod(container: Obj, annotations: dict[str, str] | None = None, status: Obj | None = None) -> Obj:
-    pod: Obj = {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": "orders-sync-29936830-x7k2q", "namespace": "prod",
-                             "annotations": annotations or {}},
-                "spec": {"containers": [{"name": "main", "image": "registry.example/orders:1.2", **container}]}}
-    if status is not None:
-        pod["status"] = status
-    return pod
+    """A pod of the orders Job (builders.pod) whose one container ``main`` carries ``container``."""
+    return builders.pod(_POD, namespace="prod", annotations=annotations or {}, status=status, containers=[
+        {"name": "main", "image": "registry.example/orders:1.2", **container}])
 
 
 def _event(message: str, reason: str = "FailedPostStartHook") -> Obj:
-    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "orders.1", "namespace": "prod"},
-            "involvedObject": {"kind": "Pod", "name": "orders-sync-29936830-x7k2q"}, "reason": reason,
-            "type": "Warning", "message": message}
+    """A Warning about that pod (builders.event)."""
+    return builders.event(reason, message, builders.T(12, 0), kind="Pod", name=_POD, etype="Warning",
+                          namespace="prod")
 
 
 _S = [_v() for _ in range(16)]
