@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from cronctl import model
 from cronctl.errors import BadInput, LedgerError
 from cronctl.ledger import facts, schema
-from cronctl.slotrows import SlotRow
+from cronctl.slotrows import JobDetail, SlotRow
 from cronctl.timeutil import rfc3339_z
 
 Obj = dict[str, Any]
@@ -221,6 +221,28 @@ def _json_loads(text: str | bytes) -> Any:
 
 
 # --- writing ------------------------------------------------------------------------------------
+
+_ROW_KEYS = tuple(SlotRow.__annotations__)  # the judge's order (cronctl.history._row)
+_DETAIL_KEYS = tuple(JobDetail.__annotations__)
+
+
+def _ordered(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    out = {k: d[k] for k in keys if k in d}
+    if len(out) != len(d):  # a key the type does not name (a newer cronctl's row): kept, after the rest
+        out.update(d)
+    return out
+
+
+def judged_order(row: Any) -> Any:
+    """A kept row (and its Job details) with its keys in the order the judge writes them."""
+    if not isinstance(row, dict):
+        return row
+    out = _ordered(row, _ROW_KEYS)
+    details = out.get("job_details")
+    if isinstance(details, list):
+        out["job_details"] = [_ordered(d, _DETAIL_KEYS) if isinstance(d, dict) else d for d in details]
+    return out
+
 
 def judged_rules(row: SlotRow, red: Any = None) -> str | None:
     """What ``slots.judged_rules`` keeps for a judged row: the id of the redaction rules
@@ -467,12 +489,17 @@ class Reader:
 
         s = schema.slots
         ours = rules_id()
+        # JSONB keeps no key order (it sorts keys by length): the judge's order is put back, so a
+        # PostgreSQL ledger prints the rows as SQLite and the cluster do
+        unordered = self.conn.dialect.name == "postgresql"
         out: dict[str, dict[datetime, SlotRow]] = {uid: {} for uid in cronjob_uids}
         for chunk in _chunks(cronjob_uids, 200):
             q = select(s.c.cronjob_uid, s.c.slot, s.c.judged, s.c.judged_rules).where(
                 s.c.cluster == cluster, s.c.cronjob_uid.in_(chunk), s.c.slot >= since, s.c.slot <= until,
                 s.c.judged.is_not(None))
             for uid, t, row, rules in self.conn.execute(q):
+                if unordered:
+                    row = judged_order(row)
                 out[uid][t] = row
                 if rules == ours and settled is not None:
                     settled.append(row)

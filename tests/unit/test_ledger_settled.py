@@ -147,3 +147,24 @@ def test_the_recorder_keeps_rows_masked_and_history_reads_them_settled_or_not(
         led.close()
     out = history()  # 09:03 holds the password= now: learned there, masked in 09:02 too
     assert SECRET not in out and out.count("<redacted:1>") == 2
+
+
+def test_a_kept_row_reads_back_with_its_keys_in_the_judges_order(ledger_url: str) -> None:
+    """JSONB sorts a row's keys (by length); the reader puts the judge's order back, so a PostgreSQL
+    ledger prints what SQLite and the cluster print, key for key."""
+    cj = cronjob(ok_limit=1)
+    jobs = [scheduled(T(9, m)) for m in range(0, 3)]
+    rows = [r for r in slot_history(cj, jobs, [], Options(now=T(9, 5, 30), since=T(8, 59, 59)))["slots"]
+            if r["job_details"]][:2]
+    assert len(rows) == 2
+    _close(ledger_url, rows)
+    led = open_ledger(ledger_url)
+    try:
+        with led.reading() as r:
+            got = r.judged_many("c1", [UID], T(8, 0), T(9, 6))[UID]
+    finally:
+        led.close()
+    back = [got[t] for t in sorted(got)]
+    assert back == rows  # the same data
+    assert [list(b) for b in back] == [list(w) for w in rows]  # and the same order
+    assert [list(d) for b in back for d in b["job_details"]] == [list(d) for w in rows for d in w["job_details"]]
