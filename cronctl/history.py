@@ -84,7 +84,7 @@ def last_success_source(cronjob: Obj, owned: Iterable[Obj], recs: list[model.Job
                      f"was seen complete at {rfc3339_z_opt(last_gone.finished)}")
         else:
             since = "no scheduled Job that succeeded is kept or named by an event"
-        note = (f"lastSuccessfulTime {rfc3339_z_opt(t)} comes from the manual Job {setter.name} ({how}), not from a scheduled "
+        note = (f"lastSuccessfulTime {rfc3339_z(t)} comes from the manual Job {setter.name} ({how}), not from a scheduled "
                 f"run; {since}. An alert on lastSuccessfulTime is fooled: it does not show whether the schedule "
                 "itself still succeeds")
     return {
@@ -194,7 +194,8 @@ def _minutes_name(cj: str, t: datetime) -> str:
 @dataclass
 class _Evidence:
     """What one CronJob's history is judged from: its own Jobs (records and objects by name), the
-    events that belong to it, the Jobs they name that are gone, and cronctl's finished runs."""
+    events that belong to it, the Jobs they name that are gone, cronctl's finished runs, the writes of
+    spec.suspend and a pause (each read once: the window and the causes both use them)."""
 
     cronjob: Obj
     view: model.CronJobView
@@ -206,6 +207,8 @@ class _Evidence:
     gone: dict[str, GoneJob]
     past: list[model.PastRun]
     owned: list[Obj]
+    writes: list[tuple[datetime, str]]  # managedFields writes of spec.suspend (time, manager)
+    pause: model.Pause | None
 
 
 def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> History:
@@ -284,7 +287,7 @@ def _evidence(cronjob: Obj, view: model.CronJobView, jobs: Iterable[Obj], events
     gone = gone_jobs(evs, cronjob, set(by_name), recs)
     past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
     return _Evidence(cronjob=cronjob, view=view, now=now, opts=opts, recs=recs, by_name=by_name, evs=evs, gone=gone,
-                     past=past, owned=owned)
+                     past=past, owned=owned, writes=model.suspend_writes(cronjob), pause=model.read_pause(cronjob))
 
 
 def _window(ev: _Evidence) -> tuple[datetime, str, datetime | None]:
@@ -299,10 +302,9 @@ def _window(ev: _Evidence) -> tuple[datetime, str, datetime | None]:
     evidence += [g.slot for g in ev.gone.values() if g.slot is not None]
     evidence += [t for t in (view.last_schedule,) if t is not None]
     # writes of spec.suspend and cronctl's own records say when a suspension began or ended
-    evidence += [t for t, _m in model.suspend_writes(ev.cronjob)]
+    evidence += [t for t, _m in ev.writes]
     evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
-    pause_ = model.read_pause(ev.cronjob)
-    evidence += [t for t in (pause_.at if pause_ else None,) if t is not None]
+    evidence += [t for t in (ev.pause.at if ev.pause else None,) if t is not None]
     evidence += [h[0] for pr in ev.past for h in (pr.held,) if h is not None]
     evidence += [t for pr in ev.past for t in (model.when(pr.occurrence),) if t is not None]
     if opts.since is not None:
@@ -402,7 +404,7 @@ def _context(ev: _Evidence, zone: str) -> _Ctx:
         at, manager = suspend_set_at(ev.cronjob)
         record = model.read_record(ev.cronjob)
         rec_start = model.when(record.started) if record is not None else None
-        paused = model.read_pause(ev.cronjob)
+        paused = ev.pause
         if paused is not None:
             spans.append((paused.at or at or created, None, paused.words()))
         if record is not None and rec_start is not None:
@@ -425,7 +427,7 @@ def _context(ev: _Evidence, zone: str) -> _Ctx:
              for pr in ev.past for h in (pr.held,) if h is not None] + runs_
     return _Ctx(name=view.name, zone=zone, policy=view.policy, deadline=view.starting_deadline, now=now,
                 late_after=ev.opts.late_after, recs=recs, by_name=ev.by_name, blocked=blocked, too_many=too_many,
-                suspended_spans=spans, suspend_writes=model.suspend_writes(ev.cronjob), cronctl_runs=runs_,
+                suspended_spans=spans, suspend_writes=ev.writes, cronctl_runs=runs_,
                 deleted_before=history_horizon(recs, view.history, view.job_ttl, now),
                 last_schedule=view.last_schedule, suspended_after=suspended_after)
 
@@ -487,7 +489,7 @@ def _unknown_suspend_span(cronjob: Obj, recs: list[model.JobRecord], at: datetim
                key=lambda r: (r.created, r.name), default=None)
     if last is None or last.created is None or last.created <= created:
         return (created, None, who + " (when is not recorded)")
-    return (last.created, None, f"{who} (when is not recorded; after {rfc3339_z_opt(last.created)}, when the controller "
+    return (last.created, None, f"{who} (when is not recorded; after {rfc3339_z(last.created)}, when the controller "
                                 f"created {last.name})")
 
 
@@ -504,7 +506,8 @@ def _row(t: datetime, zone: str, st: list[_Stand], verdict: Verdict, reason: str
         "slot": rfc3339_z(t), "slot_local": rfc3339_in_zone(t, zone), "verdict": verdict,
         "jobs": [s.name for s in sorted(st, key=lambda s: (s.created or t, s.name))],
         "job_details": [{"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
-                         "created": rfc3339_z_opt(s.created), "started": rfc3339_z_opt(s.started), "completed": rfc3339_z_opt(s.completed),
+                         "created": rfc3339_z_opt(s.created), "started": rfc3339_z_opt(s.started),
+                         "completed": rfc3339_z_opt(s.completed),
                          "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
                          "failure_reason": s.failure_reason, "known_from": s.known_from,
                          "removed_by": s.removed_by, "removed": s.removed, "source": s.source}
@@ -575,8 +578,9 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> SlotRow:
     if inferred and ctx.policy == "Forbid" and blockers:
         # two causes may apply; the active Job is certain, the suspension's start is not: say both
         b = blockers[0]
+        active = "still running" if b.running else f"until {rfc3339_z(b.end)}"
         return _row(t, ctx.zone, st, "skipped-forbid",
-                    f"two causes, either enough: {b.name} was active ({'still running' if b.running else 'until ' + str(rfc3339_z_opt(b.end))}), "
+                    f"two causes, either enough: {b.name} was active ({active}), "
                     f"and Forbid refuses a new Job beside it; or the CronJob was suspended by then ({held}); the "
                     "evidence does not say which came first")
     if held is not None:  # however recent: a suspended CronJob creates nothing
@@ -586,7 +590,7 @@ def _judge(t: datetime, st: list[_Stand], ctx: _Ctx) -> SlotRow:
     if ctx.policy == "Forbid" and (blockers or _near_blocked(ctx, t)):
         if blockers:
             b = blockers[0]
-            end = "still running" if b.running else f"until {rfc3339_z_opt(b.end)}"
+            end = "still running" if b.running else f"until {rfc3339_z(b.end)}"
             why = (f"refused while {b.name} was active ({end}; Normal JobAlreadyActive) and never made up"
                    + (": a newer slot had come when it ended" if not b.running else ""))
         else:
@@ -623,10 +627,10 @@ def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
     prior = [r for r in ctx.recs if r.origin == "scheduled" and r.name != s.name and r.start <= t < r.end + _NEAR
              and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
     if ctx.policy == "Forbid" and prior:
-        return f"Forbid waited for {prior[0].name} (active until {rfc3339_z_opt(prior[0].end)})"
+        return f"Forbid waited for {prior[0].name} (active until {rfc3339_z(prior[0].end)})"
     for w, manager in ctx.suspend_writes:
         if abs(c - w) <= _NEAR:
-            return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {rfc3339_z_opt(w)})"
+            return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {rfc3339_z(w)})"
     for b, e, who in ctx.cronctl_runs:
         if e is not None and abs(c - e) <= _NEAR * 2:
             return f"the catch-up the controller starts when {who} restored the CronJob"
@@ -674,7 +678,7 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
         if w >= t and (nxt_t is None or nxt_t >= w) and w == ctx.suspend_writes[-1][0]:
             late = (f"; at the un-suspend it was older than startingDeadlineSeconds={ctx.deadline}, so it was not "
                     "caught up" if ctx.deadline is not None and w - t > model.capped_seconds(ctx.deadline) else "")
-            return ("missed-suspended", f"suspended until {rfc3339_z_opt(w)} ({manager}, the last write of spec.suspend){late}")
+            return ("missed-suspended", f"suspended until {rfc3339_z(w)} ({manager}, the last write of spec.suspend){late}")
     if t in dropped:
         return ("missed-deadline", f"older than startingDeadlineSeconds={ctx.deadline} when the controller looked: "
                 "dropped without an event, never made up")
@@ -690,20 +694,20 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
         cause = _why_late(nxt_t, first, ctx) if first.origin == "scheduled" else ""
         for x in ctx.too_many:
             if abs(c - x) <= _NEAR:
-                return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {rfc3339_z_opt(x)}): "
-                        f"only the latest, {rfc3339_z_opt(nxt_t)}, was started")
+                return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {rfc3339_z(x)}): "
+                        f"only the latest, {rfc3339_z(nxt_t)}, was started")
         for w, manager in ctx.suspend_writes:
             if abs(c - w) <= _NEAR:
-                return ("missed-suspended", f"suspended until {rfc3339_z_opt(w)} ({manager}); on un-suspend the controller "
-                        f"started only the latest missed slot, {rfc3339_z_opt(nxt_t)}")
+                return ("missed-suspended", f"suspended until {rfc3339_z(w)} ({manager}); on un-suspend the controller "
+                        f"started only the latest missed slot, {rfc3339_z(nxt_t)}")
         for _b, e, who in ctx.cronctl_runs:
             if e is not None and abs(c - e) <= _NEAR * 2:
                 return ("missed-suspended", f"suspended by {who}; on restore the controller started only the "
-                        f"latest missed slot, {rfc3339_z_opt(nxt_t)}")
+                        f"latest missed slot, {rfc3339_z(nxt_t)}")
         if ctx.deadline is not None and c - t > model.capped_seconds(ctx.deadline):
-            return ("missed-deadline", f"the controller acted again at {rfc3339_z_opt(c)}, more than startingDeadlineSeconds="
-                    f"{ctx.deadline} after it, and started only the latest slot, {rfc3339_z_opt(nxt_t)}")
-        return ("missed", f"no Job; at {rfc3339_z_opt(c)} the controller caught up only the latest slot ({rfc3339_z_opt(nxt_t)}): "
+            return ("missed-deadline", f"the controller acted again at {rfc3339_z(c)}, more than startingDeadlineSeconds="
+                    f"{ctx.deadline} after it, and started only the latest slot, {rfc3339_z(nxt_t)}")
+        return ("missed", f"no Job; at {rfc3339_z(c)} the controller caught up only the latest slot ({rfc3339_z(nxt_t)}): "
                 + (cause or "the CronJob was suspended or the controller was down (the evidence cannot tell which)"))
     if ctx.last_schedule is None or t > ctx.last_schedule:
         # after the controller's checkpoint: its decision now says what becomes of it
@@ -727,7 +731,7 @@ def _dst_rows(rows: list[SlotRow], sched: Any, start: datetime, times: list[date
         t = e.transition
         for w in e.skipped:
             rows.append({**_row(t.at, zone, [], "dst-skipped", ""), "slot_local": w.isoformat(timespec="minutes"),
-                         "reason": f"{w:%H:%M} does not exist on {w:%Y-%m-%d} (clocks jump at {rfc3339_z_opt(t.at)}, "
+                         "reason": f"{w:%H:%M} does not exist on {w:%Y-%m-%d} (clocks jump at {rfc3339_z(t.at)}, "
                                    f"{t.abbr_before} to {t.abbr_after}): the controller never runs it"})
         for x in e.lost:
             rows.append({**_row(x, zone, [], "dst-skipped", ""),
@@ -737,7 +741,7 @@ def _dst_rows(rows: list[SlotRow], sched: Any, start: datetime, times: list[date
             r = by_slot.get(rfc3339_z(b))
             if r is not None and r["verdict"] in ("ran", "ran-late"):
                 r["verdict"] = "dst-doubled"
-                r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {rfc3339_z_opt(t.at)}): the controller ran it "
+                r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {rfc3339_z(t.at)}): the controller ran it "
                                f"again, in {t.abbr_after}; {r['reason']}").rstrip("; ")
         for x in e.extra:
             r = by_slot.get(rfc3339_z(x))
