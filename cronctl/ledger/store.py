@@ -220,7 +220,7 @@ def _json_loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-# --- writing ------------------------------------------------------------------------------------
+# --- the judged rows' key order ---------------------------------------------------------------
 
 _ROW_KEYS = tuple(SlotRow.__annotations__)  # the judge's order (cronctl.history._row)
 _DETAIL_KEYS = tuple(JobDetail.__annotations__)
@@ -233,8 +233,9 @@ def _ordered(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def judged_order(row: Any) -> Any:
-    """A kept row (and its Job details) with its keys in the order the judge writes them."""
+def _judged_order(row: Any) -> Any:
+    """A kept row (and its Job details) with its keys in the order the judge writes them: JSONB keeps
+    no key order (it sorts keys by length), and a PostgreSQL ledger prints as SQLite and the cluster do."""
     if not isinstance(row, dict):
         return row
     out = _ordered(row, _ROW_KEYS)
@@ -243,6 +244,8 @@ def judged_order(row: Any) -> Any:
         out["job_details"] = [_ordered(d, _DETAIL_KEYS) if isinstance(d, dict) else d for d in details]
     return out
 
+
+# --- writing ------------------------------------------------------------------------------------
 
 def judged_rules(row: SlotRow, red: Any = None) -> str | None:
     """What ``slots.judged_rules`` keeps for a judged row: the id of the redaction rules
@@ -489,9 +492,7 @@ class Reader:
 
         s = schema.slots
         ours = rules_id()
-        # JSONB keeps no key order (it sorts keys by length): the judge's order is put back, so a
-        # PostgreSQL ledger prints the rows as SQLite and the cluster do
-        unordered = self.conn.dialect.name == "postgresql"
+        unordered = self.conn.dialect.name == "postgresql"  # JSONB: see _judged_order
         out: dict[str, dict[datetime, SlotRow]] = {uid: {} for uid in cronjob_uids}
         for chunk in _chunks(cronjob_uids, 200):
             q = select(s.c.cronjob_uid, s.c.slot, s.c.judged, s.c.judged_rules).where(
@@ -499,7 +500,7 @@ class Reader:
                 s.c.judged.is_not(None))
             for uid, t, row, rules in self.conn.execute(q):
                 if unordered:
-                    row = judged_order(row)
+                    row = _judged_order(row)
                 out[uid][t] = row
                 if rules == ours and settled is not None:
                     settled.append(row)
