@@ -164,7 +164,8 @@ class GoneJob:
     removed: str = ""
 
 
-def gone_jobs(evs: Iterable[EventRecord], cronjob: Obj, existing: set[str], recs: list[model.JobRecord]) -> dict[str, GoneJob]:
+def gone_jobs(evs: Iterable[EventRecord], cronjob: Obj, existing: set[str],
+              recs: list[model.JobRecord]) -> dict[str, GoneJob]:
     """The CronJob's Jobs that ``evs`` (records of :func:`events_for`) name but that do not exist
     (``existing``: the names of the Jobs there are), each with what removed it.
 

@@ -240,8 +240,8 @@ def _suspended_periods(a: _Analysis) -> list[SuspendedPeriod]:
     for pr in model.read_runs(a.cronjob):
         held = pr.held
         if held is not None:
-            periods.append(SuspendedPeriod(start=rfc3339_z_opt(held[0]), end=rfc3339_z_opt(held[1]), inferred=False, lost=0, run=True,
-                                           source=f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"))
+            periods.append(SuspendedPeriod(start=rfc3339_z_opt(held[0]), end=rfc3339_z_opt(held[1]), inferred=False,
+                                           lost=0, run=True, source=f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"))
     return periods
 
 

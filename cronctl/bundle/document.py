@@ -91,7 +91,8 @@ def cronjob_record(a: CronJobAnalysis) -> Obj:
             "successful_jobs_history_limit": v.history.successful,
             "failed_jobs_history_limit": v.history.failed,
         },
-        "checkpoint": {"last_schedule_time": rfc3339_z_opt(v.last_schedule), "last_successful_time": rfc3339_z_opt(v.last_successful),
+        "checkpoint": {"last_schedule_time": rfc3339_z_opt(v.last_schedule),
+                       "last_successful_time": rfc3339_z_opt(v.last_successful),
                        "last_successful_from": a.last_successful_from},
         "schedule": _schedule(a.schedule, v.schedule, v.time_zone),
         "active": {
@@ -102,7 +103,8 @@ def cronjob_record(a: CronJobAnalysis) -> Obj:
         },
         "jobs": [_job(j) for j in a.jobs],
         "removed_jobs": [_removed(g) for g in a.removed_jobs],
-        "window": {"start": rfc3339_z_opt(a.window.start), "end": rfc3339_z_opt(a.window.end), "truncated": a.window.truncated},
+        "window": {"start": rfc3339_z_opt(a.window.start), "end": rfc3339_z_opt(a.window.end),
+                   "truncated": a.window.truncated},
         "occurrences": [_occurrence(o) for o in a.occurrences],
         "verdict_counts": a.verdict_counts,
         "overlaps": [_overlap(o) for o in a.overlaps],
@@ -192,7 +194,8 @@ def _job(j: Job) -> Obj:
         "in_status_active": j.in_status_active,
         "delay_seconds": j.delay_seconds,
         "occurrence": j.occurrence,
-        "failure": None if f is None else {"reason": f.reason, "message": f.message, "at": rfc3339_z_opt(f.at), "final": f.final},
+        "failure": None if f is None else {"reason": f.reason, "message": f.message, "at": rfc3339_z_opt(f.at),
+                                           "final": f.final},
         "pods": [_pod(p) for p in j.pods],
     }
 
@@ -221,7 +224,8 @@ def _removed(r: RemovedJob) -> Obj:
         "name": g.name, "origin": g.origin, "scheduled_for": rfc3339_z_opt(g.slot), "occurrence": r.occurrence,
         "created": rfc3339_z_opt(g.created), "finished": rfc3339_z_opt(g.finished), "outcome": g.outcome,
         "failure_reason": g.failure_reason, "failure_message": g.failure_message,
-        "deleted": rfc3339_z_opt(g.deleted), "removed_by": g.removed_by, "removed": g.removed, "known_from": list(g.evidence),
+        "deleted": rfc3339_z_opt(g.deleted), "removed_by": g.removed_by, "removed": g.removed,
+        "known_from": list(g.evidence),
     }
 
 
