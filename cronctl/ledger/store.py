@@ -84,16 +84,17 @@ HEAD = "0004"
 
 
 def _version(engine: Any) -> str | None:
-    """The ledger's migration, or None when it has none yet (a new file, or one being created)."""
+    """The ledger's migration, or None when it has none yet (a new file, or one being created). A
+    server that cannot be reached raises (SQLAlchemyError): that is no ledger "not ready yet"."""
     from sqlalchemy import text
     from sqlalchemy.exc import SQLAlchemyError
 
-    try:
-        with engine.connect() as conn:
+    with engine.connect() as conn:
+        try:
             v = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-            return None if v is None else str(v)
-    except SQLAlchemyError:
-        return None
+        except SQLAlchemyError:  # no alembic_version table
+            return None
+    return None if v is None else str(v)
 
 
 def _migrate(engine: Any, *, create: bool, shown: str) -> None:
