@@ -22,18 +22,14 @@ import jsonschema
 import pytest
 import yaml
 
-from cluster_support import ROOT, cronctl, cronjob_body, list_jobs, sleep_until, start_cronctl, wait_for
+from cluster_support import (ROOT, cronctl, cronjob_body, list_jobs, sleep_until, slot_job_name, start_cronctl,
+                             wait_for)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compat]
 UTC = timezone.utc
 SCHEMA = json.loads((ROOT / "cronctl" / "data" / "history.schema.json").read_text())
 TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 SIM_DURATION = "sim.cronctl.dev/duration-seconds"
-
-
-def minute_of(t: datetime) -> int:
-    """The Unix minute the controller names a slot's Job by."""
-    return int(t.timestamp()) // 60
 
 
 def z(t: datetime) -> str:
@@ -79,15 +75,17 @@ def test_the_ledger_keeps_every_slot_after_kubernetes_deletes_the_evidence(kubec
     try:
         jobs: dict[datetime, dict[str, Any]] = {}
 
-        def slot_job(k: int) -> dict[str, Any] | None:
+        def seen() -> dict[datetime, dict[str, Any]]:  # every scheduled Job seen so far (the history limit is 1)
             jobs.update(scheduled(k8s, namespace))
-            return jobs.get(t0 + timedelta(minutes=k))
+            return jobs
+
+        def slot_job(k: int) -> dict[str, Any] | None:
+            return seen().get(t0 + timedelta(minutes=k))
 
         def first_long() -> dict[str, Any] | None:
-            jobs.update(scheduled(k8s, namespace))
-            return next((j for _, j in sorted(jobs.items()) if duration_of(j) == "90"), None)
+            return next((j for _, j in sorted(seen().items()) if duration_of(j) == "90"), None)
 
-        wait_for("the first scheduled Job", lambda: jobs.update(scheduled(k8s, namespace)) or jobs, 90)
+        wait_for("the first scheduled Job", seen, 90)
         set_duration(k8s, namespace, 90)  # t1's Job runs past t2 + startingDeadlineSeconds: Forbid holds t2
         # t1 is the first Job made from the 90 s template, not the Job after the first one seen: on a
         # loaded machine (CI) the first Job was seen only as the next slot's Job was made from the old
@@ -157,11 +155,8 @@ def _judged(kubeconfig: str, namespace: str, ledger_url: str, t0: datetime, jobs
     logged = {lg["pod"].rsplit("-", 1)[0] for lg in logs}
     # the four Jobs the cluster deleted, from the ledger; the CronJob runs on meanwhile, so a Job of
     # a later slot may be live in the cluster by now (the bundle reads its logs there)
-    # (and a Job of a slot before t0, when the first 90 s Job was not the second one)
-    minute = {n: int(n.rsplit("-", 1)[1]) for n in logged}
-    others = {n for n in logged - set(names.values())
-              if not minute_of(slots[0]) <= minute[n] <= minute_of(slots[5])}
-    assert logged - others == set(names.values()), logged
+    # (and a Job of a slot before t0, when the first 90 s Job was not the second one): those of t0..t5
+    assert logged & {slot_job_name("ledg", t) for t in slots} == set(names.values()), logged
     logs = [lg for lg in logs if lg["pod"].rsplit("-", 1)[0] in names.values()]
     text = (out / logs[0]["file"]).read_text()
     assert "hello from the ledger job" in text and "hunter2-is-not-a-password" not in text
