@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     API_ERROR = 7  # the API server is unreachable or answered with an unexpected error
     FINDINGS = 8  # lint found something at or above --fail-on; history --fail-on found a bad slot
     LEDGER = 9  # the ledger (--ledger: SQLite or PostgreSQL) cannot be opened, read or written
+    DUPLICATE = 10  # the run went on, but a Job of the CronJob that cronctl did not make was created during the hold
     INTERNAL = 70  # an unexpected exception (a bug): one line "internal error: ..." (EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 

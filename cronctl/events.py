@@ -25,7 +25,8 @@ Obj = dict[str, Any]
 # --- which events belong to the CronJob -------------------------------------------------------
 
 #: the reasons the issue asks to highlight: a manual/forgotten Job, and Forbid skipping a time
-HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive"})
+#: (``CronctlDuplicate``: cronctl's hold guard named a Job made beside its run, cronctl/procedure/guard.py)
+HIGHLIGHT_REASONS = frozenset({"UnexpectedJob", "JobAlreadyActive", "CronctlDuplicate"})
 #: warnings from the CronJob controller that explain missed or odd runs
 CONTROLLER_WARNINGS = frozenset({
     "TooManyMissedTimes", "MissSchedule", "FailedCreate", "InvalidSchedule", "UnparseableSchedule",

@@ -29,6 +29,7 @@ event names them. Verdicts (docs/commands/history.md):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping
@@ -438,8 +439,14 @@ def _judged_rows(times: list[datetime], stands: dict[datetime, dict[str, _Stand]
     rows: list[SlotRow] = []
     # the manual Jobs beside each standing Job, by one sweep (model.beside: a pile-up is not pairs)
     beside_standing = model.beside([r for r in ev.recs if r.name in standing_names], manual)
+    named = _named_duplicates(ev.evs)
     for t in times:
         row = _judge(t, list(stands.get(t, {}).values()), ctx)
+        for s in stands.get(t, {}).values():
+            if s.name in named:
+                run_id, words = named[s.name]
+                row["reason"] = "; ".join(x for x in (row["reason"], f"DUPLICATE: made during the hold of cronctl run "
+                                                      f"{run_id}, beside its Job ({words})") if x)
         found = [beside_standing[s.name] for s in stands.get(t, {}).values() if s.name in beside_standing]
         beside = sorted({n for b in found for n in b.names})[:model.MAX_OVERLAP_NAMES]
         total = max((b.total for b in found), default=0)
@@ -452,6 +459,23 @@ def _judged_rows(times: list[datetime], stands: dict[datetime, dict[str, _Stand]
                                       if x)
         rows.append(row)
     return rows
+
+
+#: the hold guard's Event naming a Job beside its run (cronctl/procedure/guard.py ``_tell``)
+_DUPLICATE_EVENT = re.compile(r"^cronctl run (\S+): Job (\S+) (.*)$", re.S)
+
+
+def _named_duplicates(evs: list[EventRecord]) -> dict[str, tuple[str, str]]:
+    """Job name -> (run id, the guard's words) for each Job a cronctl run's hold guard named as made
+    beside it (a ``CronctlDuplicate`` Event; kept by the ledger after the API server drops it)."""
+    out: dict[str, tuple[str, str]] = {}
+    for e in evs:
+        if e["reason"] != "CronctlDuplicate":
+            continue
+        m = _DUPLICATE_EVENT.match(e["message"])
+        if m:
+            out.setdefault(m.group(2), (m.group(1), m.group(3).strip()))
+    return out
 
 
 def _manual_runs(ev: _Evidence, manual: list[model.JobRecord], zone: str) -> list[ManualRun]:

@@ -164,6 +164,23 @@ def owned_by(job: Obj, cronjob: Obj) -> bool:
     return False
 
 
+def creator(obj: Obj) -> str | None:
+    """The field manager that made ``obj``: the oldest ``metadata.managedFields`` entry of the main
+    resource (not a subresource such as ``status``), e.g. ``kube-controller-manager`` for the
+    CronJob controller's Job, ``kubectl-create`` for ``kubectl create job --from``; None when the
+    server kept none (an offline dump without managedFields)."""
+    best: tuple[datetime, str] | None = None
+    first: str | None = None
+    for mf in meta(obj).get("managedFields") or []:
+        if not isinstance(mf, dict) or mf.get("subresource") or not isinstance(mf.get("manager"), str):
+            continue
+        first = first or mf["manager"]
+        t = when(mf.get("time"))
+        if t is not None and (best is None or t < best[0]):
+            best = (t, mf["manager"])
+    return best[1] if best is not None else first
+
+
 def job_outcome(job: Obj) -> str | None:
     """``"Complete"``, ``"Failed"`` or ``None`` (unfinished).
 

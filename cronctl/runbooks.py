@@ -49,6 +49,11 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
                 "--fail-on found a lost (lost) or doubled (duplicate) slot.",
     "LEDGER": "The ledger (--ledger or CRONCTL_LEDGER: SQLite or PostgreSQL) cannot be opened, migrated, read "
               "or written; cronctl record exits so when its write buffer fills while the ledger is down.",
+    "DUPLICATE": "run-manual, backfill or wait went on to the end, but during the hold a Job of the CronJob that "
+                 "cronctl did not make was created (the controller acting on a cache that had not seen the "
+                 "suspend, a revert of the hold, or another client): it ran beside this run. Each such Job is "
+                 "named with its cause on the terminal, in the run record (hold_guard.beside) and as a "
+                 "CronctlDuplicate Event; check its effect (the same work may have run twice).",
     "INTERNAL": "An unexpected exception (a bug in cronctl): one line `internal error: TYPE: MESSAGE` on "
                 "stderr. Report it with the command line; --debug or CRONCTL_DEBUG=1 prints the traceback.",
     "INTERRUPTED": "Ctrl-C, SIGINT or SIGTERM. run-manual leaves a state `cronctl status` explains "

@@ -28,7 +28,7 @@ from cronctl.procedure.steps.catch_up import lost_meanwhile, run_group
 from cronctl.procedure.steps.context import RunContext, hook, masked, step_local, timestamp
 from cronctl.procedure.steps.finish import stopped
 from cronctl.procedure.steps.hold import open_run
-from cronctl.procedure.steps.hold_guard import end_hold
+from cronctl.procedure.steps.hold_guard import end_hold, with_duplicates
 from cronctl.procedure.steps.options import MAX_SLOTS, RunOptions, RunResult
 from cronctl.procedure.steps.plan import confirm, plan
 from cronctl.procedure.steps.preflight import preflight
@@ -232,17 +232,18 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
                        f"{e.message} (--timeout {human_duration(ctx.opts.timeout)}) after {len(ctx.done)} "
                        f"of {len(ctx.todo)} slot(s); the CronJob stays suspended", nxt)
     hold = end_hold(ctx)
+    code = with_duplicates(ctx, ExitCode.OK)
     res = restore(ctx.cluster, RestoreOptions(cronjob=ctx.name, yes=True, expect_run_id=ctx.run_id,
                                               expect_original=ctx.original_suspend,
                                               catch_up=ctx.opts.catch_up, outcome="succeeded"), ctx.clock, ctx.reporter)
     ctx.record.update({"outcome": "succeeded", "restored_at": timestamp(ctx),
                        "prediction": res.prediction.as_dict() if res.prediction else None,
                        "catch_up": {"mode": mode, "given_up": list(res.given_up)},
-                       "exit_code": int(ExitCode.OK)})
+                       "exit_code": int(code)})
     if ctx.suspended_mono is not None:  # how long the CronJob was held for the slots, as run-manual says
         ctx.record["suspended_seconds"] = round(ctx.clock.monotonic() - ctx.suspended_mono, 3)
     step_local(ctx, "restored")
-    return RunResult(ExitCode.OK, f"backfilled {len(ctx.done)} slot(s) of {ctx.ns}/{ctx.name}, oldest first; "
+    return RunResult(code, f"backfilled {len(ctx.done)} slot(s) of {ctx.ns}/{ctx.name}, oldest first; "
                      f"{res.message}" + (f"; {hold}" if hold else ""), ctx.record, None, [])
 
 

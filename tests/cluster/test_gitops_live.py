@@ -147,7 +147,8 @@ def test_ignore_under_self_heal_reports_each_revert_within_2s_fights_once_then_n
         out, err = p.communicate(timeout=300)
     finally:
         heal.stop()
-    assert p.returncode == 0, err
+    # the run went on, but a scheduled Job ran beside it: exit 10 (DUPLICATE, docs/EXIT_CODES.md)
+    assert p.returncode == 10, err
     rec = run_record(tmp_path)
     guard = rec["hold_guard"]
     assert len(guard["reverts"]) == 2 and guard["gave_up"] is True, guard
@@ -165,13 +166,15 @@ def test_ignore_under_self_heal_reports_each_revert_within_2s_fights_once_then_n
     scheduled = [j["metadata"]["name"] for j in owned_jobs(k8s, namespace, cj)
                  if "batch.kubernetes.io/cronjob-scheduled-timestamp" in (j["metadata"].get("annotations") or {})]
     assert scheduled and guard["duplicate_risk"] and set(guard["duplicate_risk"]) <= set(scheduled), (guard, scheduled)
-    assert f"DUPLICATE RISK: the controller created Job {guard['duplicate_risk'][0]}" in err
+    assert f"DUPLICATE: Job {guard['duplicate_risk'][0]}" in err
+    assert [b["cause"] for b in guard["beside"]] == ["revert"] * len(guard["beside"]), guard["beside"]
+    assert f"the hold had been reverted by {ARGO}" in err
     # the restore does not claim it un-suspended anything: it says who did, and clears the record
     assert "suspend was false already" in err and "argocd-controller" in err
     assert not any(k.startswith("cronctl.dev/") and k != "cronctl.dev/runs" for k in cj["metadata"]["annotations"])
     events = k8s.core.list_namespaced_event(namespace, field_selector="involvedObject.name=orders-sync").items
     reasons = [e.reason for e in events]
-    assert "CronctlHoldReverted" in reasons and "CronctlHoldLost" in reasons and "CronctlDuplicateRisk" in reasons
+    assert "CronctlHoldReverted" in reasons and "CronctlHoldLost" in reasons and "CronctlDuplicate" in reasons
 
 
 @pytest.mark.compat

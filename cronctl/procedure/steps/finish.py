@@ -16,7 +16,7 @@ from cronctl.procedure.steps.catch_up import catch_up_all, mark_slot_done
 from cronctl.procedure.steps.context import (RunContext, hook, job_seconds, job_times, save, step_local, timestamp,
                                              update_step)
 from cronctl.procedure.steps.evidence import failed_words, failure_events, save_logs
-from cronctl.procedure.steps.hold_guard import end_hold
+from cronctl.procedure.steps.hold_guard import end_hold, with_duplicates
 from cronctl.procedure.steps.options import RunResult
 from cronctl.procedure.wait import WaitTimeout
 from cronctl.timeutil import human_duration
@@ -185,7 +185,7 @@ def stopped(ctx: RunContext, step: str, code: ExitCode, message: str, nxt: list[
 def finish(ctx: RunContext, res: RunResult, outcome: str, tail: list[str], events: list[str]) -> RunResult:
     hold = end_hold(ctx)
     if hold:
-        res = replace(res, message=f"{res.message}; {hold}")
+        res = replace(res, message=f"{res.message}; {hold}", exit_code=with_duplicates(ctx, res.exit_code))
     ctx.record.update({"outcome": outcome, "exit_code": int(res.exit_code), "finished": timestamp(ctx),
                        "next_commands": res.next_commands, "log_tail": tail})
     save(ctx)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from cronctl import gitops, model
+from cronctl.errors import ExitCode
 from cronctl.procedure.guard import HoldGuard
 from cronctl.procedure.steps.context import RunContext
 
@@ -71,6 +72,14 @@ def guard_changed(ctx: RunContext) -> None:
     """From the guard's thread: the account in the record (saved by the main thread's next write)."""
     if ctx.guard is not None:
         ctx.record["hold_guard"] = ctx.guard.account()
+
+
+def with_duplicates(ctx: RunContext, code: ExitCode) -> ExitCode:
+    """A run that would end well ends with ``DUPLICATE`` when the guard named a Job beside it: a Job
+    of the CronJob that cronctl did not make was created during the hold (docs/EXIT_CODES.md)."""
+    if code == ExitCode.OK and ctx.guard is not None and ctx.guard.beside:
+        return ExitCode.DUPLICATE
+    return code
 
 
 def end_hold(ctx: RunContext) -> str:
