@@ -68,6 +68,19 @@ class Cluster(Protocol):
         """Every CronJob of the namespace (or of all namespaces), paginated."""
         ...
 
+    def list_cronjobs_in(self, namespace: str) -> list[Obj]:
+        """Every CronJob of ``namespace`` (any namespace, not only :attr:`namespace`), paginated:
+        one list call, however many CronJobs a command then looks at."""
+        ...
+
+    def apply_cronjob(self, body: Obj, *, field_manager: str, dry_run: bool = True,
+                      force_conflicts: bool = False) -> Obj:
+        """A server-side apply of ``body`` (its own ``metadata.namespace``, else :attr:`namespace`)
+        as ``field_manager``; ``dry_run`` (the default): the server merges, defaults, validates and
+        admits it, answers with the object as it would be, and stores nothing. ``Conflict`` when
+        another manager owns a field it changes (unless ``force_conflicts``)."""
+        ...
+
     def patch_cronjob(self, name: str, patch: Obj, *, resource_version: str) -> Obj:
         """Apply a JSON merge patch guarded by ``resource_version``.
 

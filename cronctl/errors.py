@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
 
     OK = 0
     JOB_FAILED = 1  # the manual Job ended Failed
+    APPLY_ACTS = 1  # diff: the apply makes the controller create or delete a Job (kubectl diff's 1)
     USAGE = 2  # click/typer usage error (unknown flag, missing argument)
     REFUSED = 3  # a precondition refused the action: locked, active children, name exists, permission missing
     TIMEOUT = 4  # the wait ran out (--timeout)

@@ -335,6 +335,28 @@ class KubeCluster:
         path = "/apis/batch/v1/cronjobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs"
         return self._list(path, kind="CronJob", api_version="batch/v1")[0]
 
+    def list_cronjobs_in(self, namespace: str) -> list[Obj]:
+        return self._list(f"/apis/batch/v1/namespaces/{_seg(namespace)}/cronjobs", kind="CronJob",
+                          api_version="batch/v1")[0]
+
+    def apply_cronjob(self, body: Obj, *, field_manager: str, dry_run: bool = True,
+                      force_conflicts: bool = False) -> Obj:
+        meta = body.get("metadata") or {}
+        ns, name = _seg(str(meta.get("namespace") or self.namespace)), _seg(str(meta.get("name") or ""))
+        q = [("fieldManager", field_manager)]
+        if dry_run:
+            q.append(("dryRun", "All"))
+        if force_conflicts:
+            q.append(("force", "true"))
+        try:
+            r: Obj = self._request("PATCH", f"/apis/batch/v1/namespaces/{ns}/cronjobs/{name}", query=q,
+                                   body=json.dumps(body), content_type="application/apply-patch+yaml",
+                                   what=f"cronjob {ns}/{name}")
+        except Conflict as e:
+            raise Conflict(f"cronjob {ns}/{name}: the apply conflicts with another field manager ({e.message}); "
+                           "pass --force-conflicts to take the fields over") from e
+        return r
+
     def list_names(self, resource: str, *, timeout: float, limit: int = 500) -> list[str]:
         """Names for shell completion: ``cronjobs`` of the namespace or ``namespaces``; one request,
         one page, a short timeout (completion must not hang). Errors raise as any request's."""

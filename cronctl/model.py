@@ -424,6 +424,12 @@ def _field_owners(cronjob: Obj) -> dict[tuple[str, ...], set[str]]:
     return owners
 
 
+def field_owners(cronjob: Obj) -> dict[tuple[str, ...], set[str]]:
+    """Which field managers own which field of the main resource (``metadata.managedFields``):
+    ``{("spec", "suspend"): {"cronctl"}, ...}``; empty when the object keeps no managedFields."""
+    return _field_owners(cronjob)
+
+
 def record_unconfirmed(cronjob: Obj) -> str | None:
     """Why the run record on ``cronjob`` cannot be confirmed as written by cronctl, or None.
 

@@ -47,6 +47,8 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("bundle", "cronctl.cli.bundle:bundle",
           "Save the evidence of a CronJob incident before history limits and the event TTL destroy it."),
     Entry("completion", "cronctl.cli.completion:completion", "Print (or --install) the shell completion script."),
+    Entry("diff", "cronctl.cli.diff:diff",
+          "Show what the CronJob controller will do the moment a change is applied, before it is applied."),
     Entry("explain", "cronctl.cli.explain:explain",
           "Explain a schedule exactly as the Kubernetes CronJob controller computes it."),
     Entry("history", "cronctl.cli.history:history",

@@ -31,7 +31,7 @@ from cronctl.timeutil import UTC
 
 _MAX_UNIX = 253402300799 - 86400 * 366  # keep instants inside datetime's range (year 9998)
 
-__all__ = ["Decision", "decide", "job_name", "most_recent_schedule_time",
+__all__ = ["Decision", "decide", "job_name", "most_recent_schedule_time", "update_requeue",
            "scheduled_timestamp_annotation", "MISSED_LIST_LIMIT", "NEXT_SCHEDULE_DELTA_US"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -196,6 +196,24 @@ def _requeue(sched: Schedule, *, created_us: int, last_us: int | None, deadline:
     if nxt is None:
         return None  # Go: zero time + 100ms - now, a huge negative duration (immediate requeue)
     return nxt + NEXT_SCHEDULE_DELTA_US
+
+
+def update_requeue(expr: str, *, time_zone: str | None, created: datetime,
+                   last_schedule: datetime | None, starting_deadline: int | None, now: datetime,
+                   controller_tz: str | None = None) -> datetime | None:
+    """When ``updateCronJob`` requeues a CronJob whose schedule or timeZone an update changed:
+    ``nextScheduleTimeDuration`` of the new object at ``now`` (docs/SEMANTICS.md §4.5), as an
+    instant; None when the new schedule does not parse (the controller then requeues nothing: it
+    records UnParseableCronJobSchedule) or never fires."""
+    local = controller_tz or "UTC"
+    try:
+        sched = parse_standard(format_schedule(expr, time_zone), expr=expr, local_zone=local,
+                               prefixed_by_us=time_zone is not None and "TZ" not in expr)
+    except (CronParseError, ScheduleError):
+        return None
+    wake = _requeue(sched, created_us=_us(created), last_us=None if last_schedule is None else _us(last_schedule),
+                    deadline=starting_deadline, now_us=_us(now))
+    return None if wake is None else _dt(wake)
 
 
 # ---------------------------------------------------------------------------------------------
