@@ -200,8 +200,13 @@ def merged(live: Obj | None, desired: Obj, *, manager: str) -> Obj:
     return obj
 
 
-def _spec_without_status(obj: Obj | None) -> Any:
-    return (obj or {}).get("spec")
+def _spec_defaulted(obj: Obj | None) -> Any:
+    """``spec`` with the defaults of :data:`DEFAULTS` written in (an apply that writes a default the
+    server had already filled in changes nothing)."""
+    spec = (obj or {}).get("spec")
+    if not isinstance(spec, dict):
+        return spec
+    return {**spec, **{k: v for k, v in DEFAULTS.items() if spec.get(k) is None}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +274,7 @@ def assess(live: Obj | None, after: Obj, now: datetime, *, server_version: str |
     template_changed = live is not None and tb != ta
     if template_changed:
         changes.append(FieldChange("jobTemplate", "as before", "changed"))
-    unchanged = live is not None and not changes and _spec_without_status(live) == _spec_without_status(after) \
+    unchanged = live is not None and not changes and _spec_defaulted(live) == _spec_defaulted(after) \
         and model.meta(live).get("labels") == model.meta(after).get("labels") \
         and model.meta(live).get("annotations") == model.meta(after).get("annotations")
     zone_b, zone_a = (vb.zone if vb else None), va.zone

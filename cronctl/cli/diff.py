@@ -29,7 +29,7 @@ class DiffOutput(str, Enum):
 class FailOn(str, Enum):
     immediate = "immediate"
     catch_up = "catch-up"
-    replace = "replace"
+    replace_running = "replace"  # (a member named replace would hide str.replace)
     dst = "dst"
 
 
