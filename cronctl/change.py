@@ -21,7 +21,8 @@ No I/O, no clock: ``now`` is a parameter (the import contract ``pure-engine``).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -178,13 +179,14 @@ def merged(live: Obj | None, desired: Obj, *, manager: str) -> Obj:
         obj.pop("status", None)
         obj.setdefault("metadata", {}).pop("creationTimestamp", None)
         return obj
-    obj = copy.deepcopy(live)
-    spec = obj.setdefault("spec", {})
+    # new containers for what changes; the values themselves are shared, never changed
+    obj = dict(live)
+    spec = obj["spec"] = dict(live.get("spec") or {})
     want = desired.get("spec") or {}
     owners = model.field_owners(live)
     for key in set(spec) | set(want):
         if key in want:
-            spec[key] = copy.deepcopy(want[key])
+            spec[key] = want[key]
         elif owners.get(("spec", key), set()) - {manager}:
             continue  # kept: another manager owns it
         elif owners:
@@ -192,7 +194,7 @@ def merged(live: Obj | None, desired: Obj, *, manager: str) -> Obj:
     for key, value in DEFAULTS.items():
         if spec.get(key) is None:
             spec[key] = value
-    meta = obj.setdefault("metadata", {})
+    meta = obj["metadata"] = dict(model.meta(live))
     for key in ("labels", "annotations"):
         extra = (desired.get("metadata") or {}).get(key)
         if isinstance(extra, dict):
@@ -213,44 +215,49 @@ def _spec_defaulted(obj: Obj | None) -> Any:
 # the verdict
 # ---------------------------------------------------------------------------------------------
 
-def _decide(obj: Obj, at: datetime, *, suspended: bool | None = None) -> Decision:
-    v = model.cronjob_view(obj)
+def _decide(v: model.CronJobView, at: datetime) -> Decision:
     v.checked()
     return decide(v.schedule, time_zone=v.time_zone, name=v.name, created=v.created or at,
                   last_schedule=v.last_schedule, starting_deadline=v.starting_deadline, now=at,
-                  suspended=v.suspended if suspended is None else suspended,
-                  concurrency_policy=v.concurrency_policy, active=v.active)
+                  suspended=v.suspended, concurrency_policy=v.concurrency_policy, active=v.active)
 
 
-def _next(obj: Obj | None, now: datetime) -> tuple[datetime, ...]:
+@lru_cache(maxsize=256)
+def _schedule(expr: str, zone: str | None) -> Any:
+    """The parsed schedule, None when it does not parse (a fleet repeats a few schedules)."""
     from cronctl.schedule import parse
 
-    if obj is None:
-        return ()
-    v = model.cronjob_view(obj)
     try:
-        return tuple(parse(v.schedule, v.time_zone).runs(now, NEXT_COUNT))
+        return parse(expr, zone)
     except CronctlError:
-        return ()
+        return None
 
 
-def _nights(obj: Obj | None, now: datetime) -> set[DstNight]:
-    from cronctl.schedule import parse
+def _zone(v: model.CronJobView) -> str | None:
+    """:attr:`cronctl.model.CronJobView.zone` from the cached parse (a TZ= prefix wins over timeZone)."""
+    sched = _schedule(v.schedule, v.time_zone)
+    return sched.zone if sched is not None and sched.zone_from_prefix else v.time_zone
+
+
+@lru_cache(maxsize=256)
+def _next(expr: str, zone: str | None, now: datetime) -> tuple[datetime, ...]:
+    sched = _schedule(expr, zone)
+    return () if sched is None else tuple(sched.runs(now, NEXT_COUNT))
+
+
+@lru_cache(maxsize=256)
+def _nights(expr: str, zone: str | None, now: datetime) -> frozenset[DstNight]:
     from cronctl.schedule.dst import dst_hits
 
-    if obj is None:
-        return set()
-    v = model.cronjob_view(obj)
-    try:
-        sched = parse(v.schedule, v.time_zone)
-    except CronctlError:
-        return set()
+    sched = _schedule(expr, zone)
+    if sched is None:
+        return frozenset()
     out = set()
     for h in dst_hits(sched, now, DST_YEAR):
         what = "skipped" if h.zone_runs < h.wall_runs else "doubled"
         out.add(DstNight(h.local_date.isoformat(), str(sched.zone), what,
                          tuple(f"{s:%H:%M}" for s in h.slots)))
-    return out
+    return frozenset(out)
 
 
 def _when(t: datetime, zone: str | None) -> str:
@@ -277,9 +284,11 @@ def assess(live: Obj | None, after: Obj, now: datetime, *, server_version: str |
     unchanged = live is not None and not changes and _spec_defaulted(live) == _spec_defaulted(after) \
         and model.meta(live).get("labels") == model.meta(after).get("labels") \
         and model.meta(live).get("annotations") == model.meta(after).get("annotations")
-    zone_b, zone_a = (vb.zone if vb else None), va.zone
-    next_b, next_a = _next(live, now), _next(after, now)
-    nb, na = _nights(live, now), _nights(after, now)
+    zone_b, zone_a = (_zone(vb) if vb else None), _zone(va)
+    next_b = _next(vb.schedule, vb.time_zone, now) if vb else ()
+    next_a = _next(va.schedule, va.time_zone, now)
+    nb = _nights(vb.schedule, vb.time_zone, now) if vb else frozenset()
+    na = _nights(va.schedule, va.time_zone, now)
     added = tuple(sorted(na - nb, key=lambda n: (n.date, n.zone)))
     removed = tuple(sorted(nb - na, key=lambda n: (n.date, n.zone)))
     base = dict(name=va.name, namespace=va.namespace, exists=live is not None, now=now, changes=tuple(changes),
@@ -297,12 +306,12 @@ def assess(live: Obj | None, after: Obj, now: datetime, *, server_version: str |
     try:
         if va.problem is not None:
             raise CronctlError(va.problem)
-        sync_at, why = _first_sync(live, after, now)
+        now_d = _decide(vb, now) if vb is not None else None  # what the controller does without the apply
+        sync_at, why = _first_sync(vb, va, now_d, now)
         if sync_at is None:
             d = None
         else:
-            d = _decide(after, sync_at) if live is not None else _decide({**after, "metadata": {
-                **model.meta(after), "creationTimestamp": rfc3339_z(now)}}, sync_at)
+            d = _decide(va if vb is not None else replace(va, created=now), sync_at)
     except CronctlError as e:
         effects.append(Effect("error", False, f"the controller cannot schedule it: {e.message}"))
         return Change(sync_at=None, sync_why="", decision=None, job_name=None, slot=None, replaces=(),
@@ -316,7 +325,7 @@ def assess(live: Obj | None, after: Obj, now: datetime, *, server_version: str |
             effects.append(Effect("error", False, f"the controller cannot schedule it: {error}"))
         elif d.decision == "create" and d.most_recent is not None:
             job, slot, replaces = d.job_name, d.most_recent, d.replaces
-            effects += _create_effects(live, vb, va, d, now, sync_at, jobs, server_version)  # type: ignore[arg-type]
+            effects += _create_effects(vb, va, now_d, d, now, sync_at, jobs, server_version)  # type: ignore[arg-type]
         elif d.decision == "forbid-active" and d.most_recent is not None and d.most_recent <= now:
             effects.append(Effect("waits", False, (
                 f"the slot {_when(d.most_recent, zone_a)} is due but waits for {', '.join(d.waiting_for)} "
@@ -346,14 +355,14 @@ def assess(live: Obj | None, after: Obj, now: datetime, *, server_version: str |
                   effects=tuple(effects), error=error, **base)  # type: ignore[arg-type]
 
 
-def _first_sync(live: Obj | None, after: Obj, now: datetime) -> tuple[datetime | None, str]:
-    """When the controller first syncs ``after`` (``updateCronJob``), and why then."""
-    if live is None:
+def _first_sync(vb: model.CronJobView | None, va: model.CronJobView, now_d: Decision | None,
+                now: datetime) -> tuple[datetime | None, str]:
+    """When the controller first syncs the new object (``updateCronJob``), and why then."""
+    if vb is None or now_d is None:
         return now, "a new CronJob is synced at once"
-    vb, va = model.cronjob_view(live), model.cronjob_view(after)
     if vb.schedule == va.schedule and vb.time_zone == va.time_zone:
         return now, "the update syncs it at once (schedule and timeZone unchanged)"
-    old = _decide(live, now).next_wakeup  # the requeue pending from the controller's last sync
+    old = now_d.next_wakeup  # the requeue pending from the controller's last sync
     new = update_requeue(va.schedule, time_zone=va.time_zone, created=va.created or now,
                          last_schedule=va.last_schedule, starting_deadline=va.starting_deadline, now=now)
     when = [t for t in (old, new) if t is not None]
@@ -366,16 +375,15 @@ def _first_sync(live: Obj | None, after: Obj, now: datetime) -> tuple[datetime |
                              f"({src}), or sooner if one of its Jobs changes")
 
 
-def _create_effects(live: Obj | None, vb: model.CronJobView | None, va: model.CronJobView, d: Decision,
+def _create_effects(vb: model.CronJobView | None, va: model.CronJobView, now_d: Decision | None, d: Decision,
                     now: datetime, sync_at: datetime, jobs: list[Obj] | None,
                     server_version: str | None) -> list[Effect]:
     assert d.most_recent is not None and d.job_name is not None
-    zone = va.zone
+    zone = _zone(va)
     out: list[Effect] = []
     past = d.most_recent <= now
-    if live is not None:
-        before = _decide(live, now)
-        if before.decision == "create" and before.job_name == d.job_name:
+    if now_d is not None:
+        if now_d.decision == "create" and now_d.job_name == d.job_name:
             past = False  # due anyway: the controller starts it whether or not the change is applied
     at = "at once" if sync_at == now else f"at {_when(sync_at, zone)}"
     if past:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from cronctl.errors import ScheduleError
 from cronctl.schedule.parse import (
@@ -207,8 +208,7 @@ def update_requeue(expr: str, *, time_zone: str | None, created: datetime,
     records UnParseableCronJobSchedule) or never fires."""
     local = controller_tz or "UTC"
     try:
-        sched = parse_standard(format_schedule(expr, time_zone), expr=expr, local_zone=local,
-                               prefixed_by_us=time_zone is not None and "TZ" not in expr)
+        sched = _parsed(format_schedule(expr, time_zone), expr, local, time_zone is not None and "TZ" not in expr)
     except (CronParseError, ScheduleError):
         return None
     wake = _requeue(sched, created_us=_us(created), last_us=None if last_schedule is None else _us(last_schedule),
@@ -307,8 +307,7 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
     # step 6: suspended: nothing computed, nothing recorded, no requeue
     spec = format_schedule(expr, time_zone)
     try:
-        sched = parse_standard(spec, expr=expr, local_zone=local,
-                               prefixed_by_us=time_zone is not None and "TZ" not in expr)
+        sched = _parsed(spec, expr, local, time_zone is not None and "TZ" not in expr)
     except CronParseError as e:
         if suspended:
             return stop("suspended", [], parsed=spec)
@@ -410,6 +409,13 @@ def decide(expr: str, *, time_zone: str | None, name: str, created: datetime,
                     requeue_after_ns=None if wake is None else (wake - now_us) * 1000,
                     new_last_schedule=_dt(scheduled), replaces=replaces,
                     **common)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=512)
+def _parsed(spec: str, expr: str, local: str, prefixed_by_us: bool) -> Schedule:
+    """``parse_standard``, once per schedule: a fleet (``diff`` of 500 CronJobs, ``history -A``)
+    repeats a few schedules, and a Schedule is not changed by walking it."""
+    return parse_standard(spec, expr=expr, local_zone=local, prefixed_by_us=prefixed_by_us)
 
 
 def _opt(us: int | None) -> datetime | None:
