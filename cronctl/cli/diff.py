@@ -124,11 +124,14 @@ def diff(
     elif ledger:
         from cronctl.cli.common import ledger_choice
         from cronctl.ledger.store import evidence_for
+        from cronctl.model import ANN_LEDGER, annotations
 
         now = now or clock
         _on, url = ledger_choice(ledger)
         ev = evidence_for(url, ledger_cluster, namespace=None, name=None, since=now)
-        live_objs, jobs = ev.cronjobs, ev.jobs
+        live_objs = [_unmarked(c) for c in ev.cronjobs
+                     if "; deleted" not in annotations(c).get(ANN_LEDGER, "")]  # deleted: a create now
+        jobs = ev.jobs
         source = "the ledger"
     else:
         from cronctl.kube import connect
@@ -193,6 +196,17 @@ def _z(t: datetime) -> str:
     from cronctl.timeutil import rfc3339_z
 
     return rfc3339_z(t)
+
+
+def _unmarked(cronjob: dict[str, Any]) -> dict[str, Any]:
+    """A CronJob read from the ledger without the annotation the ledger adds (which cluster kept it)."""
+    from cronctl.model import ANN_LEDGER
+
+    meta = dict(cronjob.get("metadata") or {})
+    meta["annotations"] = {k: v for k, v in (meta.get("annotations") or {}).items() if k != ANN_LEDGER}
+    if not meta["annotations"]:
+        del meta["annotations"]
+    return {**cronjob, "metadata": meta}
 
 
 def _ns_of(obj: dict[str, Any], default: str) -> str:

@@ -276,3 +276,20 @@ def test_cli_bad_input_is_one_line_and_its_code(run_cli: Any, dump: Path, args: 
     lines = r.stderr.strip().splitlines()
     assert words in lines[-1] and "Traceback" not in r.stderr
     assert len(lines) == 1 or code == 2  # a usage error comes with click's usage lines
+
+
+def test_cli_ledger_supplies_the_live_status(run_cli: Any, tmp_path: Path) -> None:
+    from cronctl.ledger.store import open_ledger
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    led = open_ledger(url)
+    try:
+        with led.writing() as w:
+            w.cronjob("c1", hourly(name="paused", suspend=True, last=T(7, 0)), T(10, 0))
+    finally:
+        led.close()
+    r = run_cli("diff", "paused", "--set", "suspend=false", "--ledger", url, "--now", z(NOW), "-o", "json")
+    assert r.exit_code == 1, r.stderr
+    (cj,) = json.loads(r.stdout)["cronjobs"]
+    assert cj["createsJob"] == slotname(T(10, 0), "paused") and cj["failOnKinds"] == ["catch-up"]
+    assert json.loads(r.stdout)["source"] == "the ledger"
