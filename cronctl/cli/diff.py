@@ -8,9 +8,10 @@ dump, or the ledger), get the merged objects (a server-side dry-run apply, or
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -18,6 +19,9 @@ from cronctl.cli import env
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, NamespaceOpt, UsageError, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
+
+if TYPE_CHECKING:
+    from cronctl.change import Change
 
 
 class DiffOutput(str, Enum):
@@ -85,9 +89,8 @@ def diff(
     apply creates and deletes no Job; 1: it does (or what --fail-on names); 5 bad input; 6 no
     such CronJob (--set); 7 the API server; 9 the ledger.
     """
-    from cronctl.change import NOW_KINDS, assess, merged
-    from cronctl.errors import ExitCode, NotFound
-    from cronctl.model import instant
+    from cronctl.change import NOW_KINDS
+    from cronctl.errors import ExitCode
 
     paths = file_list(filename)
     if set_ and paths:
@@ -100,7 +103,49 @@ def diff(
         raise UsageError("give --from-dump or --ledger, not both")
     if ledger_cluster is not None and not ledger:
         raise UsageError("--cluster names the ledger's cluster: give --ledger URL")
-    offline = bool(from_dump or ledger)
+    v = verdicts(paths=paths, cronjob=cronjob, set_=set_, server_side=server_side, field_manager=field_manager,
+                 force_conflicts=force_conflicts, from_dump=from_dump, ledger=ledger, ledger_cluster=ledger_cluster,
+                 now_text=now_text, kubeconfig=kubeconfig, context=context, namespace=namespace)
+    changes, now, source, server_version = v.changes, v.now, v.source, v.server_version
+    chosen = {f.value for f in fail_on} if fail_on else set(NOW_KINDS)
+    failing = [c for _p, _o, c in changes if c.fails(chosen)]
+    if output is DiffOutput.json:
+        emit({"now": _z(now), "source": source, "serverVersion": server_version,
+              "merge": "server-side dry-run apply" if v.server_side else "local",
+              "failOn": sorted(chosen), "fails": bool(failing),
+              "cronjobs": [c.as_dict() for _p, _o, c in changes]}, "json")
+    elif output is DiffOutput.sarif:
+        from cronctl import __version__
+        from cronctl.lint.sarif import to_sarif
+
+        findings, rules, texts = _sarif_parts(changes, chosen)
+        emit(to_sarif(findings, tool_version=__version__, texts=texts, rules=rules), "json")
+    else:
+        _print(changes, now, source)
+    if failing:
+        raise typer.Exit(int(ExitCode.APPLY_ACTS))
+
+
+@dataclass
+class Verdicts:
+    """The verdicts of one run, with what they were judged against."""
+
+    changes: list[tuple[str, dict[str, Any], Change]]  # (source file or "--set", the object, the verdict)
+    now: datetime
+    source: str  # "the cluster", "the dump FILE", "the ledger"
+    server_version: str | None
+    server_side: bool  # the objects after the apply came from a dry-run apply
+
+
+def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, server_side: bool,
+             field_manager: str, force_conflicts: bool, from_dump: list[str] | None, ledger: str | None,
+             ledger_cluster: str | None, now_text: str | None, kubeconfig: str | None, context: str | None,
+             namespace: str | None) -> Verdicts:
+    """Read the inputs and the live objects, and judge each change (``diff`` and ``explain --if-applied``)."""
+    from cronctl.change import assess, merged
+    from cronctl.errors import NotFound
+    from cronctl.model import instant
+
     clock = env.now()
     now = instant(now_text, what="--now") if now_text else None
 
@@ -173,23 +218,25 @@ def diff(
             after = merged(before, obj, manager=field_manager)
         changes.append((path, obj, assess(before, after, now, server_version=server_version, jobs=jobs)))
 
-    chosen = {f.value for f in fail_on} if fail_on else set(NOW_KINDS)
-    failing = [c for _p, _o, c in changes if c.fails(chosen)]
-    if output is DiffOutput.json:
-        emit({"now": _z(now), "source": source, "serverVersion": server_version,
-              "merge": "server-side dry-run apply" if cluster is not None and server_side and not set_ else "local",
-              "failOn": sorted(chosen), "fails": bool(failing),
-              "cronjobs": [c.as_dict() for _p, _o, c in changes]}, "json")
-    elif output is DiffOutput.sarif:
-        from cronctl import __version__
-        from cronctl.lint.sarif import to_sarif
+    return Verdicts(changes, now, source, server_version, cluster is not None and server_side and not set_)
 
-        findings, rules, texts = _sarif_parts(changes, chosen)
-        emit(to_sarif(findings, tool_version=__version__, texts=texts, rules=rules), "json")
+
+def explain_if_applied(path: str, name: str | None, *, now_text: str | None, output: str, kubeconfig: str | None,
+                       context: str | None, namespace: str | None) -> None:
+    """``explain --if-applied FILE``: diff's verdict on the file's one CronJob against the live one
+    (a dry-run server-side apply as field manager kubectl), as diff prints it or as its JSON object."""
+    from cronctl.errors import BadInput
+
+    v = verdicts(paths=[path], cronjob=name, set_=None, server_side=True, field_manager="kubectl",
+                 force_conflicts=False, from_dump=None, ledger=None, ledger_cluster=None, now_text=now_text,
+                 kubeconfig=kubeconfig, context=context, namespace=namespace)
+    if len(v.changes) != 1:
+        raise BadInput(f"{path}: --if-applied explains one CronJob and this file has {len(v.changes)}: "
+                       "give cronjob/NAME to pick one")
+    if output == "text":
+        _print(v.changes, v.now, v.source)
     else:
-        _print(changes, now, source)
-    if failing:
-        raise typer.Exit(int(ExitCode.APPLY_ACTS))
+        emit(v.changes[0][2].as_dict(), output)
 
 
 def _z(t: datetime) -> str:

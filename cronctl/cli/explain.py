@@ -75,6 +75,10 @@ def explain(
         show_default=False, metavar="N")] = None,
     allow_never: Annotated[bool, typer.Option(
         "--allow-never", help="Exit 0 for a schedule that never fires ('0 0 31 2 *'); without it, exit 5.")] = False,
+    if_applied: Annotated[Optional[str], typer.Option(
+        "--if-applied", help="What the controller does the moment this file's CronJob is applied to the live one "
+        "(cronctl diff for one CronJob: a dry-run server-side apply; cronjob/NAME picks one of several).",
+        show_default=False, metavar="FILE")] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -94,6 +98,14 @@ def explain(
 
     if dialect not in DIALECTS:
         raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
+    if if_applied is not None:
+        if filename or (target is not None and not is_cronjob_ref(target)):
+            raise UsageError("--if-applied FILE takes no -f and no SCHEDULE (cronjob/NAME picks a CronJob of FILE)")
+        from cronctl.cli.diff import explain_if_applied
+
+        explain_if_applied(if_applied, cronjob_name(target) if target else None, now_text=now,
+                           output=output.value, kubeconfig=kubeconfig, context=context, namespace=namespace)
+        return
     files = file_list(filename)
     if (target is None) == (not files):
         raise UsageError("give a SCHEDULE, cronjob/NAME, or -f FILE (exactly one)"

@@ -96,6 +96,10 @@ def test_unsuspending_starts_the_catch_up_diff_names(kubeconfig: str, namespace:
     code, got = diff(kubeconfig, namespace, unsuspended, tmp_path)
     assert code == 1 and got["failOnKinds"] == ["catch-up"], got
     assert got["createsJob"] == slot_job_name("held", slot), got
+    # explain --if-applied says the same of the one CronJob
+    r = cronctl(["explain", "--if-applied", str(tmp_path / "change.yaml"), "-n", namespace, "-o", "json"], kubeconfig)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["createsJob"] == got["createsJob"]
     apply(kubeconfig, namespace, unsuspended)
     job = wait_for_slot_job(k8s, namespace, "held", slot, 30)
     assert _utc(job["metadata"]["annotations"][TS]) == slot
