@@ -111,7 +111,7 @@ def diff(
     failing = [c for _p, _o, c in changes if c.fails(chosen)]
     if output is DiffOutput.json:
         emit({"now": _z(now), "source": source, "serverVersion": server_version,
-              "merge": "server-side dry-run apply" if v.server_side else "local",
+              "merge": "server-side dry-run apply" if v.server_side else "local", "apiRequests": v.requests,
               "failOn": sorted(chosen), "fails": bool(failing),
               "cronjobs": [c.as_dict() for _p, _o, c in changes]}, "json")
     elif output is DiffOutput.sarif:
@@ -135,6 +135,7 @@ class Verdicts:
     source: str  # "the cluster", "the dump FILE", "the ledger"
     server_version: str | None
     server_side: bool  # the objects after the apply came from a dry-run apply
+    requests: int | None = None  # the API requests made (None: offline)
 
 
 def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, server_side: bool,
@@ -218,7 +219,8 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
             after = merged(before, obj, manager=field_manager)
         changes.append((path, obj, assess(before, after, now, server_version=server_version, jobs=jobs)))
 
-    return Verdicts(changes, now, source, server_version, cluster is not None and server_side and not set_)
+    return Verdicts(changes, now, source, server_version, cluster is not None and server_side and not set_,
+                    cluster.request_count if cluster is not None else None)
 
 
 def explain_if_applied(path: str, name: str | None, *, now_text: str | None, output: str, kubeconfig: str | None,

@@ -52,6 +52,7 @@ def diff(kubeconfig: str, ns: str, body: dict[str, Any], tmp_path: Path) -> tupl
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
     assert doc["merge"] == "server-side dry-run apply"
+    assert doc["apiRequests"] == 3  # the server's version, ONE list of the namespace's CronJobs, one dry-run apply
     (one,) = doc["cronjobs"]
     return r.returncode, one
 
