@@ -87,7 +87,8 @@ def diff(
     running Job deleted under Replace, running Jobs that keep the old template), the next runs
     before and after, and the DST nights of the next year brought in or removed. Exit 0: the
     apply creates and deletes no Job; 1: it does (or what --fail-on names); 5 bad input; 6 no
-    such CronJob (--set); 7 the API server; 9 the ledger.
+    such CronJob (--set); 3 a field-manager conflict (without --force-conflicts); 7 the API
+    server; 9 the ledger.
     """
     from cronctl.change import NOW_KINDS
     from cronctl.errors import ExitCode
