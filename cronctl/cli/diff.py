@@ -44,10 +44,10 @@ SET_KEYS = ("schedule", "timeZone", "startingDeadlineSeconds", "suspend", "concu
 def diff(
     cronjob: Annotated[Optional[str], typer.Argument(
         help="With --set: the CronJob to change (cronjob/NAME or NAME). With -f: only this CronJob of the files.",
-        show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
+        show_default=False, metavar="CRONJOB", callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
         "--filename", "-f", help="Manifest file or directory (YAML/JSON, multi-document, or a kubectl List); "
-        "repeatable; - = stdin.", show_default=False)] = None,
+        "repeatable; - = stdin.", show_default=False, metavar="FILE")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="What if FIELD were VALUE, without a file: schedule, timeZone, startingDeadlineSeconds, "
         "suspend, concurrencyPolicy (null unsets); repeatable; needs a CRONJOB.", show_default=False,
