@@ -85,8 +85,9 @@ def report(what: str, wall: float, rss: int, proc: subprocess.CompletedProcess[s
     cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr or ""))
     load = os.getloadavg()[0]
     print(f"{what}: {len(doc['cronjobs'])} CronJobs in {wall:.2f} s wall, {cpu:.2f} s CPU (goal < {goal:.0f} s), "
-          f"peak RSS {rss / 1024:.0f} MiB, {acting} act now, {doc['apiRequests']} API requests "
-          f"(load average {load:.1f} on {os.cpu_count()} CPUs)")
+          f"peak RSS {rss / 1024:.0f} MiB, {acting} act now"
+          + (f", {doc['apiRequests']} API requests" if doc["apiRequests"] is not None else "")
+          + f" (load average {load:.1f} on {os.cpu_count()} CPUs)")
 
 
 def main() -> int:
