@@ -106,11 +106,11 @@ def main() -> int:
                                 stdout=subprocess.PIPE)
         report("offline (--from-dump)", wall, rss, proc, 2)
         if a.kubeconfig:
-            measure_live(a, edits, change)
+            measure_live(a, live, edits, change)
     return 0
 
 
-def measure_live(a: argparse.Namespace, edits: list[dict[str, Any]], change: Path) -> None:
+def measure_live(a: argparse.Namespace, live: list[dict[str, Any]], edits: list[dict[str, Any]], change: Path) -> None:
     from kubernetes import client, config
 
     api = config.new_client_from_config(config_file=a.kubeconfig)
@@ -120,17 +120,16 @@ def measure_live(a: argparse.Namespace, edits: list[dict[str, Any]], change: Pat
     core.create_namespace({"metadata": {"name": ns}})
     try:
         bodies = []
-        for e in edits:
-            b = copy.deepcopy(e)
-            b["metadata"]["namespace"] = ns
-            k, _v = EDITS[int(b["metadata"]["name"].split("-")[1]) % len(EDITS)]
-            b["spec"].pop(k, None)  # the live one without the edit
+        for o in live:  # the live ones, before the edit (the controller writes their status itself)
+            b = {k: copy.deepcopy(v) for k, v in o.items() if k != "status"}
+            b["metadata"] = {"name": o["metadata"]["name"], "namespace": ns}
             bodies.append(b)
         parallel("create CronJobs", lambda b: batch.create_namespaced_cron_job(ns, b), bodies, a.workers)
         live_change = change.with_name("live.yaml")
         live_change.write_text(yaml.safe_dump_all([{**e, "metadata": {**e["metadata"], "namespace": ns}}
                                                    for e in edits]))
-        args = ["-f", str(live_change), "--kubeconfig", a.kubeconfig]
+        # created by the Python client (field manager OpenAPI-Generator): the apply takes the fields over
+        args = ["-f", str(live_change), "--kubeconfig", a.kubeconfig, "--force-conflicts"]
         wall, rss, proc = timed(cronctl(*args), stdout=subprocess.PIPE)
         report("live, --server-side (1 list + 1 dry-run apply per CronJob)", wall, rss, proc, 10)
         wall, rss, proc = timed(cronctl(*args, "--no-server-side"), stdout=subprocess.PIPE)
