@@ -293,3 +293,19 @@ def test_cli_ledger_supplies_the_live_status(run_cli: Any, tmp_path: Path) -> No
     (cj,) = json.loads(r.stdout)["cronjobs"]
     assert cj["createsJob"] == slotname(T(10, 0), "paused") and cj["failOnKinds"] == ["catch-up"]
     assert json.loads(r.stdout)["source"] == "the ledger"
+
+
+def test_cli_sarif_without_effects_has_no_results(run_cli: Any, dump: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, manifest("mail", "45 * * * *"))
+    r = run_cli("diff", "-f", str(f), "--from-dump", str(dump), "--now", z(NOW), "-o", "sarif")
+    assert r.exit_code == 0, r.stderr
+    log = json.loads(r.stdout)
+    assert log["runs"][0]["results"] == [] and {x["id"] for x in log["runs"][0]["tool"]["driver"]["rules"]} == {
+        "CD001", "CD002", "CD003", "CD004"}
+
+
+def test_explain_if_applied_takes_no_schedule_and_no_file(run_cli: Any, tmp_path: Path) -> None:
+    f = write(tmp_path, manifest("mail", "45 * * * *"))
+    for extra in (["-f", str(f)], ["@daily"]):
+        r = run_cli("explain", "--if-applied", str(f), *extra)
+        assert r.exit_code == 2 and "--if-applied FILE takes no -f and no SCHEDULE" in r.stderr, r.stderr
