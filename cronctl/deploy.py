@@ -7,6 +7,9 @@ a reference is checked here (``BadInput``, exit 5). No I/O, no cluster access.
 
 What is printed, for the recorder's own flags:
 
+* the Namespace of the Deployment, when cronctl picked it (``cronctl``, the default of ``-A``), so
+  the documents apply on a fresh cluster; a namespace the user named is never printed (a ``kubectl
+  delete -f`` of the file would delete it with everything in it);
 * a ServiceAccount and a Deployment (one replica) that runs ``cronctl record`` with those flags,
   hardened (non-root, read-only root file system, no capabilities, seccomp RuntimeDefault);
 * the least RBAC the recorder calls (:func:`watch_rules`, :data:`LEASE_RULES`): a Role in each
@@ -88,6 +91,7 @@ class DeployOptions:
     metrics_address: str | None = None
     service_monitor: bool = False
     rule_groups: list[Obj] | None = None  # the recorder's alert rules (cronctl.alerts.recorder_rules): a PrometheusRule
+    create_namespace: bool = False  # print the deploy namespace too (the default ``cronctl`` of -A)
 
 
 # -- the inputs ------------------------------------------------------------------------------------
@@ -302,7 +306,10 @@ def manifests(opts: DeployOptions) -> list[Obj]:
                        "metrics")
     if not 0 < len(opts.cluster) <= 253 or not opts.cluster.isprintable():
         raise BadInput(f"--cluster {opts.cluster[:80]!r}: a cluster name is 1-253 printable characters")
-    docs: list[Obj] = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, opts.deploy_namespace)}]
+    docs: list[Obj] = []
+    if opts.create_namespace:
+        docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(opts.deploy_namespace, None)})
+    docs.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, opts.deploy_namespace)})
     docs += rbac(opts)
     if opts.ledger_path is not None:
         docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -330,5 +337,5 @@ def manifests(opts: DeployOptions) -> list[Obj]:
 
 HEADER = """\
 # cronctl record in the cluster (cronctl record --print-manifests); apply with: kubectl apply -f FILE
-# The namespace of the Deployment must exist. Build the image from the repository's Containerfile.
+# The Deployment's namespace must exist unless it is printed here (cronctl's default of -A). Build the image from the repository's Containerfile.
 """

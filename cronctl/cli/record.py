@@ -67,7 +67,8 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
         lease_namespace=(lease_namespace or where) if lease else None,
         keep=keep, log_bytes=log_bytes, status_every=status_every, buffer=buffer,
         metrics_address=metrics_address, service_monitor=service_monitor,
-        rule_groups=_recorder_rule_groups() if prometheus_rule else None)
+        rule_groups=_recorder_rule_groups() if prometheus_rule else None,
+        create_namespace=deploy_namespace is None and not scopes)
     docs = deploy.manifests(opts)  # all checked before the first line is written
     out.file.write(deploy.HEADER)
     for d in docs:

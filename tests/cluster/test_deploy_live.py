@@ -71,6 +71,37 @@ def test_the_printed_manifests_pass_a_strict_server_side_dry_run(kubeconfig: str
     assert ("Service" in kinds) == (variant != "no-lease-no-logs")
 
 
+def test_all_namespaces_prints_its_own_namespace_so_the_pipe_into_kubectl_apply_works_on_a_fresh_cluster(
+        kubeconfig: str, tmp_path: Path) -> None:
+    """`-A` deploys into `cronctl`, which no fresh cluster has: the documents carry it (issue 34 item 11).
+    Applied for real through `kubectl apply -f -`, not a dry run: a dry run does not create the
+    Namespace, so the objects in it would fail there even when the pipe works."""
+    import subprocess
+
+    from harness import kubectl_path
+
+    docs = printed("-A", "--cluster", "fresh", "--log-bytes", "0")
+    assert docs[0]["kind"] == "Namespace" and docs[0]["metadata"]["name"] == "cronctl"
+    text = write(docs, tmp_path / "recorder.yaml").read_text()
+    exe = kubectl_path()
+    assert exe is not None
+    wait_for("no namespace cronctl (a fresh cluster; an earlier run's is deleted)", lambda: run_kubectl(
+        kubeconfig, "get", "namespace", "cronctl", "--ignore-not-found", "-o", "name").stdout == "" or None, 90)
+    try:
+        r = subprocess.run([exe, "--kubeconfig", kubeconfig, "apply", "-f", "-"], input=text, text=True,
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        applied = [line for line in r.stdout.splitlines() if line.strip()]
+        assert len(applied) == len(docs) and all(line.endswith(" created") for line in applied), r.stdout
+        assert applied[0] == "namespace/cronctl created"
+        got = run_kubectl(kubeconfig, "get", "-n", "cronctl", "deployment,serviceaccount,pvc", "-o", "name").stdout
+        assert set(got.split()) == {"deployment.apps/cronctl-recorder", "serviceaccount/cronctl-recorder",
+                                    "persistentvolumeclaim/cronctl-recorder-ledger"}
+    finally:
+        run_kubectl(kubeconfig, "delete", "--ignore-not-found", "--wait=false", "-f", str(tmp_path / "recorder.yaml"),
+                    check=False)
+
+
 # -- the RBAC, asked of the API server --------------------------------------------------------------
 
 def can(k8s: Any, sa_namespace: str, verb: str, resource: str, namespace: str, group: str = "") -> bool:

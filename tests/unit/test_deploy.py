@@ -83,9 +83,13 @@ def test_all_namespaces_is_one_cluster_role_and_the_lease_stays_in_one_namespace
     assert lease["metadata"]["namespace"] == "cronctl" and rule_set(lease["rules"]) == LEASE
     a = container(docs)["args"]
     assert "--all-namespaces" in a and "--namespace" not in a
+    # the namespace cronctl picked is printed first, so the documents apply on a fresh cluster
+    assert docs[0] == {"apiVersion": "v1", "kind": "Namespace",
+                       "metadata": {"name": "cronctl", "labels": deploy.MANAGED}}
     # --deploy-namespace and --lease-namespace move the account and the Lease's Role
     docs = manifests(run_cli, "-A", "--cluster", "prod", "--deploy-namespace", "ops", "--lease-namespace", "locks")
     assert one(docs, "ServiceAccount")["metadata"]["namespace"] == "ops"
+    assert not by_kind(docs, "Namespace")  # a namespace the user named is theirs: never printed
     assert one(docs, "ClusterRole")["metadata"]["name"] == "cronctl-recorder-ops"
     assert one(docs, "Role")["metadata"]["namespace"] == "locks"
     assert one(docs, "RoleBinding")["subjects"][0]["namespace"] == "ops"
