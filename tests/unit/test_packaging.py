@@ -100,6 +100,33 @@ def test_pipx_install_from_the_source_dir_gives_working_commands(source: Path, w
     assert located[0].startswith(str(tmp_path / "pipx")) and located[1] == "True"
 
 
+def readme_install_lines() -> list[str]:
+    """The commands of README.md's "## Install" block, comments cut."""
+    section = (ROOT / "README.md").read_text().split("## Install", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.xdist_group("packaging")
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no system Python at /usr/bin/python3")
+def test_the_readmes_install_works_where_the_system_python_is_externally_managed(
+        source: Path, wheelhouse: Path, tmp_path: Path) -> None:
+    """Issue 34 item 10: stock Debian and Ubuntu refuse `python3 -m pip install .` (PEP 668). Every
+    install line of the README installs into a venv (pipx's or its own), and the venv line, run as
+    written by /bin/sh with the system python3 first on PATH, gives a working cronctl. The packages
+    come from the local wheelhouse (PIP_NO_INDEX, PIP_FIND_LINKS), not the network."""
+    lines = readme_install_lines()
+    assert lines, "no install block in README.md"
+    assert not [line for line in lines if re.match(r"(python3? -m )?pip3? install", line)], \
+        "a bare pip install into the system Python fails with externally-managed-environment"
+    [venv_line] = [line for line in lines if "-m venv" in line]
+    env = {"PATH": f"/usr/bin{os.pathsep}/bin", "HOME": str(tmp_path), "PIP_NO_INDEX": "1",
+           "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    sh("/bin/sh", "-c", venv_line, cwd=source, env=env)
+    assert sh(tmp_path / ".cronctl" / "bin" / "cronctl", "--version", cwd=tmp_path, env=env).stdout.strip() \
+        == f"cronctl {__version__}"
+
+
 # ---------------------------------------------------------------------------- output discipline
 
 BAD = """\
