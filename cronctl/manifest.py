@@ -288,5 +288,43 @@ def load_objects(path: str) -> list[Obj]:
     return parse_documents(text, source=path)
 
 
+#: what ``-f DIR`` reads in a directory: kubectl's manifest extensions (``kubectl apply -f DIR``)
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+#: directories ``-f DIR -R`` walks at most (a symlink loop or a huge tree stops here, one line)
+MAX_WALKED_DIRS = 10_000
+
+
+def expand_paths(paths: Iterable[str], *, recursive: bool = False) -> list[str]:
+    """The files of ``-f`` arguments, as kubectl reads them: a file (or ``-``) is itself; a directory
+    is its ``*.yaml``, ``*.yml`` and ``*.json`` files in name order, with ``recursive`` those of its
+    subdirectories too (each directory's files, then its subdirectories, in name order). A directory
+    holding none is refused (``BadInput``): a mistyped or empty path in CI must not check nothing."""
+    out: list[str] = []
+    for path in paths:
+        if path == "-" or not os.path.isdir(path):
+            out.append(path)  # read_text says what is wrong with it, if anything
+            continue
+        found: list[str] = []
+        walked = 0
+        todo = [path]
+        while todo:
+            folder = todo.pop(0)
+            walked += 1
+            if walked > MAX_WALKED_DIRS:
+                raise BadInput(f"{path}: more than {MAX_WALKED_DIRS} directories under it (MAX_WALKED_DIRS)")
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError as e:
+                raise BadInput(f"{folder}: cannot list the directory: {e.strerror}") from None
+            found += [e.path for e in entries if e.name.endswith(MANIFEST_SUFFIXES) and e.is_file()]
+            if recursive:
+                todo[0:0] = [e.path for e in entries if e.is_dir()]
+        if not found:
+            hint = "" if recursive else " (-R reads its subdirectories too)"
+            raise BadInput(f"{path}: no *.yaml, *.yml or *.json file in this directory{hint}")
+        out += found
+    return out
+
+
 def of_kind(objs: Iterable[Obj], kind: str) -> list[Obj]:
     return [o for o in objs if o.get("kind") == kind]

@@ -41,10 +41,15 @@ def _cronjob_or_file(value: Optional[str]) -> Optional[str]:
     try:
         return cronjob_arg(value)
     except BadInput:
-        if value is not None and os.path.isfile(value):  # a usage mistake, as explain -f a.yaml b.yaml is
-            raise BadUsage(f"{value} is a file, not a CronJob name: give each file its own -f "
-                           f"(-f ... -f {value})") from None
+        if value is not None and os.path.exists(value):  # a usage mistake, as explain -f a.yaml b.yaml is
+            raise BadUsage(_a_path_for_a_name(value)) from None
         raise
+
+
+def _a_path_for_a_name(path: str) -> str:
+    """kubectl's syntax is one -f per file (``kubectl apply -f a.yaml b.yaml`` is an error there too)."""
+    what = "directory" if os.path.isdir(path) else "file"
+    return f"{path} is a {what}, not a CronJob name: give each file its own -f (-f ... -f {path}), or a directory"
 
 
 def lint(
@@ -52,8 +57,11 @@ def lint(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
              "or in the files given with -f.", show_default=False, callback=_cronjob_or_file, autocompletion=cronjob_names)] = None,
     filename: Annotated[Optional[list[str]], typer.Option(
-        "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List); repeatable; - = stdin.",
-        show_default=False)] = None,
+        "--filename", "-f", help="Manifest file (YAML/JSON, multi-document, or a kubectl List), or a directory "
+        "(its *.yaml, *.yml, *.json); repeatable (-f a.yaml -f b.yaml); - = stdin. A file without a CronJob is "
+        "skipped with a note.", show_default=False)] = None,
+    recursive: Annotated[bool, typer.Option(
+        "--recursive", "-R", help="With -f DIR: read its subdirectories too.")] = False,
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="Check the CronJobs of every namespace.")] = False,
     output: Annotated[LintOutput, typer.Option(
@@ -81,21 +89,31 @@ def lint(
     now = instant(now_text, what="--now") if now_text else env.now()
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
+    if recursive and not filename:
+        from cronctl.errors import BadUsage
+
+        raise BadUsage("-R/--recursive reads the directories of -f: give -f DIR")
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
+        if name is not None and os.path.exists(name):
+            from cronctl.errors import BadUsage
+
+            raise BadUsage(_a_path_for_a_name(name))  # before anything is read: not a NotFound after it
         from cronctl.cli.common import file_list
-        from cronctl.manifest import load_objects, read_text
+        from cronctl.manifest import expand_paths, load_objects, read_text
         from cronctl.model import check_objects
 
         sources = []
-        for path in file_list(filename):
+        for path in expand_paths(file_list(filename), recursive=recursive):
             objs = load_objects(path)
             if path != "-":
                 texts[path] = read_text(path)
             cronjobs = [o for o in objs if o.get("kind") == "CronJob"]
-            if not cronjobs:
-                raise BadInput(f"{path}: no CronJob in this file")
+            if not cronjobs:  # a Deployment or a kustomization beside them: not lint's, not a failure
+                err.print(visible(f"{'standard input' if path == '-' else path}: no CronJob, skipped"),
+                          markup=False)
+                continue
             check_objects(cronjobs, path)
             if name is not None:
                 cronjobs = [o for o in cronjobs if (o.get("metadata") or {}).get("name") == name]

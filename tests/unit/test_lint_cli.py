@@ -159,3 +159,90 @@ def test_rules_lists_the_catalogue_without_touching_a_cluster(capfd) -> None:
         row = next(i for i, t in enumerate(lines) if t.startswith(r.id + " "))
         assert lines[row].endswith(r.summary) and lines[row + 1] == r.name
         assert lines[row + 2] == f"    why: {r.why}" and lines[row + 3] == f"    fix: {r.fix}"
+
+
+# -- lint in CI: directories, -R, several files, stdin (issue 34 item 6) -----------------------------
+
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+
+
+def tree(root: Path) -> dict[str, Path]:
+    """deploy/ with a CronJob in YAML, one in JSON (a List), a ConfigMap, a README and a subdirectory."""
+    (root / "deploy" / "more").mkdir(parents=True)
+    files = {"bad": root / "deploy" / "a-bad.yaml", "list": root / "deploy" / "b-list.yml",
+             "cm": root / "deploy" / "c-settings.yaml", "readme": root / "deploy" / "README.md",
+             "deep": root / "deploy" / "more" / "deep.json"}
+    files["bad"].write_text(BAD)
+    files["list"].write_text(WARN_ONLY)
+    files["cm"].write_text(CONFIGMAP)
+    files["readme"].write_text("# not a manifest: [unclosed\n")
+    files["deep"].write_text(json.dumps({"apiVersion": "batch/v1", "kind": "CronJob",
+                                         "metadata": {"name": "deep", "namespace": "ops"},
+                                         "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {}}}}))
+    return files
+
+
+def sources(o: str) -> set[str]:
+    return {f["object"]["source"] for f in json.loads(o)["findings"]}
+
+
+def test_a_directory_is_its_manifests_and_r_adds_its_subdirectories(capfd, tmp_path: Path) -> None:
+    files = tree(tmp_path)
+    code, o, e = run(capfd, "-f", str(tmp_path / "deploy"), "-o", "json")
+    assert code == ExitCode.FINDINGS  # bad.yaml's error
+    assert json.loads(o)["checked"] == 2  # never-runs and nightly; README.md is not read, more/ not entered
+    assert sources(o) == {str(files["bad"]), str(files["list"])}
+    assert e == f"{files['cm']}: no CronJob, skipped\n"
+    code, o, e = run(capfd, "-f", str(tmp_path / "deploy"), "-R", "-o", "json", "--fail-on", "none")
+    assert code == 0 and json.loads(o)["checked"] == 3 and str(files["deep"]) in sources(o)
+    assert run(capfd, "-f", str(tmp_path / "deploy" / "more"), "--recursive", "-o", "json")[0] == 0
+
+
+def test_a_file_without_a_cronjob_is_skipped_and_the_exit_code_is_the_findings_alone(capfd, tmp_path: Path) -> None:
+    files = tree(tmp_path)
+    code, o, e = run(capfd, "-f", str(files["cm"]), "-f", str(files["list"]))
+    assert code == 0 and "1 CronJob checked" in o and e == f"{files['cm']}: no CronJob, skipped\n"
+    code, o, e = run(capfd, "-f", str(files["cm"]), "-f", str(files["bad"]))
+    assert code == ExitCode.FINDINGS and "1 CronJob checked: 1 error" in o
+    code, o, e = run(capfd, "-f", str(files["cm"]))
+    assert code == 0 and o == "0 CronJobs checked: no findings\n" and "skipped" in e
+
+
+def test_several_files_take_one_f_each_as_in_kubectl_and_a_second_path_is_a_usage_error(
+        capfd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = tree(tmp_path)
+    monkeypatch.chdir(files["bad"].parent)  # b-list.yml is a valid CronJob name: the path check comes first
+    code, o, _ = run(capfd, "-f", "a-bad.yaml", "-f", "b-list.yml", "-o", "json", "--fail-on", "none")
+    assert code == 0 and json.loads(o)["checked"] == 2
+    code, o, e = run(capfd, "-f", "a-bad.yaml", "b-list.yml")
+    assert code == ExitCode.USAGE and o == ""
+    assert e == ("error: b-list.yml is a file, not a CronJob name: give each file its own -f "
+                 "(-f ... -f b-list.yml), or a directory\n")
+    code, _, e = run(capfd, "-f", "a-bad.yaml", "more")
+    assert code == ExitCode.USAGE and "more is a directory, not a CronJob name" in e
+
+
+def test_manifests_on_standard_input(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def lint(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cronctl", "lint", "--now", "2026-12-02T12:00:00Z", *args],
+                              input=stdin, capture_output=True, text=True, timeout=60)
+
+    r = lint("-f", "-", "-o", "json", stdin=BAD)
+    assert r.returncode == ExitCode.FINDINGS, r.stderr
+    assert json.loads(r.stdout)["checked"] == 1 and sources(r.stdout) == {"-"}
+    r = lint("-f", "-", stdin=CONFIGMAP)
+    assert r.returncode == 0 and r.stderr == "standard input: no CronJob, skipped\n"
+
+
+@pytest.mark.parametrize(("args", "code", "needle"), [
+    (["-f", "{empty}"], ExitCode.BAD_INPUT, "no *.yaml, *.yml or *.json file in this directory (-R reads"),
+    (["-R"], ExitCode.USAGE, "-R/--recursive reads the directories of -f: give -f DIR"),
+])
+def test_an_empty_directory_and_r_without_f_are_one_line_errors(capfd, tmp_path: Path, args: list[str], code: int,
+                                                                needle: str) -> None:
+    (tmp_path / "empty").mkdir()
+    got, o, e = run(capfd, *[a.replace("{empty}", str(tmp_path / "empty")) for a in args])
+    assert got == code and o == "" and e.count("\n") == 1 and needle in e
