@@ -33,9 +33,29 @@ class Shell(str, Enum):
     fish = "fish"
 
 
+#: the end of Typer's zsh script, and what replaces it. Typer's only registers the function with
+#: ``compdef``: right when the file is sourced, but loaded from $fpath by compinit (the usual way,
+#: and ``completion zsh --install``'s) the file's body runs at the first TAB of each new shell,
+#: which then only registered the function and completed nothing. Loaded so (zsh_eval_context ends
+#: in ``loadautofunc``), the body now also completes, as click's own zsh script does.
+_ZSH_REGISTER = f"compdef _{PROG}_completion {PROG}"
+_ZSH_LOAD = f"""\
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+  # loaded from $fpath at the first TAB: complete it now
+  _{PROG}_completion "$@"
+else
+  # sourced (source <(cronctl completion zsh)): register it for the TABs to come
+  compdef _{PROG}_completion {PROG}
+fi"""
+
+
 def completion_script(shell: str) -> str:
     """The completion script for ``shell``, exactly as kept in completions/."""
-    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell).strip() + "\n"
+    script = get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell).strip()
+    if shell == "zsh":
+        assert script.endswith(_ZSH_REGISTER), "Typer's zsh script changed: see _ZSH_LOAD"
+        script = script[:-len(_ZSH_REGISTER)] + _ZSH_LOAD
+    return script + "\n"
 
 
 def install_path(shell: str, env: dict[str, str] | None = None) -> Path:

@@ -82,6 +82,24 @@ def test_the_zsh_callback_offers_the_subcommand_with_its_help() -> None:
     assert ask("zsh", "cronctl ex").startswith("_arguments '*: :((\"explain\":\"Explain a schedule")
 
 
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="no zsh on this machine (apt-get install zsh)")
+@pytest.mark.parametrize("how", ["fpath", "installed", "sourced"])
+def test_zsh_completes_at_the_first_tab_of_a_new_shell(tmp_path: Path, how: str) -> None:
+    """Issue 34 item 9: loaded from $fpath by compinit, the script's body runs at the first TAB; it
+    only registered the function then, so every new shell missed its first TAB. In a real zsh on a
+    pseudo-terminal: `cronctl ex` + one TAB becomes `cronctl explain`."""
+    from completion_support import zsh_first_tab
+
+    fpath_dir = None
+    if how == "installed":
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "_CRONCTL"))}
+        r = cronctl(["completion", "zsh", "--install"], script=True, env={**env, "HOME": str(tmp_path)})
+        assert r.returncode == 0, r.stderr
+        fpath_dir = tmp_path / ".zfunc"
+    screen = zsh_first_tab("cronctl ex", b"plain", tmp_path, fpath_dir=fpath_dir, sourced=how == "sourced")
+    assert b"plain" in screen, screen
+
+
 def test_the_fish_callback_offers_the_flag_with_its_help() -> None:
     got = ask("fish", "cronctl lint --fail", _TYPER_COMPLETE_FISH_ACTION="get-args")
     assert got.splitlines()[0].startswith("--fail-on\tExit with code 8")
