@@ -21,9 +21,12 @@ and docs/job-metrics.md). This module builds plain dicts; the CLI writes them as
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
+
+from cronctl.errors import BadUsage
 
 Obj = dict[str, Any]
 
@@ -155,13 +158,34 @@ def _gaps_cached(sched: Any, since: int, days: int) -> Gaps | None:
     return schedule_gaps(sched, datetime.fromtimestamp(since, timezone.utc), days)
 
 
+def runbook_link(url: str | None, **fields: str) -> dict[str, str]:
+    """The ``runbook_url`` annotation, or none without ``--runbook-url``: Alertmanager and Grafana show
+    it as a link from a notification, where only an absolute URL leads anywhere, and cronctl cannot
+    know where a team serves runbooks/alerts.md (the ``runbook`` annotation names the command)."""
+    return {} if url is None else {"runbook_url": url.format(**fields)}
+
+
+def check_runbook_url(url: str) -> str:
+    """``--runbook-url``: an absolute http(s) URL whose braces are only {anchor}, {namespace} and
+    {cronjob}; else ``BadUsage`` (exit 2) naming what is wrong."""
+    try:
+        url.format(anchor="a", namespace="n", cronjob="c")
+    except (KeyError, IndexError, ValueError):
+        raise BadUsage(f"bad --runbook-url {url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} may appear in "
+                       "braces") from None
+    if not re.match(r"https?://[^/\s]+", url):
+        raise BadUsage(f"bad --runbook-url {url!r}: an absolute http:// or https:// URL (a notification links to "
+                       "it from outside any repository), e.g. https://wiki.example.com/runbooks/alerts.md#{anchor}")
+    return url
+
+
 @dataclass(frozen=True)
 class AlertOptions:
     margin: int = 600  # seconds added to every window
     expected_duration: int | None = None  # seconds a run takes; None: activeDeadlineSeconds, else 0
     max_suspend: int = 86400  # suspended longer than this fires (unless a pause says until when)
     severities: dict[str, str] = field(default_factory=lambda: dict(SEVERITY_DEFAULTS))
-    runbook_url: str = "runbooks/alerts.md#{anchor}"  # {anchor}, {namespace}, {cronjob} filled in
+    runbook_url: str | None = None  # absolute; {anchor}, {namespace}, {cronjob} filled in; None: not written
     horizon_days: int = HORIZON_DAYS
 
 
@@ -311,7 +335,7 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
         r["annotations"] = {
             "summary": summary,
             "description": description,
-            "runbook_url": opts.runbook_url.format(anchor=alert.lower(), namespace=ns, cronjob=name),
+            **runbook_link(opts.runbook_url, anchor=alert.lower(), namespace=ns, cronjob=name),
             "runbook": f"cronctl runbook alerts {name} -n {ns}",
         }
         return r
@@ -434,7 +458,7 @@ def build(cronjobs: list[Obj], now: datetime, opts: AlertOptions) -> RuleSet:
                 "description": f"These rules were written by `cronctl alerts` at {_iso(int(now.timestamp()))} "
                                f"from the slots of the next {opts.horizon_days} days (until {_iso(until)}). "
                                "After that each window is the longest gap: quiet but late. Run `cronctl alerts` again.",
-                "runbook_url": opts.runbook_url.format(anchor=STALE_ALERT.lower(), namespace="", cronjob=""),
+                **runbook_link(opts.runbook_url, anchor=STALE_ALERT.lower(), namespace="", cronjob=""),
             }}]})
     return RuleSet(groups, skipped, windows)
 
@@ -475,7 +499,7 @@ class RecorderAlertOptions:
     recorder_job: str = "cronctl-recorder"  # the scrape job of the recorders (the up metric)
     window: int = 900  # how long a lost or duplicate slot keeps its alert firing
     severities: dict[str, str] = field(default_factory=lambda: dict(RECORDER_SEVERITY_DEFAULTS))
-    runbook_url: str = "runbooks/alerts.md#{anchor}"
+    runbook_url: str | None = None  # as AlertOptions'
     namespace: str | None = None  # only this namespace's CronJobs
     cronjob: str | None = None  # only this CronJob (with namespace)
 
@@ -505,8 +529,8 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
             r["for"] = for_
         r["labels"] = {"severity": opts.severities.get(sev_kind, RECORDER_SEVERITY_DEFAULTS[sev_kind])}
         r["annotations"] = {"summary": summary, "description": description,
-                            "runbook_url": opts.runbook_url.format(anchor=alert.lower(), namespace=opts.namespace or "",
-                                                                   cronjob=opts.cronjob or "")}
+                            **runbook_link(opts.runbook_url, anchor=alert.lower(), namespace=opts.namespace or "",
+                                           cronjob=opts.cronjob or "")}
         return r
 
     lost = "|".join(LOST_ALERTED)

@@ -72,10 +72,11 @@ def alerts(
                            "failed, overrun, suspended (default warning); with --source recorder: lost, duplicate, "
                            "stale, recorder (default critical), long-run, overdue-hold, suspended (default "
                            "warning). Repeatable.", show_default=False)] = None,
-    runbook_url: Annotated[str, typer.Option(
-        "--runbook-url", help="The runbook_url annotation; {anchor} (the alert name in lower case), {namespace} "
-                              "and {cronjob} are filled in. Point it at where your team serves runbooks/alerts.md.")]
-    = "runbooks/alerts.md#{anchor}",
+    runbook_url: Annotated[Optional[str], typer.Option(
+        "--runbook-url", help="The runbook_url annotation: the absolute http(s) URL where your team serves "
+                              "runbooks/alerts.md; {anchor} (the alert name in lower case), {namespace} and {cronjob} "
+                              "are filled in. Without it no runbook_url is written (the runbook annotation names "
+                              "the cronctl command).", show_default=False, metavar="URL")] = None,
     name: Annotated[str, typer.Option("--name", help="metadata.name of the PrometheusRule.")] = "cronctl-cronjobs",
     rule_namespace: Annotated[Optional[str], typer.Option(
         "--rule-namespace", help="metadata.namespace of the PrometheusRule (default: none written).",
@@ -124,11 +125,8 @@ def alerts(
         if not sep or not key:
             raise BadUsage(f"bad --rule-label {item!r}: expected KEY=VALUE")
         labels[key] = value
-    try:
-        runbook_url.format(anchor="a", namespace="n", cronjob="c")
-    except (KeyError, IndexError, ValueError):
-        raise BadUsage(f"bad --runbook-url {runbook_url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} "
-                       "may appear in braces") from None
+    if runbook_url is not None:
+        al.check_runbook_url(runbook_url)
     if recorder:
         _recorder_rules(al.RecorderAlertOptions(
             margin=int(flags.MARGIN.seconds(margin)), max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),

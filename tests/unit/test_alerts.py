@@ -7,6 +7,7 @@ import functools
 import json
 import subprocess
 from datetime import datetime, timezone
+from typing import Any
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -208,6 +209,7 @@ def test_promtool_accepts_every_output_form(tmp_path: Path) -> None:
     (["--severity", "bogus=x"], 2, "bad --severity"),
     (["--margin", "soon"], 5, "bad --margin"),
     (["--runbook-url", "https://x/{nope}"], 2, "bad --runbook-url"),
+    (["--runbook-url", "runbooks/alerts.md#{anchor}"], 2, "an absolute http:// or https:// URL"),
     (["--now", "yesterday"], 5, "--now"),
     (["--rule-namespace", "Not_A_Namespace"], 5, "bad namespace name"),
     (["--rule-label", "novalue"], 2, "bad --rule-label"),
@@ -244,3 +246,21 @@ def test_a_kubectl_dump_gives_rules_for_its_cronjobs_only(tmp_path: Path) -> Non
     r = _cli("-f", str(dump), "orders", "--format", "rules", "-o", "json")
     assert r.returncode == 0 and [g["name"] for g in json.loads(r.stdout)["groups"]] == ["cronctl.shop.orders",
                                                                                          "cronctl.rules"]
+
+
+@pytest.mark.parametrize("source", ["kube-state-metrics", "recorder"])
+def test_without_runbook_url_no_relative_link_is_written_and_with_one_every_rule_has_it(source: str) -> None:
+    """Issue 34 item 15: the default was the relative runbooks/alerts.md#..., a dead link in every
+    notification. Now there is none unless --runbook-url gives the team's absolute one."""
+    args = ["--source", "recorder"] if source == "recorder" else \
+        ["-f", str(ROOT / "examples" / "mp-orders-sync.yaml"), "--now", "2026-12-03T00:00:00Z"]
+    def rules_of(r: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+        assert r.returncode == 0, r.stderr
+        doc = yaml.safe_load(r.stdout)
+        return [rule for g in doc["spec"]["groups"] for rule in g["rules"]]
+
+    rules = rules_of(_cli(*args))
+    assert rules and not [r for r in rules if "runbook_url" in r["annotations"]]
+    url = "https://wiki.example.com/cronctl/alerts.md#{anchor}"
+    rules = rules_of(_cli(*args, "--runbook-url", url))
+    assert rules and all(r["annotations"]["runbook_url"] == url.format(anchor=r["alert"].lower()) for r in rules)
