@@ -88,3 +88,33 @@ def test_an_existing_output_is_refused_and_kept(tmp_path: Path, capfd: pytest.Ca
     assert main(["bundle", "--from-dump", str(DUMP), "--out", str(tmp_path / "o")]) == 3
     assert (tmp_path / "o" / "evidence.txt").read_text() == "keep me"
     assert "already exists" in capfd.readouterr().err
+
+
+def test_every_time_in_the_bundle_and_the_history_is_in_whole_seconds(tmp_path: Path,
+                                                                      capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 34 item 15: an events.k8s.io Event's microseconds, the controller's wake-up 100 ms after
+    a slot and a --now with a fraction gave `.123456Z`, `.1Z` and `Z` side by side (docs/OUTPUT.md)."""
+    import re
+
+    import yaml
+
+    docs = list(yaml.safe_load_all(DUMP.read_text()))
+    docs.append({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                 "metadata": {"name": "micro", "namespace": "integrations", "creationTimestamp": "2026-12-02T11:05:00Z"},
+                 "regarding": {"kind": "CronJob", "name": "mp-orders-sync", "namespace": "integrations"},
+                 "reason": "JobAlreadyActive", "note": "Not starting job because prior execution is running",
+                 "type": "Normal", "eventTime": "2026-12-02T11:05:00.123456Z",
+                 "series": {"count": 2, "lastObservedTime": "2026-12-02T11:06:00.654321Z"},
+                 "reportingController": "cronjob-controller", "reportingInstance": "kcm", "action": "Create"})
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump_all(docs))
+    fraction = re.compile(r"\d\d:\d\d:\d\d\.\d+(Z|[+-]\d\d:\d\d)")
+    now = "2026-12-02T11:35:00.250000Z"
+    assert main(["bundle", "--from-dump", str(dump), "--now", now, "--out", str(tmp_path / "b")]) == 0
+    for name in ("bundle.json", "REPORT.md", "report.html"):
+        text = (tmp_path / "b" / name).read_text()
+        assert not fraction.search(text), (name, fraction.search(text))
+    assert '"first":"2026-12-02T11:05:00Z","last":"2026-12-02T11:06:00Z"' in (tmp_path / "b" / "bundle.json").read_text()
+    assert main(["history", "--from-dump", str(dump), "--now", now, "-o", "json"]) == 0
+    o, _ = capfd.readouterr()
+    assert '"2026-12-02T11:35:00Z"' in o and not fraction.search(o)
