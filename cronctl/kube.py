@@ -313,10 +313,23 @@ class KubeCluster:
                                    what=f"cronjob {self.namespace}/{name}")
         except NotFound as e:
             elsewhere = self._namespaces_of_cronjob(name)
-            if not elsewhere:
+            if elsewhere:
+                raise NotFound(names.not_found_elsewhere("cronjob", name, self.namespace, elsewhere)) from e
+            hint = names.did_you_mean(name, self._cronjob_names_here())
+            if not hint:
                 raise
-            raise NotFound(names.not_found_elsewhere("cronjob", name, self.namespace, elsewhere)) from e
+            raise NotFound(f"{e}{hint}") from e
         return r
+
+    def _cronjob_names_here(self) -> list[str]:
+        """The CronJob names of the namespace, for "did you mean": one bounded list call (one page,
+        short timeout); any failure: none, silently (the NotFound stands as it is)."""
+        try:
+            page = self._request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs",
+                                 query=[("limit", "500")], timeout=5.0)
+        except (NotFound, PermissionMissing, ApiError, Conflict):
+            return []
+        return [str((it.get("metadata") or {}).get("name") or "") for it in page.get("items") or []]
 
     def _namespaces_of_cronjob(self, name: str) -> list[str]:
         """The other namespaces holding a CronJob ``name``: ONE bounded list call across namespaces

@@ -91,3 +91,20 @@ def not_found_elsewhere(kind: str, name: str, namespace: str, elsewhere: list[st
     others = sorted(set(elsewhere) - {namespace})
     listed = ", ".join(others[:shown]) + (f" and {len(others) - shown} more" if len(others) > shown else "")
     return f"{kind} {name} not found in namespace {namespace}; it exists in {listed} (use -n {others[0]})"
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """"; did you mean a or b?" for a mistyped name among ``known`` (difflib, as close as a typo, as
+    for commands and zones: ``mp-order-sync`` -> ``mp-orders-sync``), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(set(known) - {name}), n=3, cutoff=0.75)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def held(known: list[str], *, shown: int = 10) -> str:
+    """"a, b, c and 4 more" (or "none"): the CronJobs a dump or a file holds, for a NotFound message."""
+    names = sorted(set(known))
+    if not names:
+        return "none"
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

@@ -71,8 +71,13 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
         present = {str(c["metadata"]["name"]) for c in cronjobs}
         for n in names:
             if n not in present:
-                where = f"in {raw.dump_file}" if raw.dump_file else "found"
-                raise NotFound(f"cronjob {raw.namespace}/{n} not {where}")
+                from cronctl import names as k8s_names
+
+                hint = k8s_names.did_you_mean(n, sorted(present))
+                if raw.dump_file:  # a dump: name what it holds too
+                    raise NotFound(f"cronjob {raw.namespace}/{n} not in {raw.dump_file}{hint} "
+                                   f"(it holds: {k8s_names.held(sorted(present))})")
+                raise NotFound(f"cronjob {raw.namespace}/{n} not found{hint}")
         cronjobs = [c for c in cronjobs if str(c["metadata"]["name"]) in names]
 
     analyses: list[tuple[CronJobAnalysis, list[Obj]]] = []

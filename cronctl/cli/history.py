@@ -113,12 +113,15 @@ def history(
         now_t = raw.now
         cjs = raw.cronjobs
         if cronjob is not None:
+            held = [str((c.get("metadata") or {}).get("name")) for c in cjs]
             cjs = [c for c in cjs if str((c.get("metadata") or {}).get("name")) == cronjob]
             if not cjs:
+                from cronctl import names
                 from cronctl.errors import NotFound
 
                 raise NotFound(f"{', '.join(from_dump)}: no CronJob {cronjob}"
-                               + (f" in namespace {namespace}" if namespace else ""))
+                               + (f" in namespace {namespace}" if namespace else "")
+                               + names.did_you_mean(cronjob, held) + f" (it holds: {names.held(held)})")
         opts = window(now_t)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
         here, source = HERE, "the dump " + ", ".join(from_dump)

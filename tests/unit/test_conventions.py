@@ -127,15 +127,15 @@ def test_stdin_can_be_named_once(capfd: pytest.CaptureFixture[str]) -> None:
 
 def test_lint_f_with_a_second_file_where_the_name_goes_is_not_a_silent_green(
         capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # issue 10: `lint -f a.yaml b.yaml --fail-on info` said "0 CronJobs checked" and exit 0
+    # issue 10: `lint -f a.yaml b.yaml --fail-on info` said "0 CronJobs checked" and exit 0; issue 34:
+    # a path where the name goes is a usage error before anything is read (kubectl's one -f per file)
     monkeypatch.chdir(tmp_path)
     _manifest(tmp_path / "a.yaml", ("one", "0 3 * * *"))
     _manifest(tmp_path / "b.yaml", ("two", "0 4 * * *"))
-    assert main(["lint", "-f", "a.yaml", "b.yaml", "--fail-on", "info"]) == ExitCode.NOT_FOUND
+    assert main(["lint", "-f", "a.yaml", "b.yaml", "--fail-on", "info"]) == ExitCode.USAGE
     out, err = capfd.readouterr()
-    assert "0 CronJobs checked" not in out
-    assert "error: no CronJob named b.yaml in a.yaml; b.yaml is a file: give each file its own -f " \
-           "(-f a.yaml -f b.yaml)" in err
+    assert out == ""
+    assert "error: b.yaml is a file, not a CronJob name: give each file its own -f (-f ... -f b.yaml)" in err
 
 
 def test_lint_reads_every_file_of_a_repeated_f(capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -239,7 +239,26 @@ def test_not_found_stays_plain_when_listing_across_namespaces_is_forbidden_or_fi
     finally:
         api.close()
     assert capfd.readouterr().err.strip().splitlines() == ["error: cronjob default/orders not found"]
-    assert api.paths[-1] == "/apis/batch/v1/cronjobs"  # asked once, silently
+    # asked once each, silently: across namespaces, then the namespace's names for "did you mean"
+    assert api.paths[-2:] == ["/apis/batch/v1/cronjobs", "/apis/batch/v1/namespaces/default/cronjobs"]
+
+
+def test_a_mistyped_cronjob_name_gets_did_you_mean_from_the_namespace(
+        capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 34 item 13: as a mistyped command or zone does. The real API server's answer to the same
+    typo is tests/cluster/test_run_manual_repeat.py's."""
+    api, kc = _stub_api({"/apis/batch/v1/cronjobs": [],
+                         "/apis/batch/v1/namespaces/shop/cronjobs": [{"name": "orders-sync", "namespace": "shop"},
+                                                                     {"name": "billing", "namespace": "shop"}]},
+                        tmp_path)
+    try:
+        assert main(["status", "order-sync", "-n", "shop", "--kubeconfig", str(kc)]) == ExitCode.NOT_FOUND
+        assert main(["status", "zzz", "-n", "shop", "--kubeconfig", str(kc)]) == ExitCode.NOT_FOUND
+    finally:
+        api.close()
+    assert capfd.readouterr().err.strip().splitlines() == [
+        "error: cronjob shop/order-sync not found; did you mean orders-sync?",
+        "error: cronjob shop/zzz not found"]
 
 
 # --- local time beside UTC -----------------------------------------------------------------------
@@ -311,3 +330,15 @@ def test_lint_f_with_a_file_path_where_the_name_goes_is_a_usage_error(capfd: pyt
     assert f"error: {b} is a file, not a CronJob name: give each file its own -f (-f ... -f {b})" \
         in capfd.readouterr().err
     assert main(["lint", "-f", str(a), "no/such/file"]) == ExitCode.BAD_INPUT  # not a file: the name check's answer
+
+
+@pytest.mark.parametrize("command", ["history", "bundle"])
+def test_a_cronjob_missing_from_a_dump_names_what_the_dump_holds_and_the_close_one(
+        capfd: pytest.CaptureFixture[str], tmp_path: Path, command: str) -> None:
+    """Issue 34 item 13: `--from-dump` with an unknown CronJob lists the dump's CronJobs."""
+    dump = Path(__file__).parents[1] / "golden" / "bundle" / "billing-two-cronjobs.dump.yaml"
+    extra = ["--out", str(tmp_path / "b")] if command == "bundle" else []
+    assert main([command, "--from-dump", str(dump), "invoices-run", *extra]) == ExitCode.NOT_FOUND
+    err = capfd.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: ") and "invoices-run" in err and str(dump) in err
+    assert err.endswith("; did you mean invoice-run? (it holds: cleanup, invoice-run)"), err
