@@ -96,6 +96,16 @@ def resolve(cronjob: model.Obj, occurrence: datetime | None, *, latest: bool, no
         if t is None:
             raise BadInput(f"{where}: '{expr}'{zone} has no slot in the 5 years before now "
                            f"({rfc3339_z(now)}); there is no latest slot to run")
+        created = model.when(model.meta(cronjob).get("creationTimestamp"))
+        if created is not None and t <= created:
+            # controller: the first slot it considers is the first after creationTimestamp (earliest =
+            # creation, Next(earliest) is strictly later): one at or before it was never the CronJob's
+            first = slot_after(sched, created)
+            raise BadInput(f"{where} was created at {rfc3339_z(created)}, after its latest slot {show(t, tz)}: it has "
+                           f"had no slot yet (the first is {_shown_or_none(first, tz)}), so there is no latest slot "
+                           "to run",
+                           hint=f"run it without {option('occurrence')}, or with {option('ad_hoc_occurrence')} for an "
+                                "instant of your choosing")
     else:
         assert occurrence is not None
         t = occurrence

@@ -66,7 +66,9 @@ def test_latest_is_the_latest_slot_at_or_before_now() -> None:
     s = resolve(cj("*/5 * * * *"), None, latest=True, now=at("2026-12-02T10:10:00Z"))
     assert s.at == at("2026-12-02T10:10:00Z") and s.latest  # at now: inclusive
     # a sparse schedule: the first of January, months back
-    assert resolve(cj("0 0 1 1 *"), None, latest=True, now=NOW).at == at("2026-01-01T00:00:00Z")
+    # a slot at creationTimestamp is not the CronJob's (the controller's first is after it): created before
+    assert resolve(cj("0 0 1 1 *", created="2025-12-31T23:00:00Z"), None, latest=True,
+                   now=NOW).at == at("2026-01-01T00:00:00Z")
     # weekdays only: on a Sunday the latest is Friday's
     s = resolve(cj("30 6 * * 1-5", tz="Europe/Moscow"), None, latest=True, now=at("2026-12-06T12:00:00Z"))
     assert s.at == at("2026-12-04T03:30:00Z")
@@ -148,3 +150,15 @@ def test_latest_slot_names_are_unix_minutes_for_every_minute_of_an_hour() -> Non
         t = base + timedelta(minutes=m)
         s = resolve(cj("* * * * *"), None, latest=True, now=t + timedelta(seconds=59))
         assert s.at == t and s.job_name == f"sync-{int(t.timestamp()) // 60}"
+
+
+@pytest.mark.parametrize("created", ["2026-12-02T10:05:00Z", "2026-12-02T10:06:10Z"])
+def test_latest_is_never_a_slot_from_before_the_cronjob_existed(created: str) -> None:
+    # issue 34 item 15: created at 10:06:10, '*/5' had its latest slot at 10:05, which was never its own
+    # (the controller's first slot is the first after creationTimestamp; one at it is not either)
+    with pytest.raises(BadInput) as e:
+        resolve(cronjob(name="sync", created=created, schedule="*/5 * * * *"), None, latest=True, now=NOW)
+    assert (f"was created at {created}, after its latest slot 2026-12-02T10:05:00Z: it has had no slot yet "
+            "(the first is 2026-12-02T10:10:00Z)") in e.value.message
+    s = resolve(cronjob(name="sync", created="2026-12-02T10:04:59Z", schedule="*/5 * * * *"), None, latest=True, now=NOW)
+    assert s.at == at("2026-12-02T10:05:00Z")
