@@ -108,3 +108,23 @@ def held(known: list[str], *, shown: int = 10) -> str:
     if not names:
         return "none"
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def manual_job_name(cronjob: str, run_name: str | None = None) -> str:
+    """The Job of a manual run: ``<cronjob>-manual``, or with ``--run-name NAME`` ``<cronjob>-manual-NAME``.
+
+    Fixed by its inputs, so two operators starting the same run meet at one name (the second is
+    refused); within a Job name's 63 characters. ``BadInput`` names the longest NAME this CronJob
+    leaves room for (a CronJob of 52 characters, the most the API allows, leaves 3)."""
+    base = f"{cronjob}-manual"
+    if run_name is None:
+        return base
+    room = JOB_MAX - len(base) - 1
+    if not run_name or not _LABEL_RE.fullmatch(run_name):
+        raise BadInput(f"bad --run-name {run_name[:80]!r}: lower case letters, digits and '-', starting and ending "
+                       "with a letter or digit (it ends the Job's name)")
+    if len(run_name) > room:
+        raise BadInput(f"bad --run-name {run_name[:80]!r}: the Job {base}-{run_name[:80]} would have "
+                       f"{len(base) + 1 + len(run_name)} characters, over the {JOB_MAX} a Job name may have; "
+                       f"for cronjob {cronjob} a run name has at most {room} (docs/LIMITS.md)")
+    return f"{base}-{run_name}"

@@ -9,6 +9,7 @@ import typer
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
                                 OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, err, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
+from cronctl.textsafe import visible
 
 
 def run_manual_cmd(
@@ -18,6 +19,10 @@ def run_manual_cmd(
                                                     "the fixed name is what stops a second run. Not with a slot "
                                                     "--occurrence (the Job takes the slot's name).",
                                                     callback=job_name_opt)] = None,
+    run_name: Annotated[Optional[str], typer.Option(
+        "--run-name", help="Run it again while the last manual Job is kept: the Job is <cronjob>-manual-NAME. The "
+                           "same NAME is the same run (a second operator's is refused); a new NAME is a new run. "
+                           "Lower case letters, digits and '-'.", show_default=False, metavar="NAME")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why; recorded on the CronJob and the Job.")] = "",
     occurrence: Annotated[Optional[str], typer.Option(
         "--occurrence", help="The slot the run stands for: an RFC3339 time the schedule fires at (in its "
@@ -29,8 +34,8 @@ def run_manual_cmd(
         "--ad-hoc-occurrence", help="Let --occurrence be any instant, not a slot: the fixed-name Job carries it "
                                     "only as annotation and CRONCTL_OCCURRENCE; the controller does not know "
                                     "it.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the Job it would create; "
-                                          "change nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the Job it would create, and "
+                                          "what a real run would be refused for; change nothing.")] = False,
     settle: Annotated[str, typer.Option("--settle", help="Check again for running Jobs after this delay "
                                         "(the controller syncs about every 10s; a bare number is seconds).")] = "15s",
     wait_active: Annotated[bool, typer.Option("--wait-active", help="Wait (bounded by --timeout) for running "
@@ -90,7 +95,7 @@ def run_manual_cmd(
         except BadInput as bad:
             raise BadInput(f"{bad.message} (or 'latest')") from None
     opts = RunOptions(
-        cronjob=cronjob, job_name=job_name, reason=reason, occurrence=at,
+        cronjob=cronjob, job_name=job_name, run_name=run_name, reason=reason, occurrence=at,
         occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
         yes=yes, interactive=is_interactive(), dry_run=dry_run,
         settle=flags.SETTLE.seconds(settle), wait_active=wait_active,
@@ -103,6 +108,6 @@ def run_manual_cmd(
     res = run_manual(cluster, opts, SystemClock(), RichReporter())
     if dry_run:
         emit(res.job, "yaml" if output == Output.text else output)  # the Job it would create
-        err.print("dry run: nothing was changed", markup=False)
+        err.print(visible(res.message), markup=False)
         return
     finish_run(res, output, next_commands(cronjob, cluster.namespace))

@@ -60,9 +60,12 @@ def _run(ctx: RunContext) -> RunResult:
         ctx.record["ad_hoc_occurrence"] = True
     job = plan(ctx)
     if ctx.opts.dry_run:
-        ctx.record.update({"outcome": "dry-run", "exit_code": int(ExitCode.OK), "step": "dry-run"})
+        ctx.record.update({"outcome": "dry-run", "exit_code": int(ExitCode.OK), "step": "dry-run",
+                           "would_refuse": list(ctx.would_refuse)})
         ctx.record["api_requests"] = ctx.cluster.request_count - ctx.requests_at_start
-        return RunResult(ExitCode.OK, "dry run: nothing was changed", ctx.record, job)
+        said = "; ".join(ctx.would_refuse)
+        return RunResult(ExitCode.OK, "dry run: nothing was changed" + (f"; a real run would be refused: {said}"
+                                                                         if said else ""), ctx.record, job)
     confirm(ctx)
     deadline, nxt = open_run(ctx)
     try:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from cronctl import gitops, model
+from cronctl import gitops, model, names
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import Conflict, CronctlError, Refused
 from cronctl.procedure.base import Audit, Clock, MaskingReporter, Reporter, RunDir, run_words, rv
@@ -64,12 +64,13 @@ class RunContext:
     requests_at_start: int = field(init=False)
     occurrence: datetime | None = field(init=False)   # the instant the run stands for
     audit: Audit = field(init=False)              # Events on the CronJob, one per change
+    would_refuse: list[str] = field(default_factory=list)  # --dry-run: the refusals a real run would meet
 
     def __post_init__(self) -> None:
         self.reporter = MaskingReporter(self.reporter, self.red)
         self.name = self.opts.cronjob
         self.ns = self.cluster.namespace
-        self.job_name = self.opts.job_name or f"{self.opts.cronjob}-manual"
+        self.job_name = self.opts.job_name or names.manual_job_name(self.opts.cronjob, self.opts.run_name)
         self.run_id = self.opts.run_id or secrets.token_hex(4)
         self.requests_at_start = self.cluster.request_count
         self.occurrence = self.opts.occurrence

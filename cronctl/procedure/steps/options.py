@@ -20,6 +20,7 @@ MAX_SLOTS = 500
 class RunOptions:
     cronjob: str
     job_name: str | None = None
+    run_name: str | None = None           # --run-name: the Job is <cronjob>-manual-<run name> (names.manual_job_name)
     reason: str = ""
     occurrence: datetime | None = None
     occurrence_latest: bool = False       # --occurrence latest: the latest slot at or before now

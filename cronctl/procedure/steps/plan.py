@@ -78,6 +78,7 @@ def plan(ctx: RunContext) -> Obj:
                f"{ctx.opts.gitops}); nothing was changed")
         if not ctx.opts.dry_run:
             raise Refused(why, hint=ctx.strategy.remedy)
+        ctx.would_refuse.append(f"{why.removesuffix('; nothing was changed')} ({ctx.strategy.remedy})")
         ctx.reporter.warn(f"{why}; {ctx.strategy.remedy}")
     running = running_of(ctx.cj, jobs)
     if running and not ctx.opts.wait_active:
@@ -87,6 +88,8 @@ def plan(ctx: RunContext) -> Obj:
         if not ctx.opts.dry_run:
             raise Refused(f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)}; "
                           f"nothing was changed", hint=WAIT_ACTIVE_HINT)
+        ctx.would_refuse.append(f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)} "
+                                f"({WAIT_ACTIVE_HINT})")
         ctx.reporter.warn(f"unfinished child Jobs now: {', '.join(running)}; the run would be refused before "
                           f"anything changes, unless --wait-active")
     if ctx.slot is not None and lst_plan.get("needed") and not ctx.can_patch_status:

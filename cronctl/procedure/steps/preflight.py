@@ -65,16 +65,23 @@ def check_flags(ctx: RunContext) -> None:
     if ctx.opts.ad_hoc_occurrence and ctx.opts.occurrence is None:
         raise BadInput(f"{option('ad_hoc_occurrence')} needs {option('occurrence')} RFC3339 (the instant the "
                        "run stands for)")
+    if ctx.opts.run_name is not None and ctx.opts.job_name:
+        raise BadInput(f"{option('run_name')} names the Job <cronjob>-manual-NAME: give it or {option('job_name')}, "
+                       "not both")
     if ctx.opts.retry and (ctx.opts.occurrence is not None or ctx.opts.occurrence_latest or ctx.opts.job_name
-                           or ctx.opts.ad_hoc_occurrence or ctx.opts.takeover):
+                           or ctx.opts.run_name is not None or ctx.opts.ad_hoc_occurrence or ctx.opts.takeover):
         raise BadInput(f"{option('retry')} runs the failed run's own occurrence again under a name derived from "
-                       f"its Job: it takes no {option('occurrence')}, {option('ad_hoc_occurrence')} or "
-                       f"{option('job_name')}")
+                       f"its Job: it takes no {option('occurrence')}, {option('ad_hoc_occurrence')}, "
+                       f"{option('run_name')} or {option('job_name')}")
     if slot_mode(ctx) and ctx.opts.job_name:
         raise BadInput(f"{option('job_name')} cannot be used with a slot {option('occurrence')}: the Job takes "
                        "the name the controller gives that slot (<cronjob>-<unix minutes>)",
                        hint=f"drop {option('job_name')}, or add {option('ad_hoc_occurrence')} for a fixed-name "
                             "run the controller does not know")
+    if slot_mode(ctx) and ctx.opts.run_name is not None:
+        raise BadInput(f"{option('run_name')} cannot be used with a slot {option('occurrence')}: the Job takes "
+                       "the name the controller gives that slot, which already differs from slot to slot",
+                       hint=f"drop {option('run_name')}, or add {option('ad_hoc_occurrence')}")
 
 
 def preflight(ctx: RunContext) -> None:
@@ -96,8 +103,11 @@ def preflight(ctx: RunContext) -> None:
                           f"the schedule: Job {ctx.job_name}, the controller's name for it")
     elif ctx.occurrence is not None and not ctx.opts.retry:
         warn_ad_hoc(ctx, ctx.occurrence)
-    check_permissions(ctx.cluster, ctx.name)
-    ctx.reporter.step("preflight: every permission the run needs is granted")
+    try:
+        check_permissions(ctx.cluster, ctx.name)
+        ctx.reporter.step("preflight: every permission the run needs is granted")
+    except Refused as e:
+        would_refuse(ctx, e)
     if ctx.slot is not None:
         check_status_permission(ctx)
     if ctx.opts.catch_up in ("none", "all"):
@@ -105,19 +115,35 @@ def preflight(ctx: RunContext) -> None:
         if not ok:
             what = ("mark the latest due slot processed before the restore" if ctx.opts.catch_up == "none" else
                     "mark each slot run processed")
-            raise PermissionMissing(f"{option('catch_up')} {ctx.opts.catch_up} needs patch on cronjobs/status (to "
-                                    f"{what}){': ' + why if why else ''}; nothing was changed",
-                                    hint=f"use {option('catch_up')} latest, or see cronctl runbook rbac")
-        ctx.reporter.step(f"preflight: may patch cronjobs/status (--catch-up {ctx.opts.catch_up})")
+            would_refuse(ctx, PermissionMissing(
+                f"{option('catch_up')} {ctx.opts.catch_up} needs patch on cronjobs/status (to "
+                f"{what}){': ' + why if why else ''}; nothing was changed",
+                hint=f"use {option('catch_up')} latest, or see cronctl runbook rbac"))
+        else:
+            ctx.reporter.step(f"preflight: may patch cronjobs/status (--catch-up {ctx.opts.catch_up})")
     rec = model.read_record(ctx.cj)
     if rec is not None and not taking_over(ctx, rec):
-        raise Refused(locked_message(ctx.cj, rec) + "; nothing was changed",
-                      hint=f"see cronctl status {ctx.name} -n {ctx.ns}; if that run is dead, "
-                           f"cronctl restore {ctx.name} -n {ctx.ns}")
-    check_name_free(ctx)
-    if ctx.occurrence is not None:
-        check_occurrence_free(ctx, ctx.cluster.list_jobs()[0])
+        would_refuse(ctx, Refused(locked_message(ctx.cj, rec) + "; nothing was changed",
+                                  hint=f"see cronctl status {ctx.name} -n {ctx.ns}; if that run is dead, "
+                                       f"cronctl restore {ctx.name} -n {ctx.ns}"))
+    try:
+        check_name_free(ctx)
+        if ctx.occurrence is not None:
+            check_occurrence_free(ctx, ctx.cluster.list_jobs()[0])
+    except Refused as e:
+        would_refuse(ctx, e)
     ctx.operator = ctx.cluster.whoami()
+
+
+def would_refuse(ctx: RunContext, refusal: Refused) -> None:
+    """A refusal before anything changes: raised, or with ``--dry-run`` said (a warning now, and at the
+    end of the dry run) while the plan is still shown."""
+    if not ctx.opts.dry_run:
+        raise refusal
+    message, hint = refusal.naming(lambda name: "--" + name.replace("_", "-"))  # run-manual's own flags
+    text = message.removesuffix("; nothing was changed")
+    ctx.would_refuse.append(text + (f" ({hint})" if hint else ""))
+    ctx.reporter.warn(f"a real run would be refused: {text}")
 
 
 def taking_over(ctx: RunContext, rec: model.RunRecord | None) -> bool:
@@ -166,8 +192,9 @@ def check_name_free(ctx: RunContext) -> None:
                                            f"{ctx.name} -n {ctx.ns}")
         raise Refused(f"job {ctx.ns}/{ctx.job_name} already exists (created "
                       f"{model.meta(existing).get('creationTimestamp', '?')}, {outcome}); nothing was "
-                      f"changed", hint="the fixed name is what stops a second run: save its logs and "
-                                       f"delete it on purpose, or choose {option('job_name')}")
+                      f"changed", hint="the fixed name is what stops a second run of the same run: to run it "
+                                       f"again and keep that Job, name this run ({option('run_name')} NAME, Job "
+                                       f"{ctx.name}-manual-NAME)")
 
 
 def standing(ctx: RunContext, jobs: list[Obj]) -> list[Obj]:

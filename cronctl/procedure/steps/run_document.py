@@ -29,6 +29,7 @@ class RunDocument(TypedDict, total=False):
     started: str
     attached: str  # wait: when it attached to the run
     dry_run: bool
+    would_refuse: list[str]  # --dry-run: what a real run would be refused for (empty: it would go ahead)
     operator: str
     reason: str
     job_name: str
