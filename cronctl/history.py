@@ -185,6 +185,7 @@ class _Ctx:
     # the current suspension's start when only bounded (no managedFields time, record or pause): the
     # controller's last Job; a slot after it may have been suspended, or not yet
     suspended_after: datetime | None = None
+    resumes: list[tuple[datetime, str]] = field(default_factory=list)  # a finished pause's resume (time, words)
 
 
 def _minutes_name(cj: str, t: datetime) -> str:
@@ -210,6 +211,7 @@ class _Evidence:
     owned: list[Obj]
     writes: list[tuple[datetime, str]]  # managedFields writes of spec.suspend (time, manager)
     pause: model.Pause | None
+    pauses: list[model.PastPause]  # the finished pauses (cronctl.dev/pauses)
 
 
 def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> History:
@@ -288,7 +290,8 @@ def _evidence(cronjob: Obj, view: model.CronJobView, jobs: Iterable[Obj], events
     gone = gone_jobs(evs, cronjob, set(by_name), recs)
     past = model.read_runs(cronjob)  # cronctl's finished runs: they outlive their Jobs and events
     return _Evidence(cronjob=cronjob, view=view, now=now, opts=opts, recs=recs, by_name=by_name, evs=evs, gone=gone,
-                     past=past, owned=owned, writes=model.suspend_writes(cronjob), pause=model.read_pause(cronjob))
+                     past=past, owned=owned, writes=model.suspend_writes(cronjob), pause=model.read_pause(cronjob),
+                     pauses=model.read_pauses(cronjob))
 
 
 def _window(ev: _Evidence) -> tuple[datetime, str, datetime | None]:
@@ -307,6 +310,7 @@ def _window(ev: _Evidence) -> tuple[datetime, str, datetime | None]:
     evidence += [sp[0] for sp in (opts.suspensions.get(view.uid, []) if view.uid else [])]
     evidence += [t for t in (ev.pause.at if ev.pause else None,) if t is not None]
     evidence += [h[0] for pr in ev.past for h in (pr.held,) if h is not None]
+    evidence += [h[0] for pp in ev.pauses for h in (pp.held,) if h is not None]
     evidence += [t for pr in ev.past for t in (model.when(pr.occurrence),) if t is not None]
     if opts.since is not None:
         start, limited = max(opts.since, created - timedelta(seconds=1)), "--since"
@@ -397,8 +401,11 @@ def _context(ev: _Evidence, zone: str) -> _Ctx:
                for f, l in ((model.when(e["first"]), model.when(e["last"])),) if f is not None and l is not None]
     too_many = [t for e in ev.evs if e["reason"] == "TooManyMissedTimes" for t in (model.when(e["last"]),) if t]
     recorded = list(ev.opts.suspensions.get(view.uid, [])) if view.uid else []
-    # the ledger's spans are exact: the ended ones always count, the open one explains the current suspension
-    spans: list[tuple[datetime, datetime | None, str]] = [sp for sp in recorded if sp[1] is not None]
+    # the finished pauses first: they say who paused it and why (a ledger span of the same suspension
+    # only names cronctl, the field manager); then the ledger's spans, which are exact: the ended ones
+    # always count, the open one explains the current suspension
+    held = [(h[0], h[1], pp.words()) for pp in ev.pauses for h in (pp.held,) if h is not None]
+    spans: list[tuple[datetime, datetime | None, str]] = held + [sp for sp in recorded if sp[1] is not None]
     open_recorded = [sp for sp in recorded if sp[1] is None]
     suspended_after: datetime | None = None
     if view.suspended:
@@ -429,6 +436,7 @@ def _context(ev: _Evidence, zone: str) -> _Ctx:
     return _Ctx(name=view.name, zone=zone, policy=view.policy, deadline=view.starting_deadline, now=now,
                 late_after=ev.opts.late_after, recs=recs, by_name=ev.by_name, blocked=blocked, too_many=too_many,
                 suspended_spans=spans, suspend_writes=ev.writes, cronctl_runs=runs_,
+                resumes=[(e, f"cronctl resume of the pause ({w})") for _s, e, w in held if e is not None],
                 deleted_before=history_horizon(recs, view.history, view.job_ttl, now),
                 last_schedule=view.last_schedule, suspended_after=suspended_after)
 
@@ -652,6 +660,9 @@ def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
              and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
     if ctx.policy == "Forbid" and prior:
         return f"Forbid waited for {prior[0].name} (active until {rfc3339_z(prior[0].end)})"
+    for w, who in ctx.resumes:
+        if abs(c - w) <= _NEAR:
+            return f"the catch-up the controller starts when the CronJob is un-suspended: {who}"
     for w, manager in ctx.suspend_writes:
         if abs(c - w) <= _NEAR:
             return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {rfc3339_z(w)})"
@@ -720,6 +731,10 @@ def _gap_cause(t: datetime, nxt_t: datetime | None, first: _Stand | None, ctx: _
             if abs(c - x) <= _NEAR:
                 return ("missed-too-many", f"more than 100 missed times (Warning TooManyMissedTimes at {rfc3339_z(x)}): "
                         f"only the latest, {rfc3339_z(nxt_t)}, was started")
+        for w, who in ctx.resumes:
+            if abs(c - w) <= _NEAR:
+                return ("missed-suspended", f"suspended until {rfc3339_z(w)}: {who}; on un-suspend the controller "
+                        f"started only the latest missed slot, {rfc3339_z(nxt_t)}")
         for w, manager in ctx.suspend_writes:
             if abs(c - w) <= _NEAR:
                 return ("missed-suspended", f"suspended until {rfc3339_z(w)} ({manager}); on un-suspend the controller "

@@ -59,6 +59,8 @@ ANN_PAUSE_GITOPS = PREFIX + "pause-gitops"
 PAUSE_KEYS = (ANN_PAUSED_BY, ANN_PAUSED_AT, ANN_PAUSE_REASON, ANN_PAUSED_UNTIL, ANN_PAUSE_GITOPS)
 # the finished runs: a bounded JSON list that outlives the run record (see :class:`PastRun`)
 ANN_RUNS = PREFIX + "runs"
+#: the finished pauses (JSON list, oldest first): written by resume, as ANN_RUNS by a run's restore
+ANN_PAUSES = PREFIX + "pauses"
 
 #: The env var that carries ``--occurrence`` into every container of the manual Job.
 OCCURRENCE_ENV = "CRONCTL_OCCURRENCE"
@@ -519,6 +521,62 @@ def read_pause(cronjob: Obj) -> Pause | None:
 
 def clear_pause_annotations() -> dict[str, None]:
     return {k: None for k in PAUSE_KEYS}
+
+
+@dataclass(frozen=True)
+class PastPause:
+    """One finished pause in ``cronctl.dev/pauses``: written by ``cronctl resume`` in the patch that
+    clears the pause, so who paused it, why and until when outlive the pause's annotations and its
+    Events (an hour). Evidence, not proof, as :class:`PastRun`: read leniently."""
+
+    by: str
+    at: str                # when it was paused
+    reason: str
+    until: str             # the --until it was given ("" without)
+    resumed_by: str
+    resumed_at: str
+
+    def entry(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def held(self) -> tuple[datetime, datetime] | None:
+        """The time the pause held the CronJob suspended, or None."""
+        s, e = when(self.at), when(self.resumed_at)
+        return (s, e) if s is not None and e is not None and s <= e else None
+
+    def words(self) -> str:
+        until = f" until {self.until}" if self.until else ""
+        return (f"paused by {self.by or 'unknown'} at {self.at or '?'}{until}: {self.reason or '-'}; resumed by "
+                f"{self.resumed_by or 'unknown'} at {self.resumed_at or '?'}")
+
+
+def read_pauses(cronjob: Obj) -> list[PastPause]:
+    """The finished pauses recorded on the CronJob, oldest first (lenient, as :func:`read_runs`)."""
+    import json
+
+    raw = annotations(cronjob).get(ANN_PAUSES)
+    if not raw:
+        return []
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    keys = ("by", "at", "reason", "until", "resumed_by", "resumed_at")
+    return [PastPause(**{k: _short(e.get(k) or "") for k in keys})
+            for e in (data if isinstance(data, list) else []) if isinstance(e, dict)][-RUNS_KEPT:]
+
+
+def pauses_with(cronjob: Obj, pause: Pause, *, resumed_by: str, resumed_at: datetime) -> str:
+    """The ``cronctl.dev/pauses`` value after ``pause`` ends: the pauses kept so far plus this one, at
+    most :data:`RUNS_KEPT`, each text field cut to :data:`RUN_FIELD_MAX` characters."""
+    import json
+
+    this = PastPause(by=_short(pause.by), at=rfc3339_z(pause.at) if pause.at else "", reason=_short(pause.reason),
+                     until=rfc3339_z(pause.until) if pause.until else "", resumed_by=_short(resumed_by),
+                     resumed_at=rfc3339_z(resumed_at))
+    kept = [*read_pauses(cronjob), this][-RUNS_KEPT:]
+    return json.dumps([p.entry() for p in kept], separators=(",", ":"), ensure_ascii=False)
 
 
 # -- the finished runs (audit trail) -------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Mapping
 
 from cronctl import model
 from cronctl.bundle.document import cronjob_record
@@ -52,6 +52,8 @@ class Options:
     max_occurrences: int = 500
     next_runs: int = 5
     due_limit: int = 200
+    #: the ledger's suspend spans by CronJob uid (start, end or None, words; cronctl.ledger.facts.suspend_spans)
+    suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,19 +219,29 @@ def _overlaps(a: _Analysis) -> tuple[Overlap, ...]:
 
 
 def _suspended_periods(a: _Analysis) -> list[SuspendedPeriod]:
-    """The known suspended periods: the current one (who and since when, as far as the record or
-    managedFields say), and each finished cronctl run that held the CronJob suspended."""
+    """The known suspended periods: the current one (who and since when, as far as a pause, the record
+    or managedFields say), each finished cronctl run that held the CronJob suspended and each
+    finished pause (cronctl.dev/runs, cronctl.dev/pauses), and with the ledger every other span it
+    recorded, named by the field manager that wrote spec.suspend (a suspend by hand, a GitOps tool)."""
     periods: list[SuspendedPeriod] = []
+    ledger = list(a.opts.suspensions.get(a.view.uid, [])) if a.view.uid else []
     if a.view.suspended:
         at, manager = suspend_set_at(a.cronjob)
         record = model.read_record(a.cronjob)
         rec_start = model.when(record.started) if record is not None else None
-        if record is not None and rec_start is not None:
+        pause = model.read_pause(a.cronjob)
+        open_span = [sp for sp in ledger if sp[1] is None]
+        if pause is not None:
+            at = pause.at or at
+            source = f"{pause.words()} (cronctl pause)"
+        elif record is not None and rec_start is not None:
             # cronctl run-manual suspended it and says who, when and why (the record is the lock)
             at = rec_start
             source = (f"suspended by cronctl run-manual {record.run_id} (operator {record.operator}, "
                       f"reason: {record.reason or '-'}, step {record.step}); originally suspend="
                       f"{str(record.original_suspend).lower()}")
+        elif open_span:
+            at, source = open_span[-1][0], open_span[-1][2]
         elif at is not None:
             source = f"spec.suspend is true; last written at {rfc3339_z_opt(at)} by {manager} (managedFields)"
         else:
@@ -242,7 +254,27 @@ def _suspended_periods(a: _Analysis) -> list[SuspendedPeriod]:
         if held is not None:
             periods.append(SuspendedPeriod(start=rfc3339_z_opt(held[0]), end=rfc3339_z_opt(held[1]), inferred=False,
                                            lost=0, run=True, source=f"suspended by {pr.words()} (kept in {model.ANN_RUNS})"))
+    known = [held for pr in model.read_runs(a.cronjob) for held in (pr.held,) if held is not None]
+    for pp in model.read_pauses(a.cronjob):
+        held = pp.held
+        if held is not None:
+            known.append(held)
+            periods.append(SuspendedPeriod(start=rfc3339_z(held[0]), end=rfc3339_z(held[1]), inferred=False, lost=0,
+                                           source=f"{pp.words()} (kept in {model.ANN_PAUSES})"))
+    # the ledger's ended spans that no run or pause above stands for: a suspend by someone else
+    for start, end, words in ledger:
+        if end is not None and not any(abs(end - e) <= _SAME_SUSPEND and s - _CONFIRMING <= start <= e
+                                       for s, e in known):
+            periods.append(SuspendedPeriod(start=rfc3339_z(start), end=rfc3339_z(end), inferred=False, lost=0,
+                                           source=f"suspended until {rfc3339_z(end)}: {words}"))
     return periods
+
+
+#: a ledger span and a run's or pause's own times of one suspension: their ends differ by the seconds
+#: between the write and when the recorder noted it, their starts also by a confirmation's wait (a
+#: pause's time is read before its prompt)
+_SAME_SUSPEND = timedelta(seconds=30)
+_CONFIRMING = timedelta(minutes=10)
 
 
 def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list[SuspendedPeriod]
@@ -265,7 +297,8 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
                        "changed?): " + ", ".join(stray))
     # one judgement of every slot, the same as `cronctl history` (cronctl.history)
     hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
-                                                                 max_slots=a.opts.max_occurrences))
+                                                                 max_slots=a.opts.max_occurrences,
+                                                                 suspensions=a.opts.suspensions))
     occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= rfc3339_z(now))
     # link lost runs to the late catch-up that followed them (unsuspend / controller back)
     periods = [replace(per, lost=_lost(occ, per.start, per.end))  # the lost slots inside each known, finished period

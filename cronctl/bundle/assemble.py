@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cronctl.bundle.analyse import Options, analyse
 from cronctl.bundle.document import bundle_doc, bundle_json
@@ -87,7 +87,7 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
     files: dict[str, bytes] = {}
     pod_to_cj: dict[str, str] = {}
     for cj in cronjobs:
-        a = analyse(cj, jobs, pods, events, opts)
+        a = analyse(cj, jobs, pods, events, replace(opts, suspensions=raw.suspensions) if raw.suspensions else opts)
         job_names = {j.record.name for j in a.jobs}
         for j in jobs:
             if j["metadata"]["name"] in job_names:

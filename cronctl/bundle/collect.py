@@ -158,6 +158,8 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
 
     evs = [evidence_for(url, cluster_name, namespace=raw.namespace, name=n, since=since)
            for n in (names if names is not None else [None])]
+    for ev in evs:
+        raw.suspensions.update(ev.suspensions)
     raw.jobs = merge(raw.jobs, [j for ev in evs for j in ev.jobs])
     raw.events = merge(raw.events, [e for ev in evs for e in ev.events])
     live_logs = {(lg.pod, lg.container) for lg in raw.logs if lg.text is not None}

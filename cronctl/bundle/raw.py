@@ -57,3 +57,5 @@ class RawData:
     dump_file: str | None = None
     options: Obj = field(default_factory=dict)
     request_count: int | None = None
+    #: the ledger's suspend spans by CronJob uid (bundle --ledger; cronctl.ledger.facts.suspend_spans)
+    suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = field(default_factory=dict)

@@ -163,8 +163,13 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         if not model.is_suspended(cj):
             msg = f"nothing to resume: cronjob {ns}/{name} is not suspended"
             if p is not None:  # a pause record left behind (someone un-suspended with kubectl, or a GitOps revert)
+                writes = model.suspend_writes(cj)  # who set it back, and when, ends the kept pause
+                ended_at, ended_by = writes[-1] if writes else (clock.now(), "unknown")
+                kept = {model.ANN_PAUSES: model.pauses_with(cj, p, resumed_by=ended_by,
+                                                             resumed_at=ended_at.replace(microsecond=0))}
                 cluster.patch_cronjob(name, {"metadata": {"annotations": {**model.clear_pause_annotations(),
-                                                                          **gitops.put_back(_pause_hold(cj))}}},
+                                                                          **gitops.put_back(_pause_hold(cj)),
+                                                                          **kept}}},
                                       resource_version=rv(cj))
                 msg += f"; removed the leftover pause record ({p.words()}; {model.hold_reverted(cj)})"
             return Resumed(cronjob=name, namespace=ns, resumed=False, changed=p is not None, pause=p, prediction=None,
@@ -186,8 +191,13 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
                 f"{pred.text})" if none and pred.catch_up_for else pred.text)
         reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")
         _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
+        trail: dict[str, str | None] = {}
+        if p is not None:  # the finished pause stays on the CronJob: history and bundles name it and its reason
+            trail[model.ANN_PAUSES] = model.pauses_with(cj, p, resumed_by=cluster.whoami(),  # after the confirmation
+                                                         resumed_at=clock.now().replace(microsecond=0))
         patch = {"spec": {"suspend": False},
-                 "metadata": {"annotations": {**model.clear_pause_annotations(), **gitops.put_back(_pause_hold(cj))}}}
+                 "metadata": {"annotations": {**model.clear_pause_annotations(), **gitops.put_back(_pause_hold(cj)),
+                                              **trail}}}
         try:
             if none:
                 cj, given = give_up_catch_up(cluster, cj, pred, reporter)
