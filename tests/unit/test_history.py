@@ -623,3 +623,35 @@ def test_a_window_with_more_slots_than_max_slots_shows_the_latest_ones() -> None
     assert past[-1] == "2026-12-02T10:00:00Z"
     assert past[0] == (T(10, 0) - timedelta(minutes=19_999)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert "only the latest 20000 slots are shown (use --since)" in h["notes"]
+
+
+def test_a_finished_pause_is_named_with_its_reason_on_the_slots_it_cost_and_on_the_catch_up(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34 item 3, offline: what resume keeps on the CronJob (cronctl.dev/pauses) outlives the
+    pause's annotations; history and the bundle read it (tests/cluster/test_suspend_evidence.py: live
+    and from the ledger, with the recorder running)."""
+    pauses = json.dumps([{"by": "alice", "at": z(T(10, 2, 30)), "reason": "db migration 4711",
+                          "until": z(T(11, 2, 30)), "resumed_by": "bob", "resumed_at": z(T(10, 5, 25))}])
+    catch = job(slotname(T(10, 5)), slot=T(10, 5), created=T(10, 5, 26), done=T(10, 5, 40))
+    path = _dump(tmp_path, [cronjob(last=T(10, 5), suspend_written=T(10, 5, 25),
+                                    annotations={"cronctl.dev/pauses": pauses}),
+                            scheduled(T(10, 0)), scheduled(T(10, 1)), scheduled(T(10, 2)), catch])
+    rc, out, err = _cli(capsys, "--from-dump", path, "--now", z(T(10, 6, 10)), "-o", "json")
+    assert rc == 0, err
+    rows = {r["slot"]: r for r in json.loads(out)["cronjobs"][0]["slots"]}
+    words = f"paused by alice at {z(T(10, 2, 30))} until {z(T(11, 2, 30))}: db migration 4711; resumed by bob at " \
+            f"{z(T(10, 5, 25))}"
+    for lost in (T(10, 3), T(10, 4)):
+        assert rows[z(lost)]["verdict"] == "missed-suspended" and rows[z(lost)]["reason"] == f"suspended ({words})"
+    assert rows[z(T(10, 5))]["verdict"] == "ran-late"
+    assert rows[z(T(10, 5))]["reason"] == ("created 26s after the slot: the catch-up the controller starts when the "
+                                           f"CronJob is un-suspended: cronctl resume of the pause ({words})")
+
+    from cronctl.cli import main
+
+    assert main(["bundle", "--from-dump", path, "--now", z(T(10, 6, 10)), "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    (cj,) = json.loads((tmp_path / "b" / "bundle.json").read_text())["cronjobs"]
+    assert [(p["start"], p["end"], p["source"], p["lost"]) for p in cj["suspended_periods"] if not p["inferred"]] \
+        == [(z(T(10, 2, 30)), z(T(10, 5, 25)), f"{words} (kept in cronctl.dev/pauses)", 2)]
+    assert "db migration 4711" in (tmp_path / "b" / "report.html").read_text()
