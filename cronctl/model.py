@@ -551,20 +551,26 @@ class PastPause:
                 f"{self.resumed_by or 'unknown'} at {self.resumed_at or '?'}")
 
 
-def read_pauses(cronjob: Obj) -> list[PastPause]:
-    """The finished pauses recorded on the CronJob, oldest first (lenient, as :func:`read_runs`)."""
+def _trail(cronjob: Obj, key: str) -> list[dict[str, Any]]:
+    """The entries of a JSON-list annotation cronctl keeps (``cronctl.dev/runs``, ``cronctl.dev/pauses``):
+    the mappings in it, or none when it is absent or not a JSON list. Lenient: it is evidence written
+    by cronctl but editable by anyone who may patch the CronJob."""
     import json
 
-    raw = annotations(cronjob).get(ANN_PAUSES)
+    raw = annotations(cronjob).get(key)
     if not raw:
         return []
     try:
         data = json.loads(raw)
     except ValueError:
         return []
+    return [e for e in (data if isinstance(data, list) else []) if isinstance(e, dict)]
+
+
+def read_pauses(cronjob: Obj) -> list[PastPause]:
+    """The finished pauses recorded on the CronJob, oldest first (lenient, as :func:`read_runs`)."""
     keys = ("by", "at", "reason", "until", "resumed_by", "resumed_at")
-    return [PastPause(**{k: _short(e.get(k) or "") for k in keys})
-            for e in (data if isinstance(data, list) else []) if isinstance(e, dict)][-RUNS_KEPT:]
+    return [PastPause(**{k: _short(e.get(k) or "") for k in keys}) for e in _trail(cronjob, ANN_PAUSES)][-RUNS_KEPT:]
 
 
 def pauses_with(cronjob: Obj, pause: Pause, *, resumed_by: str, resumed_at: datetime) -> str:
@@ -638,18 +644,9 @@ def read_runs(cronjob: Obj) -> list[PastRun]:
     """The finished runs recorded on the CronJob, oldest first. Lenient: an annotation that is not a
     JSON list, or entries of the wrong shape, give nothing rather than an error (it is evidence
     written by cronctl but editable by anyone who may patch the CronJob)."""
-    import json
-
-    raw = annotations(cronjob).get(ANN_RUNS)
-    if not raw:
-        return []
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return []
     out: list[PastRun] = []
-    for e in data if isinstance(data, list) else []:
-        if not isinstance(e, dict) or not isinstance(e.get("run_id"), str):
+    for e in _trail(cronjob, ANN_RUNS):
+        if not isinstance(e.get("run_id"), str):
             continue
         text = {k: _short(e.get(k) or "") for k in ("run_id", "operator", "reason", "job_name", "occurrence",
                                                    "suspended_at", "restored_at", "last_step")}
