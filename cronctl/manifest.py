@@ -321,7 +321,7 @@ def expand_paths(paths: Iterable[str], *, recursive: bool = False) -> list[str]:
                 todo[0:0] = [e.path for e in entries if e.is_dir()]
         if not found:
             hint = "" if recursive else " (-R reads its subdirectories too)"
-            raise BadInput(f"{path}: no *.yaml, *.yml or *.json file in this directory{hint}")
+            raise BadInput(f"{path}: is a directory without any *.yaml, *.yml or *.json file{hint}")
         out += found
     return out
 

@@ -238,7 +238,7 @@ def test_manifests_on_standard_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "code", "needle"), [
-    (["-f", "{empty}"], ExitCode.BAD_INPUT, "no *.yaml, *.yml or *.json file in this directory (-R reads"),
+    (["-f", "{empty}"], ExitCode.BAD_INPUT, "is a directory without any *.yaml, *.yml or *.json file (-R reads"),
     (["-R"], ExitCode.USAGE, "-R/--recursive reads the directories of -f: give -f DIR"),
 ])
 def test_an_empty_directory_and_r_without_f_are_one_line_errors(capfd, tmp_path: Path, args: list[str], code: int,
