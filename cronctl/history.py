@@ -658,11 +658,12 @@ def _why_late(t: datetime, s: _Stand, ctx: _Ctx) -> str:
     c = s.created or t
     prior = [r for r in ctx.recs if r.origin == "scheduled" and r.name != s.name and r.start <= t < r.end + _NEAR
              and (r.completed is None or r.completed <= c + timedelta(seconds=5))]
+    for w, who in ctx.resumes:
+        # first: created at a pause's resume, it was held by the pause (whatever ran before the slot)
+        if abs(c - w) <= _NEAR and any(s <= t <= e for s, e, _w in ctx.suspended_spans if e == w):
+            return f"the catch-up the controller starts when the CronJob is un-suspended: {who}"
     if ctx.policy == "Forbid" and prior:
         return f"Forbid waited for {prior[0].name} (active until {rfc3339_z(prior[0].end)})"
-    for w, who in ctx.resumes:
-        if abs(c - w) <= _NEAR:
-            return f"the catch-up the controller starts when the CronJob is un-suspended: {who}"
     for w, manager in ctx.suspend_writes:
         if abs(c - w) <= _NEAR:
             return f"the catch-up the controller starts when the CronJob is un-suspended ({manager} at {rfc3339_z(w)})"

@@ -655,3 +655,29 @@ def test_a_finished_pause_is_named_with_its_reason_on_the_slots_it_cost_and_on_t
     assert [(p["start"], p["end"], p["source"], p["lost"]) for p in cj["suspended_periods"] if not p["inferred"]] \
         == [(z(T(10, 2, 30)), z(T(10, 5, 25)), f"{words} (kept in cronctl.dev/pauses)", 2)]
     assert "db migration 4711" in (tmp_path / "b" / "report.html").read_text()
+
+
+def test_the_example_dump_reads_offline_with_its_pause_and_catch_up(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34 item 13: examples/dump.yaml (kubectl get cronjobs,jobs,pods,events -o yaml of the local
+    control plane: a manual run, a pause across a slot, its resume's late catch-up) is what the docs'
+    `history --from-dump` and `bundle --from-dump` examples read."""
+    dump = str(ROOT / "examples" / "dump.yaml")
+    rc, out, err = _cli(capsys, "--from-dump", dump, "orders-sync", "-o", "json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    (cj,) = doc["cronjobs"]
+    late = [s for s in cj["slots"] if s["verdict"] == "ran-late"]
+    assert len(late) == 1 and "cronctl resume of the pause" in late[0]["reason"] \
+        and "payment provider outage INC-4711" in late[0]["reason"], late
+    assert [m["reason"] for m in cj["manual_runs"]] == ["replay after the 503 outage"]
+    rc, _, err = _cli(capsys, "--from-dump", dump, "order-sync")
+    assert rc == 6 and err.strip().endswith("did you mean orders-sync? (it holds: orders-sync)"), err
+
+    from cronctl.cli import main
+
+    assert main(["bundle", "--from-dump", dump, "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    (b,) = json.loads((tmp_path / "b" / "bundle.json").read_text())["cronjobs"]
+    assert [p["source"] for p in b["suspended_periods"] if "INC-4711" in p["source"]], b["suspended_periods"]
