@@ -477,10 +477,10 @@ def prometheus_rule(groups: list[Obj], *, name: str, namespace: str | None,
 # --- rules over the recorder's own metrics (cronctl record --metrics-address) --------------------
 
 #: kinds of recorder-source alert, their severities by default, and their names
-RECORDER_SEVERITY_DEFAULTS = {"lost": "critical", "duplicate": "critical", "stale": "critical",
+RECORDER_SEVERITY_DEFAULTS = {"lost": "critical", "failed": "critical", "duplicate": "critical", "stale": "critical",
                               "long-run": "warning", "overdue-hold": "warning", "suspended": "warning",
                               "recorder": "critical"}
-RECORDER_ALERT_NAMES = {"lost": "CronJobSlotLost", "duplicate": "CronJobSlotDuplicate",
+RECORDER_ALERT_NAMES = {"lost": "CronJobSlotLost", "failed": "CronJobSlotFailed", "duplicate": "CronJobSlotDuplicate",
                         "stale": "CronJobNoRecentSuccess", "long-run": "CronJobRunNearInterval",
                         "overdue-hold": "CronJobHoldOverdue", "suspended": "CronJobSuspendedTooLong",
                         "recorder-down": "CronctlRecorderDown", "recorder-lag": "CronctlRecorderLagging"}
@@ -497,7 +497,7 @@ class RecorderAlertOptions:
     max_hold: int = 7200  # a cronctl run's hold older than this fires
     near_interval: float = 0.8  # a run longer than this fraction of the gap to the next slot fires
     recorder_job: str = "cronctl-recorder"  # the scrape job of the recorders (the up metric)
-    window: int = 900  # how long a lost or duplicate slot keeps its alert firing
+    window: int = 900  # how long a lost, failed or duplicate slot keeps its alert firing
     severities: dict[str, str] = field(default_factory=lambda: dict(RECORDER_SEVERITY_DEFAULTS))
     runbook_url: str | None = None  # as AlertOptions'
     namespace: str | None = None  # only this namespace's CronJobs
@@ -509,8 +509,8 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
 
     They need no CronJob: the recorder computes each CronJob's next slot, interval and success
     deadline from its schedule, so one set of rules covers the fleet, and a schedule change needs
-    no new rules. A lost or duplicate slot fires at the first evaluation after the recorder closed
-    it (the counter went up) and keeps firing for ``window`` seconds."""
+    no new rules. A lost, failed or duplicate slot fires at the first evaluation after the recorder
+    closed it (the counter went up) and keeps firing for ``window`` seconds."""
     sel_labels = {k: v for k, v in (("namespace", opts.namespace), ("cronjob", opts.cronjob)) if v}
     inner = ", ".join(f"{k}={_q(v)}" for k, v in sel_labels.items())
 
@@ -541,6 +541,12 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
              f"The recorder closed a slot of cronjob {ref} as {{{{ $labels.verdict }}}} in the last {w}: its work "
              f"was not done and the controller will not do it. See why: `{hist}`; run it: "
              "`cronctl backfill {{ $labels.cronjob }} -n {{ $labels.namespace }} --missed --ledger default`."),
+        rule("failed", "failed", f"increase(cronctl_slots_failed_total{sel()}[{w}]) > 0",
+             f"cronjob {ref}: a slot's run failed",
+             f"The recorder closed a slot of cronjob {ref} in the last {w} whose Job failed (no Job that stood "
+             f"for it succeeded): a Job was made, its work was not done. The reason of each: `{hist}`; the logs: "
+             f"`cronctl bundle {{{{ $labels.cronjob }}}} -n {{{{ $labels.namespace }}}} --ledger default`; run it "
+             "again: `cronctl run-manual {{ $labels.cronjob }} -n {{ $labels.namespace }} --retry`."),
         rule("duplicate", "duplicate",
              f"increase(cronctl_slots_total{sel(f'verdict=~{_q(dup)}')}[{w}]) > 0\n"
              f"or increase(cronctl_slots_beside_manual_total{sel()}[{w}]) > 0\n"

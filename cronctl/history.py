@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping
 
 from cronctl import model
 from cronctl.events import EventRecord, GoneJob, events_for, gone_jobs
-from cronctl.slotrows import History, ManualRun, SlotRow, Verdict
+from cronctl.slotrows import OUTCOMES, History, JobDetail, ManualRun, SlotRow, Verdict, slot_outcome
 from cronctl.timeutil import UTC, human_duration, rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
@@ -233,6 +233,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         "starting_deadline_seconds": view.starting_deadline, "suspended": view.suspended,
         "last_schedule_time": rfc3339_z_opt(view.last_schedule), "error": view.problem,
         "window": None, "slots": [], "manual_runs": [], "counts": {v: 0 for v in VERDICTS},
+        "outcome_counts": {o: 0 for o in OUTCOMES},
         "controller_now": None, "notes": [],
     }
     if view.problem is not None:  # a field of the wrong type: the controller model says nothing
@@ -273,6 +274,7 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
     out["slots"] = rows
     for row in rows:
         out["counts"][row["verdict"]] += 1
+        out["outcome_counts"][row["outcome"]] += 1
     out["manual_runs"] = _manual_runs(ev, manual, zone)
     out["notes"].extend(ctx.notes)
     source = last_success_source(cronjob, ev.owned, ev.recs, ev.gone)
@@ -534,16 +536,20 @@ def _duration(start: datetime | None, end: datetime | None, running: bool, now: 
 def _row(t: datetime, zone: str, st: list[_Stand], verdict: Verdict, reason: str) -> SlotRow:
     first = min(st, key=lambda s: s.created or t) if st else None
     began = (first.started or first.created) if first else None
+    details: list[JobDetail] = [
+        {"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
+         "created": rfc3339_z_opt(s.created), "started": rfc3339_z_opt(s.started),
+         "completed": rfc3339_z_opt(s.completed),
+         "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
+         "failure_reason": s.failure_reason, "known_from": s.known_from,
+         "removed_by": s.removed_by, "removed": s.removed, "source": s.source}
+        for s in sorted(st, key=lambda s: (s.created or t, s.name))]
+    outcome, failure = slot_outcome(details)
     return {
         "slot": rfc3339_z(t), "slot_local": rfc3339_in_zone(t, zone), "verdict": verdict,
-        "jobs": [s.name for s in sorted(st, key=lambda s: (s.created or t, s.name))],
-        "job_details": [{"name": s.name, "origin": s.origin, "stands_by": s.how, "exists": s.exists,
-                         "created": rfc3339_z_opt(s.created), "started": rfc3339_z_opt(s.started),
-                         "completed": rfc3339_z_opt(s.completed),
-                         "outcome": s.outcome or ("running" if s.running else None), "operator": s.operator,
-                         "failure_reason": s.failure_reason, "known_from": s.known_from,
-                         "removed_by": s.removed_by, "removed": s.removed, "source": s.source}
-                        for s in sorted(st, key=lambda s: (s.created or t, s.name))],
+        "outcome": outcome, "failure_reason": failure,
+        "jobs": [d["name"] for d in details],
+        "job_details": details,
         "start_delay_seconds": int((began - t).total_seconds()) if began is not None else None,
         "duration_seconds": (_duration(began, first.completed, first.running, t)
                              if first and not first.running else None),
@@ -858,8 +864,10 @@ def spliced(history: History, kept: list[tuple[datetime, SlotRow]], judged_from:
         notes.append(f"only the latest {max_slots} slots are shown (use --since)")
     out["slots"] = rows
     out["counts"] = {v: 0 for v in VERDICTS}
+    out["outcome_counts"] = {o: 0 for o in OUTCOMES}
     for r in rows:
         out["counts"][r["verdict"]] = out["counts"].get(r["verdict"], 0) + 1
+        out["outcome_counts"][r["outcome"]] = out["outcome_counts"].get(r["outcome"], 0) + 1
     if out["window"]:
         out["window"] = {**out["window"], "since": rfc3339_z(since), "limited_by": "--since"}
     out["notes"] = notes

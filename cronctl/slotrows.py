@@ -1,6 +1,6 @@
 """The shapes of a slot history: what :func:`cronctl.history.slot_history` returns, what ``cronctl
 history -o json`` prints (``cronctl/data/history.schema.json``) and what the ledger keeps of each
-closed slot (``slots.judged``). PURE: types only.
+closed slot (``slots.judged``). PURE: types only (and :func:`slot_outcome`, the one rule that derives a row's outcome).
 
 They are ``TypedDict``s, not dataclasses, on purpose. A row is stored in the ledger as it is
 printed, read back by the thousand (a 90-day history splices 13,000 kept rows; ``history -A``
@@ -17,6 +17,10 @@ from typing import Literal, NotRequired, TypedDict
 Verdict = Literal["ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
                   "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
                   "evidence-gone", "due"]
+#: what became of the slot's run, beside its verdict (docs/commands/history.md, "Outcome"): the verdict
+#: says whether and when a Job was made, the outcome whether it did its work
+Outcome = Literal["succeeded", "failed", "running", "unknown", "none"]
+OUTCOMES = ("succeeded", "failed", "running", "unknown", "none")
 
 
 class JobDetail(TypedDict):
@@ -44,6 +48,8 @@ class SlotRow(TypedDict):
     slot: str  # RFC 3339 UTC, "...Z"
     slot_local: str  # the same instant in the CronJob's zone
     verdict: Verdict
+    outcome: Outcome  # what became of its run (slot_outcome of job_details)
+    failure_reason: str | None  # the failed Job's reason (BackoffLimitExceeded, DeadlineExceeded, ...)
     jobs: list[str]
     job_details: list[JobDetail]
     start_delay_seconds: int | None
@@ -51,6 +57,29 @@ class SlotRow(TypedDict):
     reason: str
     manual_beside: list[str]
     manual_beside_total: int
+
+
+def slot_outcome(details: list[JobDetail]) -> tuple[Outcome, str | None]:
+    """A slot's outcome and failure reason, from the Jobs that stand for it (its ``job_details``).
+
+    ``running`` while one of them runs; ``succeeded`` when one of them succeeded (the slot's work
+    was done: a failed attempt that ``run-manual --retry`` ran again, or the failed one of a
+    duplicate, does not undo it); ``failed`` when none succeeded and one failed (the reason of the
+    latest failure); ``unknown`` when Jobs stand for it but none's end is known (a Job known only
+    from its SuccessfulCreate event); ``none`` when no Job does. The judge writes it into each row;
+    the ledger derives it the same way for a row kept before rows carried it. (Here, beside the
+    types, so that both can call it: neither imports the other.)"""
+    if not details:
+        return "none", None
+    ends = [d.get("outcome") for d in details]
+    if "running" in ends:
+        return "running", None
+    if "Complete" in ends:
+        return "succeeded", None
+    failed = [d for d in details if d.get("outcome") == "Failed"]
+    if failed:
+        return "failed", failed[-1].get("failure_reason")
+    return "unknown", None
 
 
 class ManualRun(TypedDict):
@@ -102,5 +131,6 @@ class History(TypedDict):
     slots: list[SlotRow]
     manual_runs: list[ManualRun]
     counts: dict[str, int]  # every verdict, 0 when none
+    outcome_counts: dict[str, int]  # every outcome (OUTCOMES), 0 when none
     controller_now: ControllerNow | None
     notes: list[str]

@@ -357,6 +357,7 @@ def _occurrence(r: SlotRow) -> Occurrence:
         created=first["created"] if first else None, started=first["started"] if first else None,
         completed=first["completed"] if first else None,
         outcome=first["outcome"] if first and first["outcome"] != "running" else None,
+        slot_outcome=r["outcome"], failure_reason=r["failure_reason"],
         jobs_gone=tuple(d["name"] for d in r["job_details"] if not d["exists"]),
         delay_seconds=r["start_delay_seconds"], manual_overlap=tuple(r["manual_beside"]),
         verdict=r["verdict"], reason=r["reason"],

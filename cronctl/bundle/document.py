@@ -110,6 +110,7 @@ def cronjob_record(a: CronJobAnalysis) -> Obj:
         "overlaps": [_overlap(o) for o in a.overlaps],
         "never_made_up": [rfc3339_z_opt(t) for t in a.never_made_up],
         "lost_history": list(a.lost_history),
+        "failed_history": list(a.failed_history),
         "suspended_periods": [_period(p) for p in a.suspended_periods],
         "events": list(a.events),
         "event_counts": a.event_counts,
@@ -129,6 +130,7 @@ def summary(record: Obj) -> Obj:
         "zone": record["schedule"]["zone"],
         "jobs": len(record["jobs"]),
         "verdicts": record["verdict_counts"],
+        "failed": len(record["failed_history"]),
         "overlaps": len(record["overlaps"]),
         "never_made_up": len(record["never_made_up"]),
         "unexpected_job_events": int(counts.get("UnexpectedJob", 0)),
@@ -233,6 +235,7 @@ def _occurrence(o: Occurrence) -> Obj:
     return {
         "expected": o.expected, "expected_local": o.expected_local, "jobs": list(o.jobs),
         "created": o.created, "started": o.started, "completed": o.completed, "outcome": o.outcome,
+        "slot_outcome": o.slot_outcome, "failure_reason": o.failure_reason,
         "jobs_gone": list(o.jobs_gone), "delay_seconds": o.delay_seconds, "manual_overlap": list(o.manual_overlap),
         "verdict": o.verdict, "reason": o.reason,
     }

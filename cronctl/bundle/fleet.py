@@ -18,7 +18,11 @@ never more than its columns.
 
 Rows are grouped by cluster, then namespace: a history read from the ledger names its cluster in
 ``ledger`` (``NAME`` or ``NAME; deleted <time>``, :mod:`cronctl.procedure.history`); a live one
-has none and belongs to ``here`` (the kubeconfig context, or "this cluster").
+has none and belongs to ``here`` (the kubeconfig context, "this cluster", or a dump's file names).
+
+Failure is its own fact: a slot whose run failed (its row's ``outcome``, beside the verdict) is
+drawn in the failure colour (:data:`FAILED`) whatever its verdict, counted per row, cluster and
+page, and named in the hover and the summary: a CronJob that fails every slot is never "none lost".
 """
 
 from __future__ import annotations
@@ -38,7 +42,11 @@ Obj = dict[str, Any]
 #: slot (its work was not done) before a doubled one (done twice), before a late one; then what
 #: cannot be judged yet or says nothing bad
 SEVERITY = ("missed", "missed-deadline", "missed-too-many", "skipped-forbid", "missed-suspended",
-            "duplicate", "dst-doubled", "ran-late", "evidence-gone", "running", "due", "dst-skipped", "ran")
+            "failed", "duplicate", "dst-doubled", "ran-late", "evidence-gone", "running", "due", "dst-skipped", "ran")
+#: the state a slot whose run failed is drawn in, whatever its verdict (``ran``, ``ran-late``,
+#: ``duplicate`` with no success, ...): a Job was made, but the slot's work was not done. After the
+#: lost verdicts (no Job at all), before the doubled ones
+FAILED = "failed"
 _RANK = {v: i for i, v in enumerate(SEVERITY)}
 #: column sizes in seconds, the smallest that keeps the window within MAX_COLUMNS columns is taken
 BUCKETS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 2 * 86400, 7 * 86400,
@@ -190,9 +198,21 @@ def _jobs(slot: SlotRow) -> str:
         f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
 
 
+def state(slot: SlotRow) -> str:
+    """What a slot's cell shows: :data:`FAILED` when its run failed, else its verdict. (A row the
+    ledger kept before rows carried the outcome has it derived when read back: cronctl.ledger.store.)"""
+    return FAILED if slot.get("outcome") == "failed" else slot["verdict"]
+
+
+def _failed_words(slot: SlotRow) -> str:
+    reason = slot.get("failure_reason")
+    return f", failed{': ' + str(reason) if reason else ''}" if slot.get("outcome") == "failed" else ""
+
+
 def slot_text(slot: SlotRow) -> str:
-    """One slot for a hover title: time, verdict, reason, Job(s)."""
-    return f"{_when(slot)}: {slot['verdict']} ({_jobs(slot)})\n{_cut(str(slot.get('reason') or ''))}".rstrip()
+    """One slot for a hover title: time, verdict (and a failed run, with its reason), Job(s), reason."""
+    return (f"{_when(slot)}: {slot['verdict']}{_failed_words(slot)} ({_jobs(slot)})\n"
+            f"{_cut(str(slot.get('reason') or ''))}").rstrip()
 
 
 def _cell_title(grid: Grid, c0: int, c1: int, slots: list[SlotRow], bad: str) -> str:
@@ -201,14 +221,16 @@ def _cell_title(grid: Grid, c0: int, c1: int, slots: list[SlotRow], bad: str) ->
     counts: dict[str, int] = {}
     for s in slots:
         counts[s["verdict"]] = counts.get(s["verdict"], 0) + 1
+    failed = sum(1 for s in slots if s.get("outcome") == "failed")
     head = (f"{grid.span_text(c0, c1)}: {len(slots)} slots, "
+            + (f"failed {failed}; " if failed else "")
             + ", ".join(f"{v} {n}" for v, n in sorted(counts.items(), key=lambda kv: _RANK.get(kv[0], -1))))
     if bad == "ran":
         return head
-    worst_slots = [s for s in slots if s["verdict"] == bad]
+    worst_slots = [s for s in slots if state(s) == bad]
     # lost and doubled slots are what an operator acts on: up to EXAMPLES of them in full; of a
     # milder verdict one (a fleet late every other hour would otherwise make a 50 MB page)
-    k = EXAMPLES if bad in LOST or bad in DUPLICATE else 1
+    k = EXAMPLES if bad in LOST or bad in DUPLICATE or bad == FAILED else 1
     lines = [head] + [slot_text(s) for s in worst_slots[:k]]
     if len(worst_slots) > k:
         lines.append(f"... and {len(worst_slots) - k} more {bad}")
@@ -229,7 +251,7 @@ def _cells(grid: Grid, history: History) -> list[Obj]:
             c = grid.column_at(_epoch(text))
             if len(text) == 20 and text[19] == "Z":
                 memo[text[:16]] = c  # the column depends on the minute only (sizes are whole minutes)
-        v = s["verdict"]
+        v = FAILED if s.get("outcome") == "failed" else s["verdict"]
         r = _RANK.get(v, -1)
         if c in by_col:
             by_col[c].append(s)
@@ -263,12 +285,12 @@ def _cells(grid: Grid, history: History) -> list[Obj]:
     return cells
 
 
-def _summary(h: History, lost: int, dup: int, deleted: str | None) -> str:
+def _summary(h: History, lost: int, failed: int, dup: int, deleted: str | None) -> str:
     if h.get("error"):
         return f"cannot judge the slots: {h['error']}"
     n = len(h["slots"])
-    parts = [f"lost {lost}"] * bool(lost) + [f"duplicate {dup}"] * bool(dup)
-    text = (", ".join(parts) if parts else "none lost or doubled") + f" of {n} slot{'s' * (n != 1)}"
+    parts = [f"lost {lost}"] * bool(lost) + [f"failed {failed}"] * bool(failed) + [f"duplicate {dup}"] * bool(dup)
+    text = (", ".join(parts) if parts else "none lost, failed or doubled") + f" of {n} slot{'s' * (n != 1)}"
     late = int(h["counts"].get("ran-late", 0))
     if late:
         text += f"; late {late}"
@@ -281,14 +303,17 @@ def _summary(h: History, lost: int, dup: int, deleted: str | None) -> str:
     return text
 
 
-def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, source: str = "") -> Obj:
+def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, source: str = "",
+               here_heading: str | None = None) -> Obj:
     """The page's model of ``histories`` judged at ``now``: ``clusters`` (each with its
     ``namespaces``, each with its ``rows``), the shared ``grid``, the fleet's ``counts`` per verdict,
-    ``problems`` (the CronJobs with lost or doubled slots, worst first) and the totals.
+    ``problems`` (the CronJobs with lost, failed or doubled slots, worst first) and the totals.
 
     Each row has an ``id`` (its position: the page's anchors are never made of data), ``name``,
-    ``namespace``, ``schedule``, ``zone``, ``lost``, ``duplicate``, ``summary`` (one line),
-    ``status`` (``lost``, ``duplicate``, ``error`` or ``ok``) and ``cells`` (:func:`_cells`).
+    ``namespace``, ``schedule``, ``zone``, ``lost``, ``failed``, ``duplicate``, ``summary`` (one line),
+    ``status`` (``lost``, ``failed``, ``duplicate``, ``error`` or ``ok``) and ``cells`` (:func:`_cells`).
+    Each cluster has a ``heading``: "Cluster NAME", for the live group ``here_heading`` when given (a
+    dump's file names), else "This cluster" when the kubeconfig context has no name.
     """
     now = now.astimezone(UTC)
     starts = [parse_rfc3339(w["since"]) for h in histories if (w := h["window"])]
@@ -299,33 +324,40 @@ def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, sou
     counts = {v: 0 for v in VERDICTS}
     clusters: dict[str, dict[str, list[Obj]]] = {}
     problems: list[Obj] = []
+    failed_total = 0
     for i, h in enumerate(histories):
         cluster, deleted = cluster_of(h, here)
         for v, n in (h.get("counts") or {}).items():
             counts[v] = counts.get(v, 0) + int(n)
         lost = sum(int(h["counts"].get(v, 0)) for v in LOST)
         dup = sum(int(h["counts"].get(v, 0)) for v in DUPLICATE)
-        status = "error" if h.get("error") else "lost" if lost else "duplicate" if dup else "ok"
+        failed = sum(1 for s in h.get("slots") or [] if s.get("outcome") == "failed")
+        failed_total += failed
+        status = ("error" if h.get("error") else "lost" if lost else "failed" if failed else "duplicate" if dup
+                  else "ok")
         row: Obj = {
             "id": i, "cluster": cluster, "namespace": str(h["namespace"]), "name": str(h["name"]),
             "schedule": str(h.get("schedule") or ""), "zone": str(h.get("zone") or "UTC"),
-            "suspended": bool(h.get("suspended")), "deleted": deleted, "lost": lost, "duplicate": dup,
-            "slots": len(h.get("slots") or []), "status": status,
-            "summary": _summary(h, lost, dup, deleted),
+            "suspended": bool(h.get("suspended")), "deleted": deleted, "lost": lost, "failed": failed,
+            "duplicate": dup, "slots": len(h.get("slots") or []), "status": status,
+            "summary": _summary(h, lost, failed, dup, deleted),
             "cells": [] if h.get("error") else _cells(grid, h),
         }
         clusters.setdefault(cluster, {}).setdefault(row["namespace"], []).append(row)
-        if lost or dup:
+        if lost or failed or dup:
             problems.append(row)
-    problems.sort(key=lambda r: (-r["lost"], -r["duplicate"], r["cluster"], r["namespace"], r["name"]))
+    problems.sort(key=lambda r: (-r["lost"], -r["failed"], -r["duplicate"], r["cluster"], r["namespace"], r["name"]))
     out_clusters: list[Obj] = []
     for name in sorted(clusters):
         nss: list[Obj] = [{"name": ns, "rows": sorted(rs, key=lambda r: str(r["name"]))}
                           for ns, rs in sorted(clusters[name].items())]
         rows: list[Obj] = [r for ns in nss for r in ns["rows"]]
+        heading = (here_heading if name == here and here_heading else "This cluster" if name == here == HERE
+                   else f"Cluster {name}")
         out_clusters.append({
-            "name": name, "namespaces": nss, "cronjobs": len(rows),
+            "name": name, "heading": heading, "namespaces": nss, "cronjobs": len(rows),
             "lost": sum(r["lost"] for r in rows), "lost_cronjobs": sum(1 for r in rows if r["lost"]),
+            "failed": sum(r["failed"] for r in rows), "failed_cronjobs": sum(1 for r in rows if r["failed"]),
             "duplicate": sum(r["duplicate"] for r in rows), "duplicate_cronjobs": sum(1 for r in rows if r["duplicate"]),
         })
     return {
@@ -334,7 +366,9 @@ def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, sou
                  "origin": rfc3339_z(grid.start(0)), "axis": grid.axis()},
         "counts": counts, "cronjobs": len(histories), "slots": sum(counts.values()),
         "lost": sum(counts.get(v, 0) for v in LOST), "duplicate": sum(counts.get(v, 0) for v in DUPLICATE),
+        "failed": failed_total,
         "lost_cronjobs": sum(1 for p in problems if p["lost"]),
+        "failed_cronjobs": sum(1 for p in problems if p["failed"]),
         "duplicate_cronjobs": sum(1 for p in problems if p["duplicate"]),
         "problems": problems[:MAX_PROBLEMS], "problems_total": len(problems),
         "clusters": out_clusters,

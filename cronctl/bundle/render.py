@@ -298,6 +298,8 @@ def add_reports(files: dict[str, bytes], doc: Obj) -> None:
 #: the fleet page's cell colours, by verdict (the timeline's), and for the columns without a slot
 FLEET_EMPTY = "#f3f4f6"
 FLEET_UNJUDGED = "#e5e7eb"
+#: a slot whose run failed (cronctl.bundle.fleet.FAILED): a darker red than a lost slot's, red all the same
+FLEET_FAILED = "#991b1b"
 
 
 def fleet_css(columns: int) -> str:
@@ -308,12 +310,17 @@ def fleet_css(columns: int) -> str:
         "h1{font-size:21px}h2{font-size:18px;border-bottom:1px solid #d1d5db;padding-bottom:3px;margin-top:28px}",
         "h3{font-size:14px;margin:16px 0 4px}",
         "table{border-collapse:collapse;table-layout:fixed}",
+        # every namespace's table is as wide as the page and its columns fixed: the time axes of all
+        # of them start at one x; the summary wraps in its column instead of being cut
+        "table.f{width:100%;min-width:960px}",
         "table.f th,table.f td{border-bottom:1px solid #e5e7eb;padding:2px 6px;text-align:left;vertical-align:middle;"
         "overflow:hidden;white-space:nowrap;text-overflow:ellipsis}",
-        "table.f col.n{width:300px}table.f col.g{width:852px}table.f col.s{width:330px}",
+        "table.f col.n{width:240px}table.f col.s{width:300px}",
+        "table.f td.sum{white-space:normal;overflow:visible}",
         "table.f th small{color:#6b7280;font-weight:normal;margin-left:6px}",
-        "table.legend td,table.legend th{padding:2px 8px;text-align:left}",
-        f".t{{display:grid;grid-template-columns:repeat({columns},1fr);width:840px;height:14px}}",
+        "ul.legend{list-style:none;padding:0;margin:6px 0;display:flex;flex-wrap:wrap;gap:2px 16px}",
+        "ul.legend li{white-space:nowrap}ul.legend b{font-weight:normal;color:#6b7280}",
+        f".t{{display:grid;grid-template-columns:repeat({columns},1fr);width:100%;height:14px}}",
         ".t i{display:block;min-width:0;border-right:1px solid #fff}",
         ".t.a{height:auto;color:#6b7280;font-size:11px}.t.a i{border-left:1px solid #9ca3af;"
         "border-right:0;padding-left:2px;overflow:hidden;white-space:nowrap;font-style:normal}",
@@ -321,6 +328,7 @@ def fleet_css(columns: int) -> str:
         f".e{{background:{FLEET_EMPTY}}}.x{{background:{FLEET_UNJUDGED};"
         f"background-image:repeating-linear-gradient(45deg,#fff 0 2px,{FLEET_UNJUDGED} 2px 5px)}}",
         ".lost{color:#dc2626;font-weight:bold}.duplicate{color:#9333ea;font-weight:bold}.error{color:#b45309}",
+        f".failed{{color:{FLEET_FAILED};font-weight:bold}}.vf{{background:{FLEET_FAILED}}}",
         ".how{max-width:1100px;color:#374151}",
     ]
     from cronctl.history import VERDICTS
@@ -348,7 +356,7 @@ def render_fleet_html(page: Obj) -> str:
     from cronctl.history import VERDICTS
 
     css = fleet_css(page["grid"]["columns"])
-    classes = {v: f"v{i}" for i, v in enumerate(VERDICTS)}
+    classes = {**{v: f"v{i}" for i, v in enumerate(VERDICTS)}, "failed": "vf"}
     return str(_env(True).get_template("fleet.html.j2").render(
         page=page, css=_Css(css), csp=csp_for(css), verdict_class=classes, verdict_words=VERDICT_WORDS,
         colours=COLOURS, verdicts=VERDICTS))

@@ -21,7 +21,7 @@ from typing import Any
 from cronctl import model
 from cronctl.events import EventRecord, GoneJob
 from cronctl.gitops import GitOps
-from cronctl.history import VERDICTS
+from cronctl.history import LOST, VERDICTS
 from cronctl.schedule.controller import Decision
 
 #: a record another module makes as a dict today (an Event, an unexpected Job, a lint finding)
@@ -118,6 +118,8 @@ class Occurrence:
     started: str | None
     completed: str | None
     outcome: str | None  # of the first Job; None while it runs
+    slot_outcome: str  # what became of the slot's run (cronctl.slotrows.slot_outcome): succeeded, failed, ...
+    failure_reason: str | None  # with slot_outcome failed: the failed Job's reason
     jobs_gone: tuple[str, ...]
     delay_seconds: int | None
     manual_overlap: tuple[Any, ...]
@@ -187,7 +189,13 @@ class CronJobAnalysis:
 
     @property
     def lost_history(self) -> tuple[str, ...]:
-        return tuple(o.expected for o in self.occurrences if o.verdict == "lost")
+        """The slots whose work was not done and will not be (:data:`cronctl.history.LOST`)."""
+        return tuple(o.expected for o in self.occurrences if o.verdict in LOST)
+
+    @property
+    def failed_history(self) -> tuple[str, ...]:
+        """The slots whose run failed (a Job was made, none of those standing for it succeeded)."""
+        return tuple(o.expected for o in self.occurrences if o.slot_outcome == "failed")
 
     @property
     def event_counts(self) -> dict[str, int]:

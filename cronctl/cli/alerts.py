@@ -40,8 +40,8 @@ def alerts(
         "--all-namespaces", "-A", help="Rules for the CronJobs of every namespace.")] = False,
     source: Annotated[Source, typer.Option(
         "--source", help="kube-state-metrics: rules per CronJob from its schedule over kube-state-metrics' metrics. "
-        "recorder: one rule set over `cronctl record --metrics-address` metrics (exact slots: lost, duplicate, "
-        "no success, long run, overdue hold, the recorder itself); no CronJob is read, -n and CRONJOB narrow it.")]
+        "recorder: one rule set over `cronctl record --metrics-address` metrics (exact slots: lost, failed, "
+        "duplicate, no success, long run, overdue hold, the recorder itself); no CronJob is read, -n and CRONJOB narrow it.")]
     = Source.kube_state_metrics,
     fmt: Annotated[RuleFormat, typer.Option(
         "--format", help="prometheusrule (a monitoring.coreos.com/v1 PrometheusRule) or rules (plain rule "
@@ -62,15 +62,16 @@ def alerts(
         "--near-interval", help="--source recorder: a Job running longer than this fraction of the gap between "
                                 "slots fires.", min=0.05, max=10.0)] = 0.8,
     alert_window: Annotated[str, typer.Option(
-        "--alert-window", help="--source recorder: how long a lost or duplicate slot keeps its alert firing.")]
+        "--alert-window", help="--source recorder: how long a lost, failed or duplicate slot keeps its alert "
+        "firing.")]
     = "15m",
     recorder_job: Annotated[str, typer.Option(
         "--recorder-job", help="--source recorder: the Prometheus scrape job of the recorders (the up metric).")]
     = "cronctl-recorder",
     severity: Annotated[Optional[list[str]], typer.Option(
         "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "
-                           "failed, overrun, suspended (default warning); with --source recorder: lost, duplicate, "
-                           "stale, recorder (default critical), long-run, overdue-hold, suspended (default "
+                           "failed, overrun, suspended (default warning); with --source recorder: lost, failed, "
+                           "duplicate, stale, recorder (default critical), long-run, overdue-hold, suspended (default "
                            "warning). Repeatable.", show_default=False)] = None,
     runbook_url: Annotated[Optional[str], typer.Option(
         "--runbook-url", help="The runbook_url annotation: the absolute http(s) URL where your team serves "
@@ -96,8 +97,8 @@ def alerts(
 
     --source kube-state-metrics (default): per CronJob, no successful run, not scheduled, last run
     failed, running past the next slot, suspended too long. --source recorder: rules over the
-    metrics of `cronctl record --metrics-address`: a slot lost or run twice (fires at the first
-    evaluation after the recorder closed it), no success since due, a run near the interval, a
+    metrics of `cronctl record --metrics-address`: a slot lost, failed or run twice (fires at the
+    first evaluation after the recorder closed it), no success since due, a run near the interval, a
     pause or hold overdue, suspended too long, the recorder down or behind.
     """
     from cronctl import alerts as al

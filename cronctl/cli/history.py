@@ -98,6 +98,7 @@ def history(
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
+    heading: str | None = None  # the live group's heading on the page (else "Cluster NAME" / "This cluster")
     # (list[Any]: the judge fills it with SlotRows, Redactor.data_in_place reads them as plain dicts)
     settled: list[Any] = []  # the ledger's rows these rules found nothing in when kept
 
@@ -124,7 +125,9 @@ def history(
                                + names.did_you_mean(cronjob, held) + f" (it holds: {names.held(held)})")
         opts = window(now_t)
         result = judge_all(cjs, raw.jobs, raw.events, opts)
-        here, source = HERE, "the dump " + ", ".join(from_dump)
+        # a dump's CronJobs are grouped, and headed, by its file names: it is no cluster of the kubeconfig
+        here = source = "the dump " + ", ".join(from_dump)
+        heading = "The dump " + ", ".join(from_dump)
     elif ledger_cluster is not None:
         from cronctl.procedure.history import from_ledger
 
@@ -170,7 +173,7 @@ def history(
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
     bad = [red.text(b) for b in failing(result, {f.value for f in fail_on or []})]
     if html is not None:
-        _write_page(result, now_t, red.text(here), red.text(source), html,
+        _write_page(result, now_t, red.text(here), red.text(source), red.text(heading) if heading else None, html,
                     to=err if output != Output.text else out)
     if output != Output.text:
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
@@ -193,13 +196,14 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
-def _write_page(result: list[History], now: datetime, here: str, source: str, path: str, *, to: Any) -> None:
+def _write_page(result: list[History], now: datetime, here: str, source: str, heading: str | None, path: str, *,
+                to: Any) -> None:
     """The fleet health page of ``result`` (masked already) to ``path`` (- = stdout), and one line
     that names it on ``to`` (stdout, or stderr when stdout carries -o json|yaml)."""
     from cronctl.bundle.fleet import fleet_page
     from cronctl.bundle.render import render_fleet_html
 
-    page = fleet_page(result, now=now, here=here, source=source)
+    page = fleet_page(result, now=now, here=here, source=source, here_heading=heading)
     text = render_fleet_html(page)
     if path == "-":
         out.file.write(text)
@@ -209,7 +213,8 @@ def _write_page(result: list[History], now: datetime, here: str, source: str, pa
 
     write_page(text.encode("utf-8"), path)
     to.print(visible(f"page written to {path}: {page['cronjobs']} CronJob(s), {page['slots']} slot(s); "
-                     f"lost {page['lost']} in {page['lost_cronjobs']} CronJob(s), duplicate {page['duplicate']} "
+                     f"lost {page['lost']} in {page['lost_cronjobs']} CronJob(s), failed {page['failed']} in "
+                     f"{page['failed_cronjobs']}, duplicate {page['duplicate']} "
                      f"in {page['duplicate_cronjobs']}"), markup=False)
 
 
@@ -245,6 +250,7 @@ def _render(h: History) -> None:
     rows: list[tuple[str, list[str], list[str], str]] = []
     for r in h["slots"]:
         rows.append((r["slot"], [r["slot_local"][:16].replace("T", " "), r["slot"][11:16] + "Z", r["verdict"],
+                                 _OUTCOME_CELL.get(r["outcome"], r["outcome"]),
                                  _secs(r["start_delay_seconds"]), _secs(r["duration_seconds"])],
                      r["jobs"] or ["-"], r["reason"]))
     for m in h["manual_runs"]:
@@ -254,30 +260,44 @@ def _render(h: History) -> None:
             f"; ran beside {', '.join(m['overlaps'])}" if m["overlaps"] else "") + (
             f"; {m['outcome']}" if m["outcome"] else "")
         local = m["created_local"] or when
-        rows.append((when, [local[:16].replace("T", " "), when[11:16] + "Z", "manual", "-",
+        rows.append((when, [local[:16].replace("T", " "), when[11:16] + "Z", "manual",
+                            _MANUAL_OUTCOME.get(m["outcome"] or "", "unknown"), "-",
                             _secs(m["duration_seconds"])], [m["job"]], why))
     table = [slot_row(cells, jobs, reason) for _k, cells, jobs, reason in sorted(rows, key=lambda x: x[0])]
     lines, starts = lay_out(list(_HEADS), "reason", table, table_width())
     for line in lines:
         text = Text(line.text)
-        if line.kind == "row":  # the verdict cell, in its colour
+        if line.kind == "row":  # the verdict and outcome cells, in their colours
             at = starts[_HEADS.index("verdict")]
             word = line.text[at:].split(" ", 1)[0]
-            text.stylize(_STYLE.get(word, ""), at, at + len(word))
+            oat = starts[_HEADS.index("outcome")]
+            outcome = line.text[oat:].split(" ", 1)[0]
+            # a run that failed is never drawn in the colour of a slot whose work was done
+            text.stylize(_OUTCOME_STYLE["failed"] if outcome == "failed" else _STYLE.get(word, ""), at, at + len(word))
+            text.stylize(_OUTCOME_STYLE.get(outcome, ""), oat, oat + len(outcome))
         out.print(text)
     counts = ", ".join(f"{k} {n}" for k, n in h["counts"].items() if n)
-    out.print(visible(f"  {counts or 'no slot in the window'}"), markup=False)
+    failed = h["outcome_counts"].get("failed", 0)
+    tally = Text(visible(f"  {counts or 'no slot in the window'}"))
+    if failed:  # the verdicts say whether Jobs were made; this says how many of them did not do the work
+        tally.append(f"; failed {failed}", style=_OUTCOME_STYLE["failed"])
+    out.print(tally)
     for n in h["notes"]:
         out.print(visible(f"  note: {n}"), markup=False)
     out.print("")
 
 
-_HEADS = ("slot", "utc", "verdict", "job(s)", "delay", "took")
+#: the outcome column: what became of the slot's run (cronctl.slotrows.slot_outcome); no Job: "-"
+_OUTCOME_CELL = {"none": "-"}
+_OUTCOME_STYLE = {"succeeded": "green", "failed": "bold red", "running": "cyan", "unknown": "dim"}
+#: a manual run's outcome as its Job's end names it
+_MANUAL_OUTCOME = {"Complete": "succeeded", "Failed": "failed", "running": "running"}
+_HEADS = ("slot", "utc", "verdict", "outcome", "job(s)", "delay", "took")
 
 
 def slot_row(cells: list[str], jobs: list[str], reason: str) -> Row:
-    """A slot's row: ``cells`` = slot (local), utc, verdict, delay, took; one Job per line."""
-    return Row([[c] for c in cells[:3]] + [jobs] + [[c] for c in cells[3:]], reason)
+    """A slot's row: ``cells`` = slot (local), utc, verdict, outcome, delay, took; one Job per line."""
+    return Row([[c] for c in cells[:4]] + [jobs] + [[c] for c in cells[4:]], reason)
 
 
 def _secs(v: Any) -> str:

@@ -140,8 +140,14 @@ def print_status(st: Status) -> None:
         out.print("recent slots (all of them: cronctl history):", markup=False)
         for r in s["recent_slots"]:
             jobs = ", ".join(r["jobs"])
-            why = "; ".join(x for x in (jobs, r["reason"]) if x)
+            # a run that failed says so first: its verdict (ran, ran-late) says only that a Job was made
+            failed = (f"FAILED{' (' + r['failure_reason'] + ')' if r['failure_reason'] else ''}"
+                      if r["outcome"] == "failed" else "")
+            why = "; ".join(x for x in (failed, jobs, r["reason"]) if x)
             out.print(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip(), markup=False)
+        failed_n = sum(1 for r in s["recent_slots"] if r["outcome"] == "failed")
+        if failed_n:
+            out.print(f"(!) {failed_n} of the last {len(s['recent_slots'])} slots failed", markup=False)
     if s["past_runs"]:
         # cronctl's own account of its finished runs (annotation cronctl.dev/runs): anyone with patch
         # on the CronJob can edit it, so it is shown as text, one line each, escapes visible
@@ -193,7 +199,7 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
         emit(doc, output)
         return
     head = (["CLUSTER"] if several else []) + (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
-                                                       "LOST", "DUP", "NEXT", "GITOPS"]
+                                                       "LOST", "FAILED", "DUP", "NEXT", "GITOPS"]
     rows: list[list[str]] = [head]
     for r, zone in zip(doc["cronjobs"], zones):
         last: Any = r["last_job"]
@@ -203,7 +209,7 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
-            str(r["lost"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
+            str(r["lost"]), str(r["failed"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
@@ -260,6 +266,7 @@ def status_doc(s: Status) -> dict[str, Any]:
         "after_restore": s.after_restore.as_dict() if s.after_restore else None,
         "if_unsuspended": s.if_unsuspended.as_dict() if s.if_unsuspended else None,
         "recent_slots": [{"slot": r["slot"], "slot_local": r["slot_local"], "verdict": r["verdict"],
+                          "outcome": r["outcome"], "failure_reason": r["failure_reason"],
                           "jobs": r["jobs"], "reason": r["reason"]} for r in s.recent_slots],
         "pause": dict(pause_doc(s.pause), overdue=s.pause.overdue(s.now)) if s.pause else None,
         "past_runs": [r.entry() for r in s.past_runs],
@@ -289,7 +296,7 @@ def _row_doc(r: OverviewRow) -> dict[str, Any]:
                  "confirmed": run.confirmed, "words": run.words} if run else None),
         "last_job": ({"name": last.name, "outcome": last.outcome or "Running", "created": _t(last.created)}
                      if last else None),
-        "lost": r.lost, "duplicate": r.duplicate, "window": r.window, "history_error": r.history_error,
+        "lost": r.lost, "failed": r.failed, "duplicate": r.duplicate, "window": r.window, "history_error": r.history_error,
         "next_run": _t(r.next_run),
         "gitops": r.gitops.tool, "gitops_sets_suspend": r.gitops.sets_suspend, "hold_reverted": r.hold_reverted,
     }

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from cronctl import model
 from cronctl.errors import BadInput, LedgerError
 from cronctl.ledger import facts, schema
-from cronctl.slotrows import JobDetail, SlotRow
+from cronctl.slotrows import JobDetail, SlotRow, slot_outcome
 from cronctl.timeutil import rfc3339_z
 
 Obj = dict[str, Any]
@@ -232,6 +232,19 @@ def _ordered(d: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     if len(out) != len(d):  # a key the type does not name (a newer cronctl's row): kept, after the rest
         out.update(d)
     return out
+
+
+def _with_outcome(row: Any) -> Any:
+    """A row kept before rows carried their run's ``outcome`` (docs/LEDGER.md, "Outcome"): the
+    outcome derived from its own ``job_details`` as the judge derives it
+    (:func:`cronctl.slotrows.slot_outcome`: ``unknown`` when its Jobs' ends are not known, ``none``
+    when no Job stood for it), in the judge's key order. No migration: the JSON column holds any
+    row, and the derivation is the judge's own."""
+    if not isinstance(row, dict) or "outcome" in row:
+        return row
+    details = row.get("job_details")
+    outcome, failure = slot_outcome(details) if isinstance(details, list) else ("unknown", None)
+    return _ordered({**row, "outcome": outcome, "failure_reason": failure}, _ROW_KEYS)
 
 
 def _judged_order(row: Any) -> Any:
@@ -502,6 +515,7 @@ class Reader:
             for uid, t, row, rules in self.conn.execute(q):
                 if unordered:
                     row = _judged_order(row)
+                row = _with_outcome(row)
                 out[uid][t] = row
                 if rules == ours and settled is not None:
                     settled.append(row)

@@ -65,12 +65,14 @@ _HISTOGRAMS = {
 }
 _COUNTERS = {
     "slots": ("cronctl_slots_total", "Slots closed, by verdict (docs/METRICS.md)"),
+    "failed": ("cronctl_slots_failed_total",
+               "Closed slots whose run failed: a Job stood for the slot and none that did succeeded"),
     "beside_manual": ("cronctl_slots_beside_manual_total",
                       "Closed slots whose Job ran at the same time as a manual Job"),
 }
 
 
-_SLOTS, _BESIDE = _COUNTERS["slots"][0], _COUNTERS["beside_manual"][0]
+_SLOTS, _FAILED, _BESIDE = _COUNTERS["slots"][0], _COUNTERS["failed"][0], _COUNTERS["beside_manual"][0]
 #: each histogram's bucket lines as one format string: {0} the labels, then the cumulative counts
 _BUCKET_LINES = {attr: "".join(f'{name}_bucket{{{{{{0}},le="{le}"}}}} {{{i + 1}}}\n'
                                for i, le in enumerate([repr(float(b)) for b in buckets] + ["+Inf"]))
@@ -98,6 +100,7 @@ class _Series:
 
     labels: str  # cluster="..",namespace="..",cronjob=".." (escaped)
     slots: dict[str, float] = field(default_factory=dict)  # verdict: count
+    failed: float = 0.0  # closed slots whose run failed (history's outcome)
     beside_manual: float = 0.0
     gauges: dict[str, float] = field(default_factory=dict)
     hists: dict[str, list[float]] = field(default_factory=dict)  # name: [bucket counts..., sum, count]
@@ -107,6 +110,7 @@ class _Series:
         if self.text is None:
             f, lab = _num, self.labels
             t = {_SLOTS: "".join(f'{_SLOTS}{{{lab},verdict="{_escape(v)}"}} {f(n)}\n' for v, n in self.slots.items()),
+                 _FAILED: f"{_FAILED}{{{lab}}} {f(self.failed)}\n",
                  _BESIDE: f"{_BESIDE}{{{lab}}} {f(self.beside_manual)}\n"}
             for attr, v in self.gauges.items():
                 name = _GAUGES[attr][0]
@@ -224,11 +228,13 @@ class Metrics:
             self._observe(self._get(ns, name), "start_lag", max(seconds, 0.0))
 
     def slot(self, ns: str, name: str, verdict: str, *, schedule_lag: float | None, duration: float | None,
-             beside_manual: bool) -> None:
-        """A closed slot."""
+             beside_manual: bool, failed: bool = False) -> None:
+        """A closed slot (``failed``: its run failed, whatever its verdict)."""
         with self._lock:
             s = self._get(ns, name)
             s.slots[verdict] = s.slots.get(verdict, 0.0) + 1
+            if failed:
+                s.failed += 1
             if beside_manual:
                 s.beside_manual += 1
             for attr, v in (("schedule_lag", schedule_lag), ("duration", duration)):
@@ -237,7 +243,7 @@ class Metrics:
 
     def value(self, ns: str, name: str, family: str, **labels: str) -> float | None:
         """One per-CronJob sample (for the tests and the status line): ``slots`` with verdict=,
-        ``beside_manual``, a gauge's attribute name, or a histogram's attribute name (its count)."""
+        ``failed``, ``beside_manual``, a gauge's attribute name, or a histogram's attribute name (its count)."""
         with self._lock:
             s = self._series.get((ns, name))
             if s is None:
@@ -246,6 +252,8 @@ class Metrics:
                 return s.slots.get(labels["verdict"])
             if family == "beside_manual":
                 return s.beside_manual
+            if family == "failed":
+                return s.failed
             if family in _HISTOGRAMS:
                 h = s.hists.get(family)
                 return h[-1] if h else None

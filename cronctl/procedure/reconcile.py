@@ -298,7 +298,7 @@ class Reconciler:
             schedule_lag=(created - t).total_seconds() if created is not None and first and
             first["origin"] == "scheduled" else None,
             duration=row.get("duration_seconds"),
-            beside_manual=bool(row.get("manual_beside_total")))
+            beside_manual=bool(row.get("manual_beside_total")), failed=row.get("outcome") == "failed")
         if ok and first is not None:
             done = model.when(first["completed"])
             if done is not None:

@@ -73,6 +73,7 @@ class OverviewRow:
     run: OverviewRun | None
     last_job: model.JobRecord | None  # the newest child Job
     lost: int
+    failed: int  # slots whose run failed (history's outcome), in the same window
     duplicate: int
     window: Window | None  # history's evidence window
     history_error: str | None
@@ -238,7 +239,7 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
                  suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] | None = None) -> OverviewRow:
     """One CronJob of ``cronctl status`` without a name: its schedule in words, zone, who
     suspended it (a run record, a pause, or unknown), a run in progress or a stale record, the
-    last outcome, lost and duplicate slots in the evidence window, the next run. Pure."""
+    last outcome, lost, failed and duplicate slots in the evidence window, the next run. Pure."""
     from cronctl.history import DUPLICATE, LOST, Options, slot_history
 
     view = model.cronjob_view(cj)
@@ -274,11 +275,12 @@ def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
     h = slot_history(cj, children, events, Options(now=now, suspensions=suspensions or {}))
     lost = sum(h["counts"].get(v, 0) for v in LOST)
     dup = sum(h["counts"].get(v, 0) for v in DUPLICATE)
+    failed = sum(1 for r in h["slots"] if r["outcome"] == "failed")
     runs = next_runs(cj, now, 1)
     return OverviewRow(
         view=view, schedule_words=schedule_words(cj), suspended_by=by, run=run,
-        last_job=model.job_record(last, view.name, now) if last else None, lost=lost, duplicate=dup,
-        window=h.get("window"), history_error=h.get("error"),
+        last_job=model.job_record(last, view.name, now) if last else None, lost=lost, failed=failed,
+        duplicate=dup, window=h.get("window"), history_error=h.get("error"),
         next_run=runs[0] if runs and not suspended else None, gitops=seen, hold_reverted=reverted)
 
 

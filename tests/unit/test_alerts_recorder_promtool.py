@@ -86,6 +86,22 @@ def test_each_lost_verdict_fires_and_a_second_loss_fires_again(tmp_path: Path) -
          NAMES["lost"])
 
 
+def test_a_failed_slot_fires_for_the_window_and_a_cronjob_that_fails_every_slot_keeps_it_firing(
+        tmp_path: Path) -> None:
+    # invoices: one slot's run failed at 3m; nightly fails every slot (each 5 minutes); the healthy
+    # CronJob's counter stays 0 (it is exported at 0 from the start, so a first failure is an increase)
+    nightly = {**SHOP, "cronjob": "nightly"}
+    series = [_series("cronctl_slots_failed_total", SHOP, "0 0 0 1+0x30"),
+              _series("cronctl_slots_failed_total", nightly, "0 0 0 0 0 1+0x4 2+0x4 3+0x4 4+0x4 5+0x4 6+0x4 7+0x4"),
+              _series("cronctl_slots_failed_total", CALM, "0+0x34")]
+    _run(tmp_path, OPTS, series, [
+        ("2m", "", []),
+        ("3m", "", [_alert(SHOP, "critical")]),
+        ("17m", "", [_alert(SHOP, "critical"), _alert(nightly, "critical")]),
+        ("19m", "", [_alert(nightly, "critical")]),
+        ("30m", "", [_alert(nightly, "critical")])], NAMES["failed"])
+
+
 def test_a_duplicate_fires_on_a_doubled_slot_and_on_a_job_beside_a_manual_one(tmp_path: Path) -> None:
     series = [_series("cronctl_slots_total", {**SHOP, "verdict": "duplicate"}, "0 0 1+0x30"),
               _series("cronctl_slots_beside_manual_total", SHOP, "0+0x30"),
@@ -184,9 +200,9 @@ def test_the_recorder_lagging_fires_after_five_minutes_of_lag_or_a_half_full_buf
 def test_namespace_and_cronjob_narrow_every_slot_rule(tmp_path: Path) -> None:
     groups = al.recorder_rules(al.RecorderAlertOptions(namespace="shop", cronjob="invoices"))
     slot_rules = groups[0]["rules"]
-    assert len(slot_rules) == 6
+    assert len(slot_rules) == 7
     for r in slot_rules:
         for line in r["expr"].splitlines():
-            for metric in ("cronctl_slots_total{", "cronctl_cronjob_"):
+            for metric in ("cronctl_slots_total{", "cronctl_slots_failed_total{", "cronctl_cronjob_"):
                 if metric in line:
                     assert 'namespace="shop", cronjob="invoices"' in line, line

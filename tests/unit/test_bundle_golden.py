@@ -21,6 +21,7 @@ from cronctl.bundle.assemble import build_bundle
 from cronctl.lint.engine import findings_as_data
 from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import render_html, render_markdown
+from cronctl.history import LOST
 from cronctl.timeutil import parse_rfc3339
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "bundle"
@@ -76,6 +77,12 @@ def test_the_issue_s_catch_up_deleted_by_the_history_limit_is_not_lost(monkeypat
     assert "un-suspended (cronctl at 2026-12-02T16:28:50Z)" in occ["16:28"]["reason"]
     assert occ["16:29"]["verdict"] == "skipped-forbid"  # the catch-up still ran then
     assert "2026-12-02T16:28:00Z" not in cj["lost_history"]
+    # issue 34: lost_history named no slot at all (it looked for a verdict "lost" that does not exist)
+    assert cj["lost_history"] == [o["expected"] for o in cj["occurrences"] if o["verdict"] in LOST]
+    assert "2026-12-02T16:29:00Z" in cj["lost_history"]
+    # the runs that failed (16:33, 16:36) are their own list; 16:33's Job is gone, its events say it failed
+    assert cj["failed_history"] == ["2026-12-02T16:33:00Z", "2026-12-02T16:36:00Z"]
+    assert cj["summary"]["failed"] == 2 and occ["16:36"]["slot_outcome"] == "failed"
     gone = {g["name"]: g for g in cj["removed_jobs"]}
     assert gone["orders-fast-29937148"]["deleted"] == "2026-12-02T16:32:22Z"
     assert gone["orders-fast-29937153"]["failure_reason"] == "BackoffLimitExceeded"

@@ -48,22 +48,30 @@ def z(t: datetime) -> str:
 def history(name: str, slots: list[tuple[datetime, str]], *, ns: str = "shop", since: datetime | None = None,
             ledger: str | None = None, reason: str = "why {v}", schedule: str = "0 * * * *",
             error: str | None = None) -> dict[str, Any]:
-    """One history as `cronctl history -o json` gives it (the fields the schema requires)."""
+    """One history as `cronctl history -o json` gives it (the fields the schema requires). A slot's
+    verdict may name its outcome after a slash (``ran/failed``); else a slot with a Job succeeded."""
     since = since or NOW - timedelta(days=7)
-    rows = [{"slot": z(t), "slot_local": z(t), "verdict": v,
-             "jobs": [] if v in LOST or v == "due" else [f"{name}-{int(t.timestamp()) // 60}"]
-             + ([f"{name}-again"] if v in DUPLICATE else []),
-             "job_details": [], "start_delay_seconds": None, "duration_seconds": None,
-             "reason": reason.format(v=v), "manual_beside": [], "manual_beside_total": 0} for t, v in slots]
+    rows = []
+    for t, spec in slots:
+        v, _, o = spec.partition("/")
+        jobs = [] if v in LOST or v == "due" else [f"{name}-{int(t.timestamp()) // 60}"] + (
+            [f"{name}-again"] if v in DUPLICATE else [])
+        outcome = o or ("none" if not jobs else "running" if v == "running" else "succeeded")
+        rows.append({"slot": z(t), "slot_local": z(t), "verdict": v, "outcome": outcome,
+                     "failure_reason": "BackoffLimitExceeded" if outcome == "failed" else None, "jobs": jobs,
+                     "job_details": [], "start_delay_seconds": None, "duration_seconds": None,
+                     "reason": reason.format(v=v), "manual_beside": [], "manual_beside_total": 0})
     counts = {v: 0 for v in VERDICTS}
+    outcomes = {o: 0 for o in ("succeeded", "failed", "running", "unknown", "none")}
     for r in rows:
         counts[r["verdict"]] += 1
+        outcomes[r["outcome"]] += 1
     h: dict[str, Any] = {
         "namespace": ns, "name": name, "schedule": schedule, "time_zone": None, "zone": "UTC",
         "concurrency_policy": "Forbid", "starting_deadline_seconds": None, "suspended": False,
         "last_schedule_time": None, "error": error,
         "window": None if error else {"since": z(since), "until": z(NOW), "limited_by": "--since", "evidence_from": None},
-        "slots": [] if error else rows, "manual_runs": [], "counts": counts, "controller_now": None, "notes": [],
+        "slots": [] if error else rows, "manual_runs": [], "counts": counts, "outcome_counts": outcomes, "controller_now": None, "notes": [],
     }
     if ledger is not None:
         h["ledger"] = ledger
@@ -93,10 +101,10 @@ def the_row(page: dict[str, Any], name: str) -> dict[str, Any]:
 
 # --- the model -----------------------------------------------------------------------------------
 
-def test_every_verdict_has_a_severity_and_a_colour_lost_before_doubled_before_late() -> None:
-    assert sorted(SEVERITY) == sorted(VERDICTS) and len(SEVERITY) == len(set(SEVERITY))
+def test_every_verdict_has_a_severity_and_a_colour_lost_before_failed_before_doubled_before_late() -> None:
+    assert sorted(SEVERITY) == sorted([*VERDICTS, "failed"]) and len(SEVERITY) == len(set(SEVERITY))
     rank = {v: i for i, v in enumerate(SEVERITY)}
-    assert max(rank[v] for v in LOST) < min(rank[v] for v in DUPLICATE)
+    assert max(rank[v] for v in LOST) < rank["failed"] < min(rank[v] for v in DUPLICATE)
     assert max(rank[v] for v in DUPLICATE) < rank["ran-late"] < rank["ran"] == len(SEVERITY) - 1
     assert worst(["ran", "ran-late", "duplicate", "ran"]) == "duplicate"
     assert worst(["ran", "missed-suspended", "dst-doubled"]) == "missed-suspended"
@@ -213,7 +221,7 @@ def test_the_summary_counts_lost_and_doubled_slots_and_the_worst_cronjobs_come_f
           history("lossy", every(60, odd={t: "missed" for t, _v in every(60)[:3]}))]
     page = fleet_page(hs, now=NOW)
     n = len(every(60))
-    assert the_row(page, "fine")["summary"] == f"none lost or doubled of {n} slots"
+    assert the_row(page, "fine")["summary"] == f"none lost, failed or doubled of {n} slots"
     assert the_row(page, "twice")["summary"] == f"duplicate 2 of {n} slots"
     assert the_row(page, "lossy")["summary"] == f"lost 3 of {n} slots"
     assert [r["name"] for r in page["problems"]] == ["lossy", "twice"]

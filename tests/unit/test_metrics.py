@@ -289,3 +289,65 @@ def test_history_over_the_ledger_reads_the_closed_slots_and_judges_the_same(tmp_
                                                     "duplicate", "running", "due"]
     assert got["counts"] == full["counts"]
     assert got["notes"][0].startswith("6 slot(s) before 2026-12-02T09:07:00Z as cronctl record judged them")
+
+
+# --- a failed run is its own fact (issue 34) ------------------------------------------------------
+
+def test_a_slot_whose_run_failed_is_counted_in_the_failed_series_whatever_its_verdict(tmp_path: Path) -> None:
+    cj = cronjob(created=T(8, 0))
+    failed = scheduled(T(9, 1), outcome="Failed", why="BackoffLimitExceeded")
+    led = _ledger(tmp_path, [cj, failed, scheduled(T(9, 2)), scheduled(T(9, 3), outcome="Failed", why="DeadlineExceeded")])
+    m = Metrics(None)
+    rec = Reconciler("c", led, m)
+    try:
+        rec.load()
+        rec.cronjob(cj, T(9, 0, 30), deleted=False)
+        assert m.value("ns", "cj", "failed") == 0  # exported at 0 before any slot closed
+        rec.tick(T(9, 4, 30))
+        assert m.value("ns", "cj", "slots", verdict="ran") == 3  # the verdict: each Job was made on time
+        assert m.value("ns", "cj", "failed") == 2  # the outcome: two of them failed
+        text = m.render().decode()
+        assert 'cronctl_slots_failed_total{namespace="ns",cronjob="cj"} 2.0' in text
+        fams = {f.name: f for f in text_string_to_metric_families(text)}
+        assert fams["cronctl_slots_failed"].type == "counter"
+        assert {s.value for s in fams["cronctl_slots_failed"].samples} == {2.0}
+        assert m.value("ns", "cj", "last_success") == T(9, 2, 21).timestamp()  # a failure is no success
+    finally:
+        led.close()
+
+
+def test_a_row_kept_before_rows_had_an_outcome_reads_back_with_the_judge_s_outcome(tmp_path: Path) -> None:
+    from sqlalchemy import select, update
+
+    from cronctl.history import Options
+    from cronctl.ledger import schema
+    from cronctl.procedure.history import from_ledger
+
+    cj = cronjob(created=T(8, 0))
+    cj["kind"] = "CronJob"
+    objs = [cj, scheduled(T(9, 1), outcome="Failed", why="BackoffLimitExceeded"), scheduled(T(9, 2))]
+    led = _ledger(tmp_path, objs, seen=T(9, 0, 30))
+    try:
+        rec = Reconciler("c", led, None)
+        rec.load()
+        rec.cronjob(cj, T(9, 0, 30), deleted=False)
+        assert rec.tick(T(9, 4, 30)) == 3  # 9:01 failed, 9:02 succeeded, 9:03 missed
+        url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+        opts = Options(now=T(9, 4, 30), since=T(9, 0, 30))
+        (judged,), _missing = from_ledger(url, None, "cj", cluster_name="c", namespace="ns", all_namespaces=False,
+                                          opts=opts)
+        # the rows as an older cronctl kept them: without outcome and failure_reason
+        with led.writing() as w:
+            for sid, row in w.conn.execute(select(schema.slots.c.id, schema.slots.c.judged)).all():
+                old = {k: v for k, v in row.items() if k not in ("outcome", "failure_reason")}
+                w.conn.execute(update(schema.slots).where(schema.slots.c.id == sid).values(judged=old))
+        with led.reading() as r:
+            assert all("outcome" not in row for row in r.conn.execute(select(schema.slots.c.judged)).scalars())
+    finally:
+        led.close()
+    (got,), _missing = from_ledger(url, None, "cj", cluster_name="c", namespace="ns", all_namespaces=False, opts=opts)
+    assert [(r["verdict"], r["outcome"], r["failure_reason"]) for r in got["slots"][:3]] == [
+        ("ran", "failed", "BackoffLimitExceeded"), ("ran", "succeeded", None), ("missed", "none", None)]
+    assert got["notes"][0].startswith("3 slot(s) before")  # the three rows are the ledger's
+    assert got["slots"] == judged["slots"] and list(got["slots"][0]) == list(judged["slots"][0])  # keys in order too
+    assert got["outcome_counts"]["failed"] == 1

@@ -52,6 +52,29 @@ def test_the_verdicts_are_one_list() -> None:
     assert set(_CRONJOB["properties"]["counts"]["required"]) == set(enum)
 
 
+def test_the_outcomes_are_one_list() -> None:
+    enum = _SLOT["properties"]["outcome"]["enum"]
+    assert list(get_args(slotrows.Outcome)) == list(slotrows.OUTCOMES) == enum
+    assert set(_CRONJOB["properties"]["outcome_counts"]["required"]) == set(enum)
+
+
+@pytest.mark.parametrize("ends, expected", [
+    ([], ("none", None)),
+    ([(None, None)], ("unknown", None)),
+    ([("running", None)], ("running", None)),
+    ([("Complete", None)], ("succeeded", None)),
+    ([("Failed", "BackoffLimitExceeded")], ("failed", "BackoffLimitExceeded")),
+    ([("Failed", "BackoffLimitExceeded"), ("Failed", "DeadlineExceeded")], ("failed", "DeadlineExceeded")),
+    # a failed attempt run again with --retry, or the failed one of a duplicate: the work was done
+    ([("Failed", "BackoffLimitExceeded"), ("Complete", None)], ("succeeded", None)),
+    ([("Complete", None), ("running", None)], ("running", None)),
+])
+def test_a_slot_s_outcome_comes_from_the_jobs_that_stand_for_it(
+        ends: list[tuple[str | None, str | None]], expected: tuple[str, str | None]) -> None:
+    details: Any = [{"outcome": o, "failure_reason": r} for o, r in ends]
+    assert slotrows.slot_outcome(details) == expected
+
+
 def test_the_event_record_names_the_keys_of_the_bundles_events() -> None:
     from cronctl.events import EventRecord
 
