@@ -107,8 +107,11 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         t = _t(o["expected"])
         if t is None or t < t0:
             continue
-        ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS[o["verdict"]],
-                      "title": f"{when(o['expected'])} {o['verdict']} {o['reason']}".strip(),
+        # a slot whose run failed is drawn in the failure colour, whatever its verdict (ran is green)
+        failed = o.get("slot_outcome") == "failed"
+        why = f", failed{': ' + o['failure_reason'] if o.get('failure_reason') else ''}" if failed else ""
+        ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS["failed" if failed else o["verdict"]],
+                      "title": f"{when(o['expected'])} {o['verdict']}{why} {o['reason']}".strip(),
                       "lost": o["verdict"] in LOST})
     overlaps: list[Obj] = []
     for ov in cj["overlaps"]:

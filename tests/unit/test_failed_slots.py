@@ -145,3 +145,8 @@ def test_the_bundle_counts_failed_slots_and_its_lost_history_names_the_lost_ones
     occ = {o["expected"]: o for o in cj["occurrences"]}
     assert occ[z(SLOTS[0])]["slot_outcome"] == "failed"
     assert occ[z(SLOTS[0])]["failure_reason"] == "BackoffLimitExceeded"
+    # report.html's timeline: the ticks of the failed slots in the failure colour, not the green of "ran"
+    report = (out_dir / "report.html").read_text()
+    ticks = re.findall(r'<line class="tick ran" [^>]*stroke="(#[0-9a-f]{6})"', report)
+    assert ticks == ["#dc2626"] * 5, ticks
+    assert "Failed runs: 5" in report and "**Failed runs:** 5" in (out_dir / "REPORT.md").read_text()

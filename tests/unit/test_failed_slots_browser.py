@@ -60,13 +60,15 @@ PROBE = """<script>
 def two_namespaces_dump(tmp: Path) -> Path:
     """``shop/failing-sync`` fails every slot; ``shop/fine`` and ``ops/a-much-longer-cronjob-name`` run fine
     (two namespaces: two tables, whose axes must line up)."""
-    objs: list[dict[str, Any]] = [cronjob(name="failing-sync", namespace="shop", uid="u-f", last=SLOTS[-1])]
+    made = T(9, 58)  # just before the first slot: the report's table starts with the failed slots
+    objs: list[dict[str, Any]] = [cronjob(name="failing-sync", namespace="shop", uid="u-f", last=SLOTS[-1],
+                                          created=made)]
     objs += [scheduled(t, outcome="Failed", why="BackoffLimitExceeded", cj="failing-sync", cj_uid="u-f",
                        namespace="shop") for t in SLOTS]
-    objs.append(cronjob(name="fine", namespace="shop", uid="u-ok", last=SLOTS[-1]))
+    objs.append(cronjob(name="fine", namespace="shop", uid="u-ok", last=SLOTS[-1], created=made))
     objs += [scheduled(t, cj="fine", cj_uid="u-ok", namespace="shop") for t in SLOTS]
     long = "a-much-longer-cronjob-name-than-the-others-have"
-    objs.append(cronjob(name=long, namespace="ops", uid="u-l", last=SLOTS[-1]))
+    objs.append(cronjob(name=long, namespace="ops", uid="u-l", last=SLOTS[-1], created=made))
     objs += [scheduled(t, cj=long, cj_uid="u-l", namespace="ops") for t in SLOTS]
     p = tmp / "dump.yaml"
     p.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}))
