@@ -48,8 +48,8 @@ def history(
         "dst-doubled); repeat for both.", show_default=False)] = None,
     html: Annotated[Optional[str], typer.Option(
         "--html", help="Write a self-contained HTML page of the slots: one row per CronJob, grouped by cluster "
-        "and namespace, a cell per slot or per column of slots coloured by the worst verdict, hover for the "
-        "reasons. The text table is then replaced by one line naming the page (-o text keeps it; -o json|yaml "
+        "and namespace, a cell per slot or per column of slots coloured by the worst verdict (a failed run in the "
+        "failure colour), hover for the reasons. The text table is then replaced by one line naming the page (-o text keeps it; -o json|yaml "
         "is printed as usual); the file is replaced atomically, mode 0600; - = stdout.",
         show_default=False, metavar="FILE")] = None,
     ledger: LedgerOpt = None,
@@ -62,7 +62,8 @@ def history(
     """Why did (or didn't) it run at 14:20? Every scheduled slot with its verdict and reason.
 
     Verdicts: ran, ran-late, duplicate, running, skipped-forbid, missed-deadline, missed-suspended,
-    missed-too-many, missed, dst-skipped, dst-doubled, evidence-gone, due. Manual Jobs that
+    missed-too-many, missed, dst-skipped, dst-doubled, evidence-gone, due; beside each, what became
+    of its run (outcome: succeeded, failed, running, unknown, or - without a Job). Manual Jobs that
     stand for no slot are listed too. With --ledger (or $CRONCTL_LEDGER) the ledger that cronctl
     record keeps is judged with the cluster: slots whose Jobs and events Kubernetes has deleted,
     exact suspend spans; --cluster NAME|all reads the ledger alone. Exit 8 with --fail-on when a
