@@ -133,6 +133,8 @@ def bundle(
     for s in summary["cronjobs"]:
         v = s["verdicts"]
         counts = ", ".join(f"{k} {n}" for k, n in v.items() if n) or "no scheduled time in the window"
+        if s["failed"]:  # the verdicts say Jobs were made; this, that so many of them failed
+            counts += f"; failed {s['failed']}"
         out.print(visible(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
                           f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
                           f"controller now: {s['decision'] or '-'}"), markup=False)

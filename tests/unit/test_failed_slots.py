@@ -2,7 +2,8 @@
 in every reader of the slots, and a CronJob that fails every slot is never called healthy.
 
 Through the CLI on a dump: ``history`` (-o json, the text table and its colours on a terminal,
-``--html``), and the incident bundle (bundle.json's counts and ``lost_history``). The same facts on
+``--html``), and the incident bundle (bundle.json's counts, its summary line, report.html; its
+``lost_history`` in tests/unit/test_bundle_golden.py). The same facts on
 the real control plane: tests/cluster/test_failed_slots_live.py; in a browser:
 tests/unit/test_failed_slots_browser.py."""
 
@@ -131,13 +132,14 @@ def test_the_fleet_page_counts_and_colours_a_cronjob_that_fails_every_slot(
     assert "Lost, failed or doubled slots (1 CronJob(s))" in html
 
 
-def test_the_bundle_counts_failed_slots_and_its_lost_history_names_the_lost_ones(
+def test_the_bundle_counts_the_failed_slots_and_draws_them_red(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dump = failing_dump(tmp_path, with_healthy=False)
     out_dir = tmp_path / "b"
     rc, out, err = cli(capsys, "bundle", "failing-sync", "-n", "ns", "--from-dump", dump, "--now", z(NOW),
                        "--out", str(out_dir))
     assert rc == 0, err
+    assert re.search(r"failing-sync: 5 Job\(s\); scheduled times: ran 5, [^;]*; failed 5; overlaps 0", out), out
     doc = json.loads((out_dir / "bundle.json").read_text())
     cj = doc["cronjobs"][0]
     assert cj["failed_history"] == [z(t) for t in SLOTS]
