@@ -125,7 +125,8 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
         assert row["duration_seconds"] == (r.seconds if r.seconds is not None else None)
     assert rows[z(MISSED)]["jobs"] == [] and rows[z(MISSED)]["slot_local"] == annotation(MISSED, zone).replace(
         "+00:00", "Z")
-    assert status["recent_slots"] == [{k: rows[s["slot"]][k] for k in ("slot", "slot_local", "verdict", "jobs", "reason")}
+    assert status["recent_slots"] == [{k: rows[s["slot"]][k] for k in ("slot", "slot_local", "verdict", "outcome",
+                                                                       "failure_reason", "jobs", "reason")}
                                       for s in status["recent_slots"]]
 
     # -- the bundle (bundle.json) ---------------------------------------------------------------------
