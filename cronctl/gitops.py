@@ -23,11 +23,11 @@ the hold's strategy, decided before cronctl's first write. runbooks/gitops.md ha
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cronctl.decode import loads
 from cronctl.errors import BadInput
 from cronctl.timeutil import parse_rfc3339
 
@@ -178,7 +178,7 @@ def _last_applied_suspend(ann: dict[str, str]) -> tuple[bool, bool | None]:
     if not raw or len(raw) > 1_000_000:
         return False, None
     try:
-        doc = json.loads(raw)
+        doc = loads(raw)
     except ValueError:
         return False, None
     spec = doc.get("spec") if isinstance(doc, dict) else None
@@ -348,7 +348,7 @@ def put_back(hold: Any) -> dict[str, str | None]:
     hold's GitOps part as recorded (JSON text or a dict); only that annotation, whatever it names."""
     if isinstance(hold, str):
         try:
-            hold = json.loads(hold) if hold else {}
+            hold = loads(hold) if hold else {}
         except ValueError:
             return {}
     if not isinstance(hold, dict) or hold.get("strategy") != "annotate" or hold.get("annotation") != FLUX_RECONCILE:

@@ -369,10 +369,10 @@ class RunRecord:
 
     def gitops_hold(self) -> dict[str, Any]:
         """The GitOps part of the hold (:data:`ANN_GITOPS`) as a dict; {} when absent or garbled."""
-        import json
+        from cronctl.decode import loads
 
         try:
-            v = json.loads(self.gitops) if self.gitops else {}
+            v = loads(self.gitops) if self.gitops else {}
         except ValueError:
             return {}
         return v if isinstance(v, dict) else {}
@@ -555,13 +555,13 @@ def _trail(cronjob: Obj, key: str) -> list[dict[str, Any]]:
     """The entries of a JSON-list annotation cronctl keeps (``cronctl.dev/runs``, ``cronctl.dev/pauses``):
     the mappings in it, or none when it is absent or not a JSON list. Lenient: it is evidence written
     by cronctl but editable by anyone who may patch the CronJob."""
-    import json
+    from cronctl.decode import loads
 
     raw = annotations(cronjob).get(key)
     if not raw:
         return []
     try:
-        data = json.loads(raw)
+        data = loads(raw)  # bounded depth and size (cronctl/decode.py): a 2,000-deep value is no RecursionError
     except ValueError:
         return []
     return [e for e in (data if isinstance(data, list) else []) if isinstance(e, dict)]
