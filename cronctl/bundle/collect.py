@@ -156,7 +156,7 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
     from cronctl.ledger.facts import merge
     from cronctl.ledger.store import evidence_for, shown
 
-    evs = [evidence_for(url, cluster_name, namespace=raw.namespace, name=n, since=since)
+    evs = [evidence_for(url, cluster_name, namespace=raw.namespace, name=n, since=since, strict=True)
            for n in (names if names is not None else [None])]
     for ev in evs:
         raw.suspensions.update(ev.suspensions)

@@ -100,6 +100,7 @@ def history(
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
     heading: str | None = None  # the live group's heading on the page (else "Cluster NAME" / "This cluster")
+    unread: list[str] = []  # the ledger's rows left out because they do not decode: exit 9 after the answer
     # (list[Any]: the judge fills it with SlotRows, Redactor.data_in_place reads them as plain dicts)
     settled: list[Any] = []  # the ledger's rows these rules found nothing in when kept
 
@@ -136,7 +137,7 @@ def history(
         opts = window(now_t)
         result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
                                       else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
-                                      opts=opts, settled=settled)
+                                      opts=opts, settled=settled, problems=unread)
         here, source = HERE, f"the ledger (cluster {ledger_cluster})"
     elif use_ledger:
         from cronctl.kube import connect
@@ -147,7 +148,7 @@ def history(
         opts = window(now_t)
         result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
                                       namespace=namespace, all_namespaces=all_namespaces, opts=opts,
-                                      settled=settled)
+                                      settled=settled, problems=unread)
         # the live CronJobs are grouped under the name the ledger knows this cluster by
         here, source = cluster.context_name or "default", "the cluster and the ledger"
     else:
@@ -181,6 +182,10 @@ def history(
     elif html is None or output_given:
         for h in result:
             _render(h)
+    if unread:
+        from cronctl.ledger.store import unreadable
+
+        raise unreadable([red.text(u) for u in unread])
     if bad:
         err.print(visible(f"{len(bad)} slot(s) fail --fail-on: " + "; ".join(bad[:10])
                           + (" ..." if len(bad) > 10 else "")),

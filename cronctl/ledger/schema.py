@@ -22,6 +22,36 @@ from cronctl.timeutil import UTC
 metadata = MetaData()
 
 
+class Undecoded:
+    """A stored value that does not decode (another writer's row, a broken disk: issue 39): JSON
+    that is garbled, too deep or too large, a time that is no time. The reader names its row and
+    leaves it out (:meth:`cronctl.ledger.store.Reader.problems`); never an exception while rows are
+    fetched."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Undecoded({self.reason!r})"
+
+
+def _guarded(process: Any) -> Any:
+    """A result processor that turns a value it cannot read into :class:`Undecoded`."""
+    if process is None:
+        return None
+
+    def guarded(value: Any) -> Any:
+        try:
+            return process(value)
+        except (ValueError, TypeError, OverflowError, RecursionError) as e:
+            from cronctl.decode import excerpt
+
+            return Undecoded(f"{excerpt(value, 60)} is not readable ({type(e).__name__})")
+
+    return guarded
+
 
 class _JsonType(TypeDecorator[Any]):
     """JSON, as JSONB on PostgreSQL. The PostgreSQL dialect (and asyncio, which it imports: 40 ms) is
@@ -36,6 +66,9 @@ class _JsonType(TypeDecorator[Any]):
 
             return dialect.type_descriptor(JSONB())
         return dialect.type_descriptor(JSON())
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        return _guarded(super().result_processor(dialect, coltype))
 
 
 _Json = _JsonType()
@@ -59,6 +92,20 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         t: datetime = value
         return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        # SQLite keeps whatever was written: text that is no time (another writer's row) is named
+        # by the reader, not a ValueError in the middle of a fetch
+        process = super().result_processor(dialect, coltype)
+        if process is None:
+            process = self._checked  # a driver that hands back objects: still a datetime or nothing
+        return _guarded(process)
+
+    @staticmethod
+    def _checked(value: Any) -> Any:
+        if value is not None and not isinstance(value, datetime):
+            raise TypeError(type(value).__name__)
+        return value
 
 
 def _ts(name: str, nullable: bool = True) -> Column[datetime]:

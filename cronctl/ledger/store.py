@@ -13,15 +13,16 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, get_args
 
 from cronctl import model
 from cronctl.errors import BadInput, LedgerError
 from cronctl.ledger import facts, schema
-from cronctl.slotrows import JobDetail, SlotRow, slot_outcome
+from cronctl.slotrows import JobDetail, SlotRow, Verdict, slot_outcome
+from cronctl.textsafe import visible
 from cronctl.timeutil import rfc3339_z
 
 Obj = dict[str, Any]
@@ -69,13 +70,24 @@ def _prepare_sqlite_file(url: str) -> None:
     if not path or path == ":memory:":
         return
     d = os.path.dirname(path)
+    _refuse_link(path)
     try:
         if d and not os.path.isdir(d):
             os.makedirs(d, mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         os.close(fd)
     except OSError as e:
+        if os.path.islink(path):
+            _refuse_link(path)
         raise LedgerError(f"cannot create the ledger file {path}: {e.strerror or e}") from e
+
+
+def _refuse_link(path: str) -> None:
+    """A ledger file that is a symbolic link is refused, as ``--out`` and ``--html`` refuse one
+    (docs/LIMITS.md): whoever planted it would have the recorder write, or a reader's SQLite its
+    ``-wal`` and ``-shm`` files, where the link points."""
+    if os.path.islink(path):
+        raise BadInput(f"--ledger {path} is a symbolic link; cronctl does not follow links where it writes")
 
 
 #: the newest migration (cronctl/ledger/migrations/versions/); a ledger already there opens without
@@ -177,17 +189,17 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
 
     ``create`` False (the readers): a SQLite file that does not exist is a LedgerError, not a new
     empty ledger that would judge every slot without evidence."""
-    from sqlalchemy import create_engine, event
+    from sqlalchemy import event
     from sqlalchemy.exc import SQLAlchemyError
 
     u = resolve(url)
     seen_as = shown(u)
     if u.startswith("sqlite:///"):
         path = u[len("sqlite:///"):]
-        if not create and not os.path.exists(path):
+        if not create and not os.path.lexists(path):
             raise LedgerError(f"no ledger at {path} (cronctl record writes it; --ledger or {ENV} names another)")
         _prepare_sqlite_file(u)
-        engine = create_engine(u, connect_args={"timeout": 30}, json_deserializer=_json_loads)
+        engine = _engine(u, seen_as, connect_args={"timeout": 30})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _rec: Any) -> None:
@@ -196,8 +208,7 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
     else:
-        engine = create_engine(u, pool_pre_ping=True, connect_args={"connect_timeout": 10},
-                               json_deserializer=_json_loads)
+        engine = _engine(u, seen_as, pool_pre_ping=True, connect_args={"connect_timeout": 10})
     try:
         _migrate(engine, create=create, shown=seen_as)
     except SQLAlchemyError as e:
@@ -209,16 +220,38 @@ def open_ledger(url: str | None, *, create: bool = True) -> Ledger:
     return Ledger(engine=engine, url=u, shown=seen_as)
 
 
+def _engine(url: str, shown: str, **kw: Any) -> Any:
+    """SQLAlchemy's engine for ``url``; a URL it cannot read (``postgresql://u@h:notaport/db``) is
+    BadInput, one line, not an internal error."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return create_engine(url, json_deserializer=_json_loads, **kw)
+    except (ArgumentError, ValueError) as e:
+        raise BadInput(f"--ledger {shown}: not a ledger URL ({_first_line(e)})") from e
+
+
 def _json_loads(text: str | bytes) -> Any:
     """A stored JSON column read back: by orjson (a 90-day history reads 13,000 judged rows: the
     standard library's decoder took 0.3 s of it), by the standard library what orjson refuses
-    (NaN, a number beyond a double)."""
+    (NaN, a number beyond a double), both within the bounds of :mod:`cronctl.decode` (depth,
+    size, integer digits). A value that does not decode is :class:`schema.Undecoded`, which the
+    reader names: a row another writer made is untrusted input (issue 39)."""
     import orjson
 
+    from cronctl import decode
+
     try:
-        return orjson.loads(text)
-    except ValueError:  # orjson.JSONDecodeError is a ValueError
-        return json.loads(text)
+        s = decode.check(text)
+        try:
+            return decode.bounded(orjson.loads(s))
+        except decode.Undecodable:
+            raise
+        except ValueError:  # orjson.JSONDecodeError is a ValueError; its depth limit is 1024
+            return decode.loads(s)
+    except ValueError as e:
+        return schema.Undecoded(f"{decode.excerpt(text if isinstance(text, str) else repr(text), 60)}: {e}")
 
 
 # --- the judged rows' key order ---------------------------------------------------------------
@@ -471,17 +504,132 @@ class Evidence:
     events: list[Obj]
     suspensions: dict[str, list[tuple[datetime, datetime | None, str]]]
     logs: list[Obj]
+    #: the rows left out because they do not decode, one line each (:attr:`Reader.problems`)
+    problems: list[str] = field(default_factory=list)
+
+
+#: the verdict a judged row shows when it holds one this cronctl does not know (another writer's)
+UNKNOWN_VERDICT = "unknown"
+_VERDICTS = frozenset(get_args(Verdict))
+#: a judged row's keys and the types each must have to be printed (SlotRow; None allowed where typed so)
+_ROW_TYPES: dict[str, tuple[type, ...]] = {
+    "slot": (str,), "slot_local": (str,), "verdict": (str,), "jobs": (list,), "job_details": (list,),
+    "start_delay_seconds": (int, type(None)), "duration_seconds": (int, type(None)), "reason": (str,),
+    "manual_beside": (list,), "manual_beside_total": (int,)}
+_DETAIL_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,), "origin": (str,), "stands_by": (str,), "exists": (bool,), "known_from": (list,),
+    **{k: (str, type(None)) for k in ("created", "started", "completed", "outcome", "operator",
+                                     "failure_reason", "removed_by", "removed")}}
+
+
+def _shape_problem(d: Any, types: dict[str, tuple[type, ...]], what: str) -> str | None:
+    if not isinstance(d, dict):
+        return f"{what} is a {type(d).__name__}, not an object"
+    for k, ts in types.items():
+        if k not in d:
+            return f"{what} has no {k!r}"
+        v = d[k]
+        if not isinstance(v, ts) or (isinstance(v, bool) and bool not in ts):
+            return f"{what}'s {k!r} is a {type(v).__name__}"
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**63:
+            return f"{what}'s {k!r} is out of range"
+    return None
+
+
+def judged_problem(row: Any) -> str | None:
+    """Why a stored judged row cannot be printed (None: it can): a row another writer made holds
+    anything. An unknown verdict is no problem: it is shown as :data:`UNKNOWN_VERDICT`."""
+    bad = _shape_problem(row, _ROW_TYPES, "the judged row")
+    if bad is not None:
+        return bad
+    for k in ("jobs", "manual_beside"):
+        if not all(isinstance(x, str) for x in row[k]):
+            return f"the judged row's {k!r} holds a non-string"
+    for d in row["job_details"]:
+        bad = _shape_problem(d, _DETAIL_TYPES, "a Job detail")
+        if bad is not None:
+            return bad
+        if not all(isinstance(x, str) for x in d["known_from"]):
+            return "a Job detail's 'known_from' holds a non-string"
+    return None
+
+
+def _expected(col: Any) -> type | None:
+    from sqlalchemy import Boolean, Integer, String
+
+    t = col.type
+    if isinstance(t, schema.UTCDateTime):
+        return datetime
+    if isinstance(t, Boolean):
+        return bool
+    if isinstance(t, Integer):
+        return int
+    if isinstance(t, String):
+        return str
+    return None
+
+
+def _key_of(table: Any, m: Any) -> str:
+    from cronctl import decode
+
+    parts = [f"{k}={decode.excerpt(m[k] if isinstance(m[k], str) else str(m[k]), 64)}"
+             for k in schema.KEYS[table.name] if k in m]
+    if not parts and "id" in m:
+        parts = [f"id={m['id']}"]
+    return visible(" ".join(parts) or "?")
+
+
+def row_problem(table: Any, row: Any) -> str | None:
+    """Why ``row`` (fetched from ``table``) cannot be read, one line naming its table and key; None
+    when every value has its column's type (a JSON object where an object is kept)."""
+    m = row._mapping
+    for name, value in m.items():
+        col = table.c.get(name) if isinstance(name, str) else None
+        why = None
+        if isinstance(value, schema.Undecoded):
+            why = value.reason
+        elif col is None:
+            continue
+        elif value is None:
+            if not col.nullable:
+                why = "empty"
+        elif name == "object" and not isinstance(value, dict):
+            why = f"a {type(value).__name__}, not an object"
+        else:
+            want = _expected(col)
+            if want is not None and (not isinstance(value, want) or (want is int and isinstance(value, bool))):
+                why = f"a {type(value).__name__}, not a{'n' if want is int else ''} {want.__name__}"
+            elif want is int and abs(value) > 2**63:
+                why = "an integer out of range"
+        if why is not None:
+            return visible(f"ledger row {table.name} ({_key_of(table, m)}): {name}: {why}")
+    return None
 
 
 class Reader:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        #: rows left out because they do not decode (another writer's, a broken disk): one line each,
+        #: naming table and key; a reader prints the rest of its answer, then exits 9 (LedgerError)
+        self.problems: list[str] = []
+
+    def _rows(self, table: Any, result: Iterable[Any]) -> list[Any]:
+        """The rows of ``result`` (fetched from ``table``) whose values decode; the others named in
+        :attr:`problems` and left out."""
+        out = []
+        for r in result:
+            bad = row_problem(table, r)
+            if bad is None:
+                out.append(r)
+            elif len(self.problems) < 10_000:
+                self.problems.append(bad)
+        return out
 
     def clusters(self) -> list[str]:
         from sqlalchemy import select
 
         c = schema.cronjobs
-        return sorted(self.conn.execute(select(c.c.cluster).distinct()).scalars())
+        return sorted(r.cluster for r in self._rows(c, self.conn.execute(select(c.c.cluster).distinct())))
 
     def logged_jobs(self, cluster: str) -> set[str]:
         """The uids of the Jobs not yet seen deleted whose log tails are kept (a recorder starts with
@@ -492,7 +640,7 @@ class Reader:
         t, j = schema.logs, schema.jobs
         q = (select(t.c.job_uid).join(j, (j.c.cluster == t.c.cluster) & (j.c.uid == t.c.job_uid))
              .where(t.c.cluster == cluster, j.c.deleted_at.is_(None)).distinct())
-        return set(self.conn.execute(q).scalars())
+        return {r.job_uid for r in self._rows(t, self.conn.execute(q))}
 
     def judged_many(self, cluster: str, cronjob_uids: list[str], since: datetime,
                     until: datetime, settled: list[SlotRow] | None = None) -> dict[str, dict[datetime, SlotRow]]:
@@ -512,11 +660,18 @@ class Reader:
             q = select(s.c.cronjob_uid, s.c.slot, s.c.judged, s.c.judged_rules).where(
                 s.c.cluster == cluster, s.c.cronjob_uid.in_(chunk), s.c.slot >= since, s.c.slot <= until,
                 s.c.judged.is_not(None))
-            for uid, t, row, rules in self.conn.execute(q):
+            for uid, t, row, rules in self._rows(s, self.conn.execute(q)):
+                bad = judged_problem(row)
+                if bad is not None:  # left out: the judge judges the slot again from the evidence
+                    key = _key_of(s, {"cluster": cluster, "cronjob_uid": uid, "slot": t})
+                    self.problems.append(visible(f"ledger row slots ({key}): judged: {bad}"))
+                    continue
+                if row["verdict"] not in _VERDICTS:
+                    row["verdict"] = UNKNOWN_VERDICT
                 if unordered:
                     row = _judged_order(row)
                 row = _with_outcome(row)
-                out[uid][t] = row
+                out.setdefault(uid, {})[t] = row
                 if rules == ours and settled is not None:
                     settled.append(row)
         return out
@@ -528,7 +683,7 @@ class Reader:
 
         c = schema.cronjobs
         q = _cronjobs_of(select(c), cluster, namespace, name)
-        return list(self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
+        return self._rows(c, self.conn.execute(q.order_by(c.c.cluster, c.c.namespace, c.c.name, c.c.last_seen)))
 
     def last_closed(self, cluster: str) -> dict[str, datetime]:
         """Per CronJob uid, the latest slot the recorder judged: where judging goes on after a restart."""
@@ -537,14 +692,15 @@ class Reader:
         s = schema.slots
         q = (select(s.c.cronjob_uid, func.max(s.c.slot)).where(s.c.cluster == cluster, s.c.verdict.is_not(None))
              .group_by(s.c.cronjob_uid))
-        return {uid: t for uid, t in self.conn.execute(q)}
+        return {uid: t for uid, t in self._rows(s, self.conn.execute(q)) if isinstance(t, datetime)}
 
     def first_seen(self, cluster: str) -> dict[str, datetime]:
         """Per CronJob uid, when this ledger first recorded it."""
         from sqlalchemy import select
 
         c = schema.cronjobs
-        return {uid: t for uid, t in self.conn.execute(select(c.c.uid, c.c.first_seen).where(c.c.cluster == cluster))}
+        return {uid: t for uid, t in self._rows(c, self.conn.execute(select(c.c.uid, c.c.first_seen)
+                                                                      .where(c.c.cluster == cluster)))}
 
     def last_success(self, cluster: str) -> dict[str, tuple[datetime, datetime | None]]:
         """Per CronJob uid, the latest judged slot whose Job succeeded, and when it completed."""
@@ -557,14 +713,14 @@ class Reader:
         q = select(s.c.cronjob_uid, s.c.slot, s.c.completed).join(
             latest, (latest.c.cronjob_uid == s.c.cronjob_uid) & (latest.c.slot == s.c.slot)).where(
             s.c.cluster == cluster)
-        return {uid: (t, done) for uid, t, done in self.conn.execute(q)}
+        return {uid: (t, done) for uid, t, done in self._rows(s, self.conn.execute(q))}
 
     def cursors(self, cluster: str) -> dict[tuple[str, str], str]:
         from sqlalchemy import select
 
         t = schema.cursors
         return {(r.resource, r.scope): r.resource_version
-                for r in self.conn.execute(select(t).where(t.c.cluster == cluster))}
+                for r in self._rows(t, self.conn.execute(select(t).where(t.c.cluster == cluster)))}
 
     def evidence(self, cluster: str | None, *, namespace: str | None, name: str | None,
                  since: datetime | None, rows: list[Any] | None = None) -> Evidence:
@@ -591,8 +747,9 @@ class Reader:
             names_of.setdefault((r.cluster, r.namespace), set()).add(r.name)
         for cl, uids in uids_of.items():
             for chunk in _chunks(uids, 500):
-                cfg_rows = list(self.conn.execute(select(cf).where(cf.c.cluster == cl, cf.c.cronjob_uid.in_(chunk))
-                                                  .order_by(cf.c.cronjob_uid, cf.c.observed_at, cf.c.id)))
+                cfg_rows = self._rows(cf, self.conn.execute(select(cf).where(cf.c.cluster == cl,
+                                                                             cf.c.cronjob_uid.in_(chunk))
+                                                            .order_by(cf.c.cronjob_uid, cf.c.observed_at, cf.c.id)))
                 by_uid: dict[str, list[Any]] = {}
                 for r in cfg_rows:
                     by_uid.setdefault(r.cronjob_uid, []).append(r)
@@ -602,7 +759,7 @@ class Reader:
                 jq = select(j).where(j.c.cluster == cl, j.c.cronjob_uid.in_(chunk))
                 if since is not None:
                     jq = jq.where((j.c.created >= since) | (j.c.completed >= since) | (j.c.completed.is_(None)))
-                job_rows = list(self.conn.execute(jq.order_by(j.c.created)))
+                job_rows = self._rows(j, self.conn.execute(jq.order_by(j.c.created)))
                 jobs_ += [_mark(r.object, r.cluster, r.deleted_at) for r in job_rows]
                 job_uids = [r.uid for r in job_rows]
                 for jchunk in _chunks(job_uids, 500):
@@ -610,20 +767,23 @@ class Reader:
                                "pod": r.pod,
                                "container": r.container, "text": r.text, "truncated": r.truncated,
                                "taken_at": r.taken_at}
-                              for r in self.conn.execute(select(lg).where(lg.c.cluster == cl, lg.c.job_uid.in_(jchunk))
-                                                         .order_by(lg.c.job_name, lg.c.pod, lg.c.container))]
+                              for r in self._rows(lg, self.conn.execute(
+                                  select(lg).where(lg.c.cluster == cl, lg.c.job_uid.in_(jchunk))
+                                  .order_by(lg.c.job_name, lg.c.pod, lg.c.container)))]
                 for echunk in _chunks(chunk + job_uids, 500):
                     eq = select(e).where(e.c.cluster == cl, e.c.involved_uid.in_(echunk))
                     if since is not None:
                         eq = eq.where(e.c.last_time >= since)
-                    events_ += [_mark(r.object, r.cluster, None) for r in self.conn.execute(eq.order_by(e.c.last_time))]
+                    events_ += [_mark(r.object, r.cluster, None)
+                                for r in self._rows(e, self.conn.execute(eq.order_by(e.c.last_time)))]
         # events that name a CronJob by name only (older writers, no uid)
         for (cl, ns), names in sorted(names_of.items()):
             for nchunk in _chunks(sorted(names), 500):
                 eq = select(e).where(e.c.cluster == cl, e.c.namespace == ns, e.c.involved_name.in_(nchunk),
                                      e.c.involved_kind == "CronJob", e.c.involved_uid.is_(None))
-                events_ += [_mark(r.object, r.cluster, None) for r in self.conn.execute(eq)]
-        return Evidence(cronjobs=cronjobs, jobs=jobs_, events=events_, suspensions=suspensions, logs=logs_)
+                events_ += [_mark(r.object, r.cluster, None) for r in self._rows(e, self.conn.execute(eq))]
+        return Evidence(cronjobs=cronjobs, jobs=jobs_, events=events_, suspensions=suspensions, logs=logs_,
+                        problems=list(self.problems))
 
 
 def _cronjobs_of(q: Any, cluster: str | None, namespace: str | None, name: str | None) -> Any:
@@ -657,12 +817,24 @@ def _config(r: Any) -> facts.CronJobConfig:
         failed_limit=r.failed_limit, fingerprint=r.fingerprint)
 
 
+def unreadable(problems: list[str]) -> LedgerError:
+    """The one line (exit 9) for rows a reader left out because they do not decode: the first,
+    and how many more. The reader's answer from the rest is given before it."""
+    more = f" (and {len(problems) - 1} more row(s))" if len(problems) > 1 else ""
+    return LedgerError(f"{problems[0]}; left out{more}")
+
+
 def evidence_for(url: str | None, cluster: str | None, *, namespace: str | None, name: str | None,
-                 since: datetime | None) -> Evidence:
-    """Open the ledger at ``url`` (it must exist), read :meth:`Reader.evidence`, close it."""
+                 since: datetime | None, strict: bool = False) -> Evidence:
+    """Open the ledger at ``url`` (it must exist), read :meth:`Reader.evidence`, close it.
+    ``strict``: a row that does not decode is a LedgerError now (a command about to act on the
+    cluster does not act on part of the evidence), else named in ``Evidence.problems``."""
     led = open_ledger(url, create=False)
     try:
         with led.reading() as r:
-            return r.evidence(cluster, namespace=namespace, name=name, since=since)
+            ev = r.evidence(cluster, namespace=namespace, name=name, since=since)
     finally:
         led.close()
+    if strict and ev.problems:
+        raise unreadable(ev.problems)
+    return ev

@@ -183,7 +183,7 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
         from cronctl.ledger.store import evidence_for
 
         ev = evidence_for(b.ledger[0], b.ledger[1], namespace=ctx.ns, name=ctx.name,
-                          since=today - (b.since or b.max_age) - timedelta(days=1))
+                          since=today - (b.since or b.max_age) - timedelta(days=1), strict=True)
         jobs, events, suspensions = merge(jobs, ev.jobs), merge(events, ev.events), ev.suspensions
     ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today, suspensions)
     for t, why in skipped:

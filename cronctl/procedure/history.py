@@ -173,15 +173,19 @@ def _judged(r: Any, rows: list[Any], *, opts: Options,
 
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
                 namespace: str | None, all_namespaces: bool, opts: Options,
-                settled: list[SlotRow] | None = None) -> tuple[list[History], list[str]]:
+                settled: list[SlotRow] | None = None,
+                problems: list[str] | None = None) -> tuple[list[History], list[str]]:
     """The histories judged from the live cluster and the ledger together (``live`` None: the ledger
     alone, of ``cluster_name``, None = every cluster). Live objects win over the ledger's copies of
     the same uid; CronJobs, Jobs and events only the ledger still has are added, and the ledger's
-    exact suspend spans go to the judge (:class:`cronctl.history.Options.suspensions`)."""
+    exact suspend spans go to the judge (:class:`cronctl.history.Options.suspensions`). ``problems``
+    gets the ledger's rows left out because they do not decode (the caller answers, then exits 9)."""
     from cronctl.ledger.facts import merge
 
     ns = None if all_namespaces else (live.namespace if live is not None else namespace)
     ev, judged = _ledger_evidence(url, cluster_name, namespace=ns, name=name, opts=opts, settled=settled)
+    if problems is not None:
+        problems += ev.problems
     opts = replace(opts, suspensions=ev.suspensions)
     if live is None:
         if name is not None and not ev.cronjobs:

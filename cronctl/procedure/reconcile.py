@@ -70,6 +70,7 @@ class Reconciler:
         self.closed = 0  # slots closed by this recorder
         self._jobs: dict[str, tuple[str, datetime]] = {}  # running Job uid: (CronJob uid, created)
         self._started: set[str] = set()  # Jobs whose start lag was observed (until the Job is deleted)
+        self._told: set[str] = set()  # ledger rows named in the log as left out
 
     def load(self) -> None:
         """Where judging resumes: the ledger's latest closed slot per CronJob, first sightings and
@@ -78,6 +79,17 @@ class Reconciler:
             self._last = r.last_closed(self.cluster)
             self._first_seen = r.first_seen(self.cluster)
             self._success = r.last_success(self.cluster)
+        self._tell(r.problems)
+
+    def _tell(self, problems: list[str]) -> None:
+        """One line in the recorder's log for the ledger rows a read left out (they do not decode:
+        another writer's); each row named once, not at every judging."""
+        new = [p for p in problems if p not in self._told]
+        if new:
+            from cronctl.ledger.store import unreadable
+
+            self._told.update(new[:1000])
+            self.say(f"warning: {unreadable(new).message}")
 
     # -- what the writer saw -----------------------------------------------------------------------
     def cronjob(self, obj: model.Obj, now: datetime, *, deleted: bool) -> None:
@@ -234,6 +246,7 @@ class Reconciler:
         since = tr.pending_from - timedelta(seconds=1)
         with self.ledger.reading() as r:
             ev = r.evidence(self.cluster, namespace=tr.namespace, name=tr.name, since=since - timedelta(hours=1))
+        self._tell(ev.problems)
         mine = [c for c in ev.cronjobs if model.meta(c).get("uid") == tr.uid]
         cj = mine[-1] if mine else tr.cronjob
         out = history.slot_history(cj, ev.jobs, ev.events, history.Options(

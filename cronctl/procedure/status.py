@@ -227,7 +227,7 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
         from cronctl.ledger.store import evidence_for
 
         ev = evidence_for(ledger[0], ledger[1], namespace=cluster.namespace, name=model.name_of(cj),
-                          since=now - timedelta(days=8))
+                          since=now - timedelta(days=8), strict=True)
         jobs, events = merge(jobs, ev.jobs), merge(events, ev.events)
         opts = Options(now=now, suspensions=ev.suspensions)
     h = slot_history(cj, jobs, events, opts)
@@ -303,7 +303,7 @@ def collect_overview(cluster: Cluster, *, all_namespaces: bool, now: datetime,
         from cronctl.ledger.store import evidence_for
 
         ev = evidence_for(ledger[0], ledger[1], namespace=None if all_namespaces else cluster.namespace, name=None,
-                          since=now - timedelta(days=8))
+                          since=now - timedelta(days=8), strict=True)
         for o in ev.jobs:
             kept_jobs.setdefault(str(model.meta(o).get("namespace") or ""), []).append(o)
         for o in ev.events:
