@@ -34,6 +34,7 @@ from typing import Any, Iterable
 
 from cronctl.history import DUPLICATE, LOST, VERDICTS
 from cronctl.slotrows import History, SlotRow
+from cronctl.textsafe import visible
 from cronctl.timeutil import UTC, parse_rfc3339, rfc3339_z
 
 Obj = dict[str, Any]
@@ -211,8 +212,9 @@ def _failed_words(slot: SlotRow) -> str:
 
 def slot_text(slot: SlotRow) -> str:
     """One slot for a hover title: time, verdict (and a failed run, with its reason), Job(s), reason."""
-    return (f"{_when(slot)}: {slot['verdict']}{_failed_words(slot)} ({_jobs(slot)})\n"
-            f"{_cut(str(slot.get('reason') or ''))}").rstrip()
+    # the title's own lines are its structure; a reason or Job name (anyone's text) is one line each
+    return (f"{_when(slot)}: {visible(str(slot['verdict']) + _failed_words(slot))} ({visible(_jobs(slot))})\n"
+            f"{visible(_cut(str(slot.get('reason') or '')))}").rstrip()
 
 
 def _cell_title(grid: Grid, c0: int, c1: int, slots: list[SlotRow], bad: str) -> str:
@@ -336,8 +338,9 @@ def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, sou
         status = ("error" if h.get("error") else "lost" if lost else "failed" if failed else "duplicate" if dup
                   else "ok")
         row: Obj = {
-            "id": i, "cluster": cluster, "namespace": str(h["namespace"]), "name": str(h["name"]),
-            "schedule": str(h.get("schedule") or ""), "zone": str(h.get("zone") or "UTC"),
+            # one line each: a ledger row's schedule or zone is anyone's text (a title attribute keeps newlines)
+            "id": i, "cluster": cluster, "namespace": visible(str(h["namespace"])), "name": visible(str(h["name"])),
+            "schedule": visible(str(h.get("schedule") or "")), "zone": visible(str(h.get("zone") or "UTC")),
             "suspended": bool(h.get("suspended")), "deleted": deleted, "lost": lost, "failed": failed,
             "duplicate": dup, "slots": len(h.get("slots") or []), "status": status,
             "summary": _summary(h, lost, failed, dup, deleted),

@@ -98,8 +98,8 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
             "label_y": round(y + geo.bar - 3, 1),
             "fill": COLOURS["manual"] if j["origin"] == "manual" else COLOURS["scheduled"],
             "stroke": COLOURS["failed"] if j["outcome"] == "Failed" else "none",
-            "title": (f"{j['name']} ({j['origin']}) {when(j['started'] or j['created'])} -> "
-                      f"{when(j['completed']) or 'running'} {j['outcome'] or ''}").strip(),
+            "title": visible(f"{j['name']} ({j['origin']}) {when(j['started'] or j['created'])} -> "
+                             f"{when(j['completed']) or 'running'} {j['outcome'] or ''}".strip()),
             "created_x": x(_t(j["created"]) or s),
         })
     ticks: list[Obj] = []
@@ -111,7 +111,8 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         failed = o.get("slot_outcome") == "failed"
         why = f", failed{': ' + o['failure_reason'] if o.get('failure_reason') else ''}" if failed else ""
         ticks.append({"x": x(t), "verdict": o["verdict"], "colour": COLOURS["failed" if failed else o["verdict"]],
-                      "title": f"{when(o['expected'])} {o['verdict']}{why} {o['reason']}".strip(),
+                      # one line: the reason quotes Events (anyone's text), a newline would forge a line
+                      "title": visible(f"{when(o['expected'])} {o['verdict']}{why} {o['reason']}".strip()),
                       "lost": o["verdict"] in LOST})
     overlaps: list[Obj] = []
     for ov in cj["overlaps"]:
@@ -138,7 +139,7 @@ def timeline(cj: Obj, *, geo: Geometry = Geometry()) -> Obj:
         ps = max(ps, t0)
         suspended.append({"x": x(ps), "w": round(max(x(pe) - x(ps), 2.0), 1),
                           "label": "suspended?" if per["inferred"] else "suspended",
-                          "title": per["source"]})
+                          "title": visible(per["source"])})
     axis = _axis(t0, t1, x, zone if local else None)
     return {
         "width": geo.width, "height": height, "left": geo.left, "top": geo.top,
@@ -287,6 +288,8 @@ VERDICT_WORDS = {
     "missed-suspended": "missed (suspended)", "missed-too-many": "missed (too many)", "missed": "missed",
     "dst-skipped": "DST: skipped", "dst-doubled": "DST: ran twice", "evidence-gone": "evidence gone",
     "due": "due",
+    # a verdict this cronctl does not know: a ledger row another writer made (cronctl.ledger.store)
+    "unknown": "unknown verdict",
 }
 
 
@@ -305,7 +308,15 @@ FLEET_UNJUDGED = "#e5e7eb"
 FLEET_FAILED = "#991b1b"
 
 
-def fleet_css(columns: int) -> str:
+def _fleet_verdicts(page: Obj | None) -> tuple[str, ...]:
+    """The verdicts the fleet page colours: the judge's, and ``unknown`` when a ledger row held a
+    verdict this cronctl does not know (shown as unknown, issue 39: it broke the page)."""
+    from cronctl.history import VERDICTS
+
+    return VERDICTS + (("unknown",) if page is not None and page["counts"].get("unknown") else ())
+
+
+def fleet_css(columns: int, verdicts: tuple[str, ...] | None = None) -> str:
     """The fleet page's stylesheet: made of numbers and the colour table only (no data), so its
     hash can be the Content-Security-Policy's one allowed style."""
     rules = [
@@ -334,9 +345,7 @@ def fleet_css(columns: int) -> str:
         f".failed{{color:{FLEET_FAILED};font-weight:bold}}.vf{{background:{FLEET_FAILED}}}",
         ".how{max-width:1100px;color:#374151}",
     ]
-    from cronctl.history import VERDICTS
-
-    rules += [f".v{i}{{background:{COLOURS[v]}}}" for i, v in enumerate(VERDICTS)]
+    rules += [f".v{i}{{background:{COLOURS[v]}}}" for i, v in enumerate(verdicts or _fleet_verdicts(None))]
     rules += [f".s{n}{{grid-column:span {n}}}" for n in range(2, columns + 1)]
     return "".join(rules)
 
@@ -356,13 +365,12 @@ def csp_for(css: str) -> str:
 def render_fleet_html(page: Obj) -> str:
     """The fleet health page (:func:`cronctl.bundle.fleet.fleet_page`) as one self-contained HTML
     file: inline CSS allowed by its hash, no script, every value autoescaped."""
-    from cronctl.history import VERDICTS
-
-    css = fleet_css(page["grid"]["columns"])
-    classes = {**{v: f"v{i}" for i, v in enumerate(VERDICTS)}, "failed": "vf"}
+    verdicts = _fleet_verdicts(page)
+    css = fleet_css(page["grid"]["columns"], verdicts)
+    classes = {**{v: f"v{i}" for i, v in enumerate(verdicts)}, "failed": "vf"}
     return str(_env(True).get_template("fleet.html.j2").render(
         page=page, css=_Css(css), csp=csp_for(css), verdict_class=classes, verdict_words=VERDICT_WORDS,
-        colours=COLOURS, verdicts=VERDICTS))
+        colours=COLOURS, verdicts=verdicts))
 
 
 def _Css(css: str) -> Any:

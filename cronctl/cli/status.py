@@ -144,7 +144,8 @@ def print_status(st: Status) -> None:
             failed = (f"FAILED{' (' + r['failure_reason'] + ')' if r['failure_reason'] else ''}"
                       if r["outcome"] == "failed" else "")
             why = "; ".join(x for x in (failed, jobs, r["reason"]) if x)
-            out.print(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip(), markup=False)
+            # a reason quotes Events and annotations (anyone's text): one line per slot, escapes visible
+            out.print(visible(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip()), markup=False)
         failed_n = sum(1 for r in s["recent_slots"] if r["outcome"] == "failed")
         if failed_n:
             out.print(f"(!) {failed_n} of the last {len(s['recent_slots'])} slots failed", markup=False)
@@ -194,7 +195,7 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
         doc = one if not doc else {**doc, "cronjobs": doc["cronjobs"] + one["cronjobs"],
                                    "missing": doc["missing"] + one["missing"]}
     for m in doc["missing"]:
-        err.print(f"warning: could not read {m}; lost/duplicate counts are judged without it", markup=False)
+        err.print(visible(f"warning: could not read {m}; lost/duplicate counts are judged without it"), markup=False)
     if output != Output.text:
         emit(doc, output)
         return
@@ -212,6 +213,8 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
             str(r["lost"]), str(r["failed"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
+    # "paused by" and the last Job come from annotations anyone may patch: one line per CronJob
+    rows = [[visible(c) for c in x] for x in rows]
     widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
     for x in rows:
         out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
