@@ -158,21 +158,55 @@ def _gaps_cached(sched: Any, since: int, days: int) -> Gaps | None:
     return schedule_gaps(sched, datetime.fromtimestamp(since, timezone.utc), days)
 
 
+#: the fields ``--runbook-url`` may name, each as ``{name}`` alone
+RUNBOOK_FIELDS = ("anchor", "namespace", "cronjob")
+
+
+def runbook_problem(template: str) -> str | None:
+    """Why ``template`` is no ``--runbook-url`` template (None: it is one): braces may hold only a name
+    of :data:`RUNBOOK_FIELDS`, with no format spec (``{anchor:>99999999}`` padded a URL to 100 MB),
+    conversion, attribute or index (``{cronjob.__class__}``); ``{{`` and ``}}`` are braces."""
+    import string
+
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as e:
+        return str(e)
+    for _text, name, spec, conv in parts:
+        if name is None:
+            continue
+        if name not in RUNBOOK_FIELDS or spec or conv:
+            return f"{{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} is not one of the fields"
+    return None
+
+
+def fill_runbook(template: str, **fields: str) -> str:
+    """``template`` with its fields filled in: no str.format (checked by :func:`runbook_problem`
+    first; a field it does not name is left empty)."""
+    import string
+
+    out = []
+    for text, name, _spec, _conv in string.Formatter().parse(template):
+        out.append(text)
+        if name is not None:
+            out.append(fields.get(name, ""))
+    return "".join(out)
+
+
 def runbook_link(url: str | None, **fields: str) -> dict[str, str]:
     """The ``runbook_url`` annotation, or none without ``--runbook-url``: Alertmanager and Grafana show
     it as a link from a notification, where only an absolute URL leads anywhere, and cronctl cannot
     know where a team serves runbooks/alerts.md (the ``runbook`` annotation names the command)."""
-    return {} if url is None else {"runbook_url": url.format(**fields)}
+    return {} if url is None else {"runbook_url": fill_runbook(url, **fields)}
 
 
 def check_runbook_url(url: str) -> str:
     """``--runbook-url``: an absolute http(s) URL whose braces are only {anchor}, {namespace} and
-    {cronjob}; else ``BadUsage`` (exit 2) naming what is wrong."""
-    try:
-        url.format(anchor="a", namespace="n", cronjob="c")
-    except (KeyError, IndexError, ValueError):
+    {cronjob}, alone (no format spec, conversion, attribute or index); else ``BadUsage`` (exit 2)
+    naming what is wrong."""
+    if runbook_problem(url) is not None:
         raise BadUsage(f"bad --runbook-url {url!r}: only {{anchor}}, {{namespace}} and {{cronjob}} may appear in "
-                       "braces") from None
+                       "braces, with no format spec")
     if not re.match(r"https?://[^/\s]+", url):
         raise BadUsage(f"bad --runbook-url {url!r}: an absolute http:// or https:// URL (a notification links to "
                        "it from outside any repository), e.g. https://wiki.example.com/runbooks/alerts.md#{anchor}")
