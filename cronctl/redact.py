@@ -112,6 +112,9 @@ _NOT_THE_SECRET = frozenset({
     "AFFINITY", "SECURE", "SAMESITE", "HTTPONLY", "BUCKET", "REALM", "USER", "USERNAME", "LOGIN",
     "ACCOUNT", "EMAIL", "ROLE", "GROUP", "ENGINE", "BACKEND", "METHOD", "STRATEGY", "CACHE", "QUEUE",
     "TOPIC", "TABLE", "SIZES", "LEVEL", "STATUS", "VAULT",
+    # issue 39: a hash, digest or fingerprint of a secret is not the secret (kubeadm's
+    # --discovery-token-ca-cert-hash sha256:...), a sink is where tokens go, a template names a field
+    "HASH", "DIGEST", "CHECKSUM", "FINGERPRINT", "SINK", "TEMPLATE",
 })
 #: a name ending in URL holds a secret only when it names a webhook (the token is in its path)
 _URL_WORDS = frozenset({"URL", "URLS"})
@@ -119,8 +122,8 @@ _URL_WORDS = frozenset({"URL", "URLS"})
 _NAMES_A_THING = frozenset({("TOKEN", "BUCKET"), ("SECRET", "MANAGER"), ("SECRETS", "MANAGER"),
                             ("KEY", "VAULT"), ("PASSWORD", "HASH"), ("KEY", "MANAGER"), ("AUTH", "MODE"),
                             ("AUTH", "PROVIDER"), ("SECRET", "STORE"), ("SECRETS", "STORE")})
-#: a first word that negates the rest (``--no-password``)
-_NEGATION = frozenset({"NO", "SKIP", "DISABLE", "WITHOUT", "IGNORE"})
+#: a first word that negates the rest (``--no-password``), or counts it (``max_tokens``, an LLM's limit)
+_NEGATION = frozenset({"NO", "SKIP", "DISABLE", "WITHOUT", "IGNORE", "MAX", "MIN", "NUM"})
 #: words before KEY that make it a data key, not a credential (primary_key, public_key)
 _DATA_KEY = frozenset({
     "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CACHE", "IDEMPOTENCY", "ROUTING", "SHARD", "LOOKUP",
@@ -211,6 +214,8 @@ _NOT_A_VALUE = re.compile(
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|"
     # an indirection (openssl -pass env:X / file:/p, keytool -storepass:env), an absolute path
     r"(?:env|file|fd):\S*|/[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+|"
+    # a digest names content (sha256:<hex>), a one-brace template names a field ({token}, {api_key})
+    r"(?:sha1|sha224|sha256|sha384|sha512|md5):[0-9A-Fa-f]{32,128}|\{[A-Za-z_][A-Za-z0-9_.\-]*\}|"
     r"<[a-z_\- ]+>)$")
 
 
@@ -241,9 +246,15 @@ def _value_group(m: re.Match[str]) -> str:
     return next((g for g in _GROUPS if g in m.re.groupindex and m.group(g) is not None), "s")
 
 
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
 def _kv_check(m: re.Match[str]) -> bool:
     if "oq" in m.re.groupindex and m.group("oq") and m.group("s") is not None and not m.group("s").isdigit():
         return False  # a quoted key takes a quoted value (JSON); `volume "creds" : secret "db"` is prose
+    braced = m.group("s_b") if "s_b" in m.re.groupindex else None
+    if braced is not None and _FIELD.fullmatch(braced) and looks_secret(braced):
+        return False  # a URL or string template: ``api_key={api_key}`` names the field it is filled from
     return looks_secret(m.group("k"))
 
 
@@ -331,8 +342,56 @@ _RULES: tuple[_Rule, ...] = (
     _tok(r"\b(?P<s>SK[0-9a-f]{32})\b", "sk"),
     _tok(r"\b(?P<s>(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{40,})", "fwogzxivyxdz", "iqojb3jpz2lu"),
     (re.compile(r"(?<![A-Za-z0-9+/])(?P<s>" + _B64_SECRET + r"[A-Za-z0-9+/=]{8,})"), None, _B64_HINTS),
+    # issue 39: prefixes of public secret-scanner rule sets (gitleaks, trufflehog) the first rules lacked
+    _tok(r"\b(?P<s>LTAI[A-Za-z0-9]{20})\b", "ltai"),
+    _tok(r"\b(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b", "pat"),
+    _tok(r"\b(?P<s>CFPAT-[A-Za-z0-9_\-]{43})", "cfpat-"),
+    _tok(r"\b(?P<s>dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b", "dt0c01."),
+    _tok(r"\b(?P<s>EZ[AT]K[A-Za-z0-9]{54})\b", "ezak", "eztk"),
+    _tok(r"\b(?P<s>FLW(?:SEC|PUB)K(?:_TEST)?-[a-h0-9]{32}-X)", "flwseck"),
+    _tok(r"\b(?P<s>fio-u-[A-Za-z0-9_\-=]{64})", "fio-u-"),
+    _tok(r"\b(?P<s>[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70})", "atlasv1"),
+    _tok(r"\b(?P<s>ico-[A-Za-z0-9]{32})\b", "ico-"),
+    _tok(r"\b(?P<s>[a-f0-9]{32}-us\d{1,2})\b", "-us"),
+    _tok(r"\b(?P<s>ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b", "ntn_", "secret_"),
+    _tok(r"\b(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,64})", "pscale_"),
+    _tok(r"\b(?P<s>pnu_[A-Za-z0-9]{36})\b", "pnu_"),
+    _tok(r"\b(?P<s>rdme_[a-z0-9]{70})\b", "rdme_"),
+    _tok(r"\b(?P<s>rubygems_[a-f0-9]{48})\b", "rubygems_"),
+    _tok(r"\b(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b", "xkeysib-"),
+    _tok(r"\b(?P<s>shippo_(?:live|test)_[a-f0-9]{40})\b", "shippo_"),
+    _tok(r"\b(?P<s>sntry[us]_[A-Za-z0-9_=+/\-]{40,})", "sntry"),
+    _tok(r"\b(?P<s>tfp_[A-Za-z0-9_\-.=]{59})", "tfp_"),
+    _tok(r"\b(?P<s>AQVN[A-Za-z0-9_\-]{35,38}|YC[A-Za-z0-9_\-]{38})(?![A-Za-z0-9_\-])", "aqvn", "yc"),
+    _tok(r"\b(?P<s>sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40})\b", "sgp_"),
+    _tok(r"\b(?P<s>API-[A-Z0-9]{26})\b", "api-"),
+    _tok(r"\b(?P<s>duffel_(?:test|live)_[A-Za-z0-9_\-=]{43})", "duffel_"),
+    _tok(r"\b(?P<s>fo1_[A-Za-z0-9_\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})", "fo1_", "fm1", "fm2"),
+    _tok(r"\b(?P<s>pat\.[A-Za-z0-9]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})\b", "pat."),
+    _tok(r"\b(?P<s>AKCp[A-Za-z0-9]{69}|cmVmdGtu[A-Za-z0-9]{56})\b", "akcp", "cmvmdgtu"),
+    _tok(r"\b(?P<s>sk\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{20,})", "sk.eyj"),
+    _tok(r"\b(?P<s>AAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{140})", "aaaa"),
+    _tok(r"\b(?P<s>CLOJARS_[a-z0-9]{60})\b", "clojars_"),
+    _tok(r"\b(?P<s>tk-us-[A-Za-z0-9_\-]{48})", "tk-us-"),
+    # Okta's API token scheme (``Authorization: SSWS 00...``)
+    (re.compile(r"\bSSWS\s+(?P<s>[A-Za-z0-9_\-]{20,})"), None, ("ssws",)),
+    # JWE (compact: five base64url parts, the header starting with eyJ; the encrypted key may be empty)
+    _tok(r"\b(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
+         "eyj"),
     # JWT (three base64url parts, the first two starting with eyJ = '{"')
     _tok(r"\b(?P<s>eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*)", "eyj"),
+    # an XML element or attribute named as a secret (<password>X</password>, password="X"), also
+    # inside an env value or an Event; the name is judged as every name is (looks_secret)
+    (re.compile(r"<(?P<k>[A-Za-z_][\w:.\-]{0,64})(?:\s[^<>]{0,256})?>(?P<s>[^<>\s][^<>]{0,1024}?)</(?P=k)\s*>"),
+     lambda m: looks_secret(m.group("k").rsplit(":", 1)[-1]), ("</",)),
+    # an Authorization header line with any scheme (Bearer, Basic, Bot, SSWS, Digest, a custom one)
+    (re.compile(r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?!bearer\b|basic\b)[A-Za-z][\w.\-]{0,24}[ \t]+)"
+                r"(?P<s>[A-Za-z0-9\-._~+/:=]{8,})"), None, ("authorization",)),
+    # an Azure Functions key in a function URL (``?code=``), and any long ``code=`` of a URL query
+    (re.compile(r"[?&]code=(?P<s>[A-Za-z0-9_\-/+%]{30,}(?:={0,2}|(?:%3D){0,2}))"), None, ("code=",)),
+    # a .netrc line (``machine HOST login USER password X``, ``default ... password X``)
+    (re.compile(r"(?im)(?:^|[\s\"'])(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+){0,3}"
+                r"[ \t]+password[ \t]+(?P<s>\S+)"), None, ("password",)),
     # Bearer xxx (also "Authorization: Bearer"); Basic only when it looks like base64
     (re.compile(r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{8,}=*)"), None, ("bearer",)),
     (re.compile(r"\b[Bb]asic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), _basic_check, ("basic",)),
@@ -634,6 +693,21 @@ def _positional(tool: str | None, words: list[str], pos: list[int], flags_seen: 
     return []
 
 
+_JWT_HEAD = re.compile(r"eyJ[A-Za-z0-9_\-]{5,}")
+_JWT_PART = re.compile(r"[A-Za-z0-9_\-]{16,}")
+
+
+def _split_jwts(words: list[str]) -> list[_WordSpan]:
+    """A JWT given as three words (header, claims, signature: some tools take the parts apart): the
+    claims and the signature, whole."""
+    found: list[_WordSpan] = []
+    for i in range(len(words) - 2):
+        if (_JWT_HEAD.fullmatch(words[i]) and _JWT_HEAD.fullmatch(words[i + 1])
+                and _JWT_PART.fullmatch(words[i + 2])):
+            found += [(i + 1, 0, len(words[i + 1])), (i + 2, 0, len(words[i + 2]))]
+    return found
+
+
 #: a word of shell text: quoted parts glued to unquoted ones are one word; ; | & ( ) separate
 _SHELL_WORD = re.compile(r"""(?:[^\s'";|&()]+|'[^']*'|"(?:[^"\\]|\\.)*")+|\|\||&&|[;|&()]""")
 
@@ -768,6 +842,9 @@ class Redactor:
             self._known.add(value)
             self._pending.append(value)
             self._clean.clear()
+            part = _password_part(value)
+            if part is not None:  # the parts of a learned secret are learned too (issue 39)
+                self._remember(part)
 
     # -- pass one ---------------------------------------------------------------------------
 
@@ -905,7 +982,7 @@ class Redactor:
     def _argv(self, args: list[Any], write: bool) -> list[Any]:
         words = [a if isinstance(a, str) else "\0" for a in args]
         by_word: dict[int, list[tuple[int, int]]] = {}
-        for wi, a, b in command_secrets(words, self.strict):
+        for wi, a, b in command_secrets(words, self.strict) + _split_jwts(words):
             by_word.setdefault(wi, []).append((a, b))
         out: list[Any] = []
         for i, a in enumerate(args):
@@ -1060,6 +1137,13 @@ class Redactor:
         return v
 
     def _object(self, obj: Obj, write: bool) -> None:
+        for labels in _annotation_maps(obj, "labels"):
+            # a label named as a secret (``example.com/api-key``, issue 39) holds one, in every mode
+            for k, v in list(labels.items()):
+                if isinstance(k, str) and isinstance(v, str) and v and _secret_annotation(k):
+                    new = self._secret(v, write)
+                    if write:
+                        labels[k] = new
         for ann in _annotation_maps(obj):
             for k, v in list(ann.items()):
                 if not isinstance(v, str):
@@ -1174,8 +1258,10 @@ class Redactor:
                         hg[key] = new
 
     def _last_applied(self, text: str, write: bool) -> str:
+        from cronctl.decode import loads
+
         try:
-            data = json.loads(text)
+            data = loads(text)  # bounded: a 2,000-deep value is text, not a RecursionError (issue 39)
         except ValueError:
             return self._str(text, write)
         if not isinstance(data, dict):
@@ -1184,6 +1270,16 @@ class Redactor:
         if not write:
             return text
         return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+
+_USERINFO = re.compile(r"^[^\s:/@]{0,128}:(?!//)(?P<p>\S{%d,})$" % MIN_ECHO_LEN)
+
+
+def _password_part(value: str) -> str | None:
+    """The password of a learned ``user:password`` (a URL's userinfo, ``curl -u``, ``--creds``): a
+    log or an Event that echoes it alone (``authentication failed: PASSWORD``) is masked too."""
+    m = _USERINFO.match(value)
+    return m.group("p") if m and _is_value(m.group("p")) else None
 
 
 def _non_overlapping(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -1265,13 +1361,13 @@ def _containers(spec: Obj) -> list[Obj]:
     return out
 
 
-def _annotation_maps(obj: Obj) -> list[Obj]:
-    """The annotations of the object and of the templates inside it (Job, pod)."""
+def _annotation_maps(obj: Obj, field: str = "annotations") -> list[Obj]:
+    """The annotations (or ``field``: labels) of the object and of the templates inside it (Job, pod)."""
     maps: list[Obj] = []
 
     def add(meta: Any) -> None:
-        if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
-            maps.append(meta["annotations"])
+        if isinstance(meta, dict) and isinstance(meta.get(field), dict):
+            maps.append(meta[field])
 
     add(obj.get("metadata"))
     spec = obj.get("spec")
