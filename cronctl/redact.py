@@ -832,6 +832,14 @@ class Redactor:
             self._remember(value)
         return ph
 
+    def forget_strings(self) -> None:
+        """Drop the caches of strings read (their spans, the strings found clean): bounded memory
+        for a redactor that lives long (the ledger's writes). The secret values learned and their
+        placeholders are kept."""
+        self._cache.clear()
+        self._learned.clear()
+        self._clean.clear()
+
     @property
     def distinct(self) -> int:
         """How many distinct values were masked."""

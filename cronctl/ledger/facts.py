@@ -34,13 +34,15 @@ def _fingerprint(values: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def stored_object(obj: Obj, *, keep_managed_fields: bool = False) -> Obj:
-    """``obj`` as the ledger keeps it: secret material masked (cronctl.redact, as in a bundle),
+def stored_object(obj: Obj, *, keep_managed_fields: bool = False, red: Redactor | None = None) -> Obj:
+    """``obj`` as the ledger keeps it: secret material masked (cronctl.redact, as in a bundle; by
+    ``red``, the namespace's redactor of the ledger's writes, so that values learned from the
+    namespace's other objects are masked in it too),
     without managedFields (but a CronJob's, which say who wrote spec.suspend and when), and
     without its pod template when it is larger than :data:`MAX_OBJECT_CHARS`."""
     from cronctl.redact import strip_managed_fields
 
-    out = Redactor().kube_object(obj if keep_managed_fields else strip_managed_fields(obj))
+    out = (red or Redactor()).kube_object(obj if keep_managed_fields else strip_managed_fields(obj))
     if len(json.dumps(out, default=str)) > MAX_OBJECT_CHARS:
         spec = dict(out.get("spec") or {})
         spec.pop("template", None)

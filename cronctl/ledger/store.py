@@ -92,7 +92,7 @@ def _refuse_link(path: str) -> None:
 
 #: the newest migration (cronctl/ledger/migrations/versions/); a ledger already there opens without
 #: importing Alembic (a reader's start-up: ~0.2 s). tests/unit/test_ledger.py checks it is the head.
-HEAD = "0004"
+HEAD = "0005"
 
 
 def _version(engine: Any) -> str | None:
@@ -143,11 +143,13 @@ def _migrate(engine: Any, *, create: bool, shown: str) -> None:
 
 @dataclass
 class Ledger:
-    """An open ledger. ``url`` is the SQLAlchemy URL, ``shown`` the same without a password."""
+    """An open ledger. ``url`` is the SQLAlchemy URL, ``shown`` the same without a password.
+    ``redactors``: what its writes mask with, one redactor per namespace for its whole life."""
 
     engine: Any
     url: str
     shown: str
+    redactors: Redactors = field(default_factory=lambda: Redactors())
 
     @property
     def backend(self) -> str:
@@ -160,7 +162,7 @@ class Ledger:
 
         try:
             with self.engine.begin() as conn:
-                yield Writer(conn, self.backend)
+                yield Writer(conn, self.backend, self.redactors)
         except SQLAlchemyError as e:
             raise LedgerError(f"cannot write the ledger {self.shown}: {_first_line(e)}") from e
 
@@ -254,6 +256,55 @@ def _json_loads(text: str | bytes) -> Any:
         return schema.Undecoded(f"{decode.excerpt(text if isinstance(text, str) else repr(text), 60)}: {e}")
 
 
+# --- masking what is stored again ------------------------------------------------------------
+
+def remask(conn: Any, *, chunk: int = 1000) -> int:
+    """Mask the stored objects and log tails again with this cronctl's rules and one redactor per
+    (cluster, namespace), as the writes now do (migration 0005, issue 39): rows kept by an older
+    cronctl were masked each on its own, by older rules. Pass one learns from every CronJob, Job and
+    Event of a namespace, pass two masks each object and log tail with what was learned and
+    rewrites the rows that change. A value the older writes masked already is gone from the ledger,
+    so its echoes elsewhere can only be found when a rule finds them; new rules (an XML password, a
+    secret label, SSWS, ...) and their echoes are masked. Rows that do not decode are left alone.
+    Returns the rows rewritten. Reads ``chunk`` rows at a time, by id."""
+    from sqlalchemy import select, update
+
+    reds = Redactors()
+    objects = (schema.cronjobs, schema.jobs, schema.events)
+
+    def rows(t: Any, *cols: Any) -> Iterator[Any]:
+        last = 0
+        while True:
+            got = conn.execute(select(t.c.id, t.c.cluster, t.c.namespace, *cols).where(t.c.id > last)
+                               .order_by(t.c.id).limit(chunk)).all()
+            if not got:
+                return
+            yield from got
+            last = got[-1].id
+
+    for t in objects:  # pass one: what every namespace's objects hold
+        for r in rows(t, t.c.object):
+            if isinstance(r.object, dict) and isinstance(r.cluster, str) and isinstance(r.namespace, str):
+                reds.of(r.cluster, r.namespace).learn(r.object)
+    n = 0
+    for t in objects:  # pass two: each object masked with all of it
+        for r in rows(t, t.c.object):
+            if not (isinstance(r.object, dict) and isinstance(r.cluster, str) and isinstance(r.namespace, str)):
+                continue
+            masked = reds.of(r.cluster, r.namespace).kube_object(r.object)
+            if masked != r.object:
+                conn.execute(update(t).where(t.c.id == r.id).values(object=masked))
+                n += 1
+    lg = schema.logs
+    for r in rows(lg, lg.c.text):
+        if isinstance(r.text, str) and isinstance(r.cluster, str) and isinstance(r.namespace, str):
+            masked_text = reds.of(r.cluster, r.namespace).text(r.text)
+            if masked_text != r.text:
+                conn.execute(update(lg).where(lg.c.id == r.id).values(text=masked_text))
+                n += 1
+    return n
+
+
 # --- the judged rows' key order ---------------------------------------------------------------
 
 _ROW_KEYS = tuple(SlotRow.__annotations__)  # the judge's order (cronctl.history._row)
@@ -309,12 +360,47 @@ _KEEP_IF_NULL = {"jobs": ("first_running", "exit_codes", "deleted_at"), "cronjob
 _FIRST_ONLY = {"cronjobs": ("first_seen",)}
 
 
-class Writer:
-    """Idempotent writes on one connection (one transaction)."""
+class Redactors:
+    """The redactors a ledger's writes mask with: one per (cluster, namespace), kept while the ledger
+    is open (issue 39). A CronJob, its Jobs, its Events and its Jobs' log tails are masked by the
+    same one, which has learned every secret value seen in any of them: a password from a
+    CronJob's env that a Job's log or an Event repeats is masked before it is stored (a fresh
+    redactor per object stored such echoes raw). A namespace rather than a CronJob: an Event
+    names a Pod, and its CronJob is not known when it is written; the values learned are secrets
+    wherever they stand. Each redactor's caches of strings read are dropped now and then
+    (:data:`MEMO_ROWS` writes); the secret values learned are kept."""
 
-    def __init__(self, conn: Any, backend: str) -> None:
+    #: writes through one redactor after which its caches are dropped (bounded memory in a
+    #: recorder that runs for months)
+    MEMO_ROWS = 20_000
+
+    def __init__(self) -> None:
+        self._by: dict[tuple[str, str], Any] = {}
+        self._uses: dict[tuple[str, str], int] = {}
+
+    def of(self, cluster: str, namespace: str) -> Any:
+        from cronctl.redact import Redactor
+
+        key = (cluster, namespace)
+        red = self._by.get(key)
+        if red is None:
+            red = self._by[key] = Redactor()
+        n = self._uses.get(key, 0) + 1
+        if n >= self.MEMO_ROWS:
+            red.forget_strings()
+            n = 0
+        self._uses[key] = n
+        return red
+
+
+class Writer:
+    """Idempotent writes on one connection (one transaction). ``redactors``: the ledger's
+    (:class:`Redactors`); a writer without one masks each namespace with a redactor of its own."""
+
+    def __init__(self, conn: Any, backend: str, redactors: Redactors | None = None) -> None:
         self.conn = conn
         self.backend = backend
+        self.redactors = redactors if redactors is not None else Redactors()
         self.rows = 0  # rows written (inserted, or updated in place by the upsert)
         self._checker: Any = None  # the Redactor judged rows are checked with (judged_rules), one a transaction
 
@@ -354,7 +440,8 @@ class Writer:
             raise BadInput(f"cronjob {c.namespace}/{c.name} has no uid")
         row = {"cluster": cluster, "uid": c.uid, "namespace": c.namespace, "name": c.name, "first_seen": seen,
                "last_seen": seen, "deleted_at": seen if deleted else None,
-               "object": facts.stored_object(obj, keep_managed_fields=True)}
+               "object": facts.stored_object(obj, keep_managed_fields=True,
+                                             red=self.redactors.of(cluster, c.namespace))}
         self._upsert(schema.cronjobs, [row])
         t = schema.cronjob_configs
         last = self.conn.execute(select(t.c.fingerprint).where(t.c.cluster == cluster, t.c.cronjob_uid == c.uid)
@@ -384,7 +471,7 @@ class Writer:
                "failure_reason": r.failure_reason, "deleted_at": seen if deleted else None, "updated_at": seen,
                "first_running": facts.first_running(pods) if pods else None,
                "exit_codes": facts.exit_codes(pods) or None if pods else None,
-               "object": facts.stored_object(obj)}
+               "object": facts.stored_object(obj, red=self.redactors.of(cluster, namespace))}
         self._upsert(schema.jobs, [row])
         if cj_uid and slot is not None:
             self._slot(cluster, cj_uid, namespace, cj_name or "", slot)
@@ -453,20 +540,19 @@ class Writer:
         if not uid:
             return False
         count = obj.get("count")
+        namespace = str(model.meta(obj).get("namespace") or "")
         self._upsert(schema.events, [{
-            "cluster": cluster, "uid": uid, "namespace": str(model.meta(obj).get("namespace") or ""),
+            "cluster": cluster, "uid": uid, "namespace": namespace,
             "involved_kind": inv.get("kind"), "involved_name": inv.get("name"), "involved_uid": inv.get("uid"),
             "reason": obj.get("reason"), "first_time": first, "last_time": last,
             "count": count if isinstance(count, int) and not isinstance(count, bool) else None,
-            "object": facts.stored_object(obj)}])
+            "object": facts.stored_object(obj, red=self.redactors.of(cluster, namespace))}])
         return True
 
     def log(self, cluster: str, job: Obj, pod: str, container: str, text: str, truncated: bool,
             taken: datetime) -> None:
-        from cronctl.redact import Redactor
-
-        red = Redactor()
-        red.learn(job)
+        red = self.redactors.of(cluster, str(model.meta(job).get("namespace") or ""))
+        red.learn(job)  # the Job's own values, and what its namespace's objects taught the redactor
         self._upsert(schema.logs, [{"cluster": cluster, "job_uid": str(model.meta(job).get("uid") or ""),
                                     "namespace": str(model.meta(job).get("namespace") or ""),
                                     "job_name": model.name_of(job), "pod": pod, "container": container,
@@ -533,7 +619,24 @@ def _shape_problem(d: Any, types: dict[str, tuple[type, ...]], what: str) -> str
             return f"{what}'s {k!r} is a {type(v).__name__}"
         if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**63:
             return f"{what}'s {k!r} is out of range"
+        if k in _TIME_KEYS and isinstance(v, str) and not _is_time(v):
+            return f"{what}'s {k!r} is no time"
     return None
+
+
+#: the keys of a judged row and its Job details that hold RFC 3339 times (the judge parses them)
+_TIME_KEYS = frozenset({"slot", "slot_local", "created", "started", "completed", "removed"})
+
+
+def _is_time(v: str) -> bool:
+    from cronctl.errors import CronctlError
+    from cronctl.timeutil import parse_rfc3339
+
+    try:
+        parse_rfc3339(v)
+    except (CronctlError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def judged_problem(row: Any) -> str | None:

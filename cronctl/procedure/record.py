@@ -42,6 +42,8 @@ from cronctl.procedure.reconcile import Reconciler
 
 #: what the recorder watches, in the order it first lists them
 WATCHED = ("cronjobs", "jobs", "events", "pods")
+#: the order of one batch's writes (a stable sort: items of one kind keep their order; cursors last)
+_WRITE_ORDER = {"cronjobs": 0, "jobs": 1, "logs": 2, "pods": 3, "events": 4, "cursor": 5}
 ALL = "*"
 #: the lines of a container's log asked for; the last ``log_bytes`` of them are kept
 _TAIL_LINES = 2000
@@ -232,7 +234,9 @@ class Recorder:
         now = self.clock.now()
         finished: list[Obj] = []
         with self.ledger.writing() as w:
-            for it in items:
+            # CronJobs and Jobs first: the namespace's redactor learns their secrets before the Events
+            # and logs of the same batch that may repeat them are masked and stored (issue 39)
+            for it in sorted(items, key=lambda it: _WRITE_ORDER.get(it.kind, len(_WRITE_ORDER))):
                 try:
                     if it.kind == "cronjobs":
                         w.cronjob(self.opts.cluster_name, it.obj, now, deleted=it.typ == "DELETED")
