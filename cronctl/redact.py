@@ -390,8 +390,8 @@ _RULES: tuple[_Rule, ...] = (
     # an Azure Functions key in a function URL (``?code=``), and any long ``code=`` of a URL query
     (re.compile(r"[?&]code=(?P<s>[A-Za-z0-9_\-/+%]{30,}(?:={0,2}|(?:%3D){0,2}))"), None, ("code=",)),
     # a .netrc line (``machine HOST login USER password X``, ``default ... password X``)
-    (re.compile(r"(?im)(?:^|[\s\"'])(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+){0,3}"
-                r"[ \t]+password[ \t]+(?P<s>\S+)"), None, ("password",)),
+    (re.compile(r"(?im)(?:^|[\s\"'])(?:machine[ \t]+\S{1,256}|default)(?:[ \t]+(?:login|account|port)[ \t]+\S{1,256}){0,3}"
+                r"[ \t]+password[ \t]+(?P<s>\S{1,512})"), None, ("password",)),
     # Bearer xxx (also "Authorization: Bearer"); Basic only when it looks like base64
     (re.compile(r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{8,}=*)"), None, ("bearer",)),
     (re.compile(r"\b[Bb]asic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), _basic_check, ("basic",)),
@@ -726,14 +726,17 @@ def _shell_words(line: str) -> list[tuple[str, int, int]]:
 def _text_command_spans(s: str, strict: bool = False) -> list[tuple[int, int]]:
     """Spans of ``s`` holding the secrets of the command lines on its lines (those naming a tool)."""
     spans: list[tuple[int, int]] = []
-    seen_lines: set[int] = set()
-    for m in _TOOL_WORD.finditer(s):
-        start = s.rfind("\n", 0, m.start()) + 1
-        if start in seen_lines:
-            continue
-        seen_lines.add(start)
-        end = s.find("\n", m.start())
+    pos = 0
+    while True:
+        # one search per line that names a tool, resumed after that line: a 12 MB line holding a
+        # million tool words was searched to its end once per word (173 s; issue 39)
+        m = _TOOL_WORD.search(s, pos)
+        if m is None:
+            break
+        start = max(s.rfind("\n", pos, m.start()) + 1, pos)  # pos is always where a line starts
+        end = s.find("\n", m.end())
         end = len(s) if end == -1 else end
+        pos = end + 1
         if end - start > 20000:
             continue  # a line this long is data, not a command line
         line = s[start:end]

@@ -17,7 +17,15 @@ from typing import Any
 # Plain (unquoted) only for text that YAML 1.1 and 1.2 both read back as this same string: starts
 # with a letter, '/' or '_'; then letters, digits and _ . / @ + = - , spaces (never two in a row,
 # never ' #' or trailing) and ':' not followed by a space or the end.
-_PLAIN = re.compile(r"[A-Za-z_/](?:[A-Za-z0-9_./@+=,\-]|:(?=[^\s])| (?=[^\s#]))*\Z")
+_PLAIN_CHARS = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@+=,\- :]*")
+
+
+def _plain(s: str) -> bool:
+    """Whether ``s`` may stand plain: one scan of a character class and a few substring tests, linear
+    with no backtracking state (the old single pattern of alternatives kept ~125 bytes per character:
+    a 16 MB string took 1.98 GB; issue 39)."""
+    return (_PLAIN_CHARS.fullmatch(s) is not None and "  " not in s and " #" not in s and ": " not in s
+            and not s.endswith((" ", ":")))
 # words YAML 1.1 resolves to booleans, null or special floats
 _RESERVED = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
 
@@ -52,7 +60,7 @@ def scalar(v: Any) -> str:
 
 
 def _string(s: str) -> str:
-    if _PLAIN.match(s) and s.lower() not in _RESERVED:
+    if _plain(s) and s.lower() not in _RESERVED:
         return s
     # JSON escapes are YAML double-quoted escapes; readable non-ASCII text stays as it is, but
     # every non-printable character is escaped (YAML treats e.g. U+0085 and U+2028 as line breaks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,25 @@ json_values = st.recursive(
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=5))
 def test_any_json_shaped_mapping_round_trips(doc: dict[str, object]) -> None:
     assert yaml.safe_load(dump(doc)) == (doc or {})
+
+
+# the plain-scalar pattern before issue 39: one regular expression of alternatives, right but ~125
+# bytes of the engine's memory per character (a 16 MB string took 1.98 GB)
+_OLD_PLAIN = re.compile(r"[A-Za-z_/](?:[A-Za-z0-9_./@+=,\-]|:(?=[^\s])| (?=[^\s#]))*\Z")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.text(alphabet="aZ_/09.@+=,-: #\t\nx", max_size=12))
+def test_the_linear_plain_test_decides_as_the_old_pattern_did(s: str) -> None:
+    from cronctl.bundle.yamlout import _plain
+
+    assert _plain(s) == bool(_OLD_PLAIN.match(s)), repr(s)
+
+
+def test_a_long_plain_string_costs_no_memory_per_character() -> None:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert dump({"x": "a" * (8 * 1024 * 1024)}).startswith("x: aaa")
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grew_mb < 200, grew_mb  # the old pattern: ~985 MB for these 8 MB

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Benchmark: the cost of hostile input grows linearly (issue 39). At 1, 2, 4 and 8 times a base
+size, each in its own process, wall time and peak memory (how much the process's peak RSS grew
+during the run, and the peak itself: the regular-expression engine's own allocations are not
+Python objects, so RSS, not tracemalloc):
+
+- the YAML writer (``cronctl/bundle/yamlout.py``) on one long plain string (a 16 MB string in a
+  dump took 1.98 GB before: ~125 bytes per input byte in the plain-scalar pattern);
+- the redactor on one long line of ``curl -u a:b -p -P --password`` (the command-line rule searched
+  the line to its end once per tool word: 12 MB took 173 s);
+- the bounded JSON decoder (``cronctl/decode.py``) on a 2,000-deep value repeated, and on a long
+  valid JSON array.
+
+    .venv/bin/python bench/bench_hostile.py [--base-mb 1] [--src DIR]
+
+``--src DIR`` runs the same with another checkout first on PYTHONPATH (the code before a change).
+Prints a table, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+CASES = {
+    "yaml writer": ("from cronctl.bundle import yamlout\n"
+                    "s = 'a' * N\n"
+                    "run = lambda: yamlout.dump({'x': s})"),
+    "command-line rule": ("from cronctl.redact import Redactor\n"
+                          "line = 'curl -u a:b -p -P --password ' * (N // 30)\n"
+                          "run = lambda: Redactor().text(line)"),
+    "decoder (deep)": ("from cronctl import decode\n"
+                       "t = '[' + ','.join(['[' * 2000 + ']' * 2000] * max(1, N // 4000)) + ']'\n"
+                       "def run():\n"
+                       "    try:\n"
+                       "        decode.loads(t)\n"
+                       "    except ValueError:\n"
+                       "        pass"),
+    "decoder (flat)": ("from cronctl import decode\n"
+                       "t = '[' + ','.join(['{\"a\": [1, 2, \"x\"]}'] * max(1, N // 20)) + ']'\n"
+                       "run = lambda: decode.loads(t)"),
+}
+
+_CHILD = """
+import json, resource, sys, time
+N = int(sys.argv[1])
+{setup}
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+run()
+dt = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"seconds": dt, "grew": rss - before, "rss": rss}}))
+"""
+
+
+def measure(setup: str, n: int, src: str | None) -> dict[str, float]:
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    # -P: the current directory is not put first on sys.path, so --src really wins
+    r = subprocess.run([sys.executable, "-P", "-c", _CHILD.format(setup=setup), str(n)], capture_output=True, text=True,
+                       env=env, timeout=3600)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr[-2000:])
+    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base-mb", type=float, default=1.0)
+    ap.add_argument("--src", default=None)
+    ap.add_argument("--only", default=None, help="one case by name")
+    args = ap.parse_args()
+    base = int(args.base_mb * 1024 * 1024)
+    print(f"{'case':<20} {'input':>8} {'seconds':>9} {'x base':>7} {'RSS grew MB':>12} {'peak RSS MB':>12}")
+    for name, setup in CASES.items():
+        if args.only and args.only != name:
+            continue
+        first = None
+        for k in (1, 2, 4, 8):
+            m = measure(setup, base * k, args.src)
+            first = first or m["seconds"] or 1e-9
+            print(f"{name:<20} {args.base_mb * k:>6.1f}MB {m['seconds']:>9.2f} {m['seconds'] / first:>7.1f} "
+                  f"{m['grew'] / 1024:>12.1f} {m['rss'] / 1024:>12.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
