@@ -49,6 +49,11 @@ def test_a_deep_annotation_stops_neither_the_recorder_nor_a_reader(kubeconfig: s
                                "deep", namespace, _preload_content=False).data)["metadata"]["uid"]},
         "reason": "Rejected", "message": f"login refused for password {SECRET}\nforged: ran", "type": "Warning",
         "firstTimestamp": "2026-12-07T00:00:00Z", "lastTimestamp": "2026-12-07T00:00:00Z", "count": 1})
+    # "paused by" with a newline: the overview's row stays one line
+    create_cronjob(k8s, namespace, "paused", suspend=True)
+    k8s.batch.patch_namespaced_cron_job("paused", namespace, {"metadata": {"annotations": {
+        "cronctl.dev/paused-by": "alice\nforged: ran", "cronctl.dev/paused-at": "2026-12-07T00:00:00Z",
+        "cronctl.dev/pause-reason": "maintenance\nforged: ran"}}})
     ledger = tmp_path / "ledger.sqlite"
     rec = start_cronctl(["record", "-n", namespace, "--ledger", str(ledger), "--status-every", "5s"], kubeconfig,
                         run_dir=tmp_path / "rec")
@@ -73,7 +78,7 @@ def test_a_deep_annotation_stops_neither_the_recorder_nor_a_reader(kubeconfig: s
     raw = _raw(ledger)
     assert "'deep'" in raw and "deep.echo" in raw  # the CronJob and the Event are kept
     assert SECRET not in raw  # the env value and its echo in the Event, masked before they were stored
-    for args in (["status", "deep", "-n", namespace], ["status", "-n", namespace],
+    for args in (["status", "deep", "-n", namespace], ["status", "-n", namespace], ["status", "paused", "-n", namespace],
                  ["lint", "deep", "-n", namespace, "--fail-on", "none"],
                  ["history", "deep", "-n", namespace, "--since", "1h"],
                  ["history", "deep", "-n", namespace, "--since", "1h", "--ledger", str(ledger)],
