@@ -60,8 +60,11 @@ def test_a_deep_annotation_stops_neither_the_recorder_nor_a_reader(kubeconfig: s
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and rec.poll() is None:
-            if ledger.exists() and "deep.echo" in _raw(ledger):
-                break
+            try:
+                if ledger.exists() and "deep.echo" in _raw(ledger):
+                    break
+            except sqlite3.OperationalError:  # the recorder is creating its tables
+                pass
             time.sleep(2)
         time.sleep(8)  # a status line or two more
         assert rec.poll() is None, "the recorder stopped"
