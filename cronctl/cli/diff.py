@@ -175,7 +175,8 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
 
         now = now or clock
         _on, url = ledger_choice(ledger)
-        ev = evidence_for(url, None if ledger_cluster == "all" else ledger_cluster, namespace=None, name=None, since=now)
+        ev = evidence_for(url, None if ledger_cluster == "all" else ledger_cluster, namespace=None, name=None, since=now,
+                          strict=True)  # a row that does not decode: exit 9, one line (docs/LEDGER.md)
         live_objs = [_unmarked(c) for c in ev.cronjobs
                      if "; deleted" not in annotations(c).get(ANN_LEDGER, "")]  # deleted: a create now
         jobs = ev.jobs
