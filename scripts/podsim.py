@@ -24,7 +24,16 @@ There is no container runtime on the test machines, so this process plays the no
 * serves the kubelet's ``/containerLogs/{ns}/{pod}/{container}`` endpoint over HTTPS (certificate
   signed by the cluster CA, client certificate required) so ``kubectl logs`` / ``pods/log`` work
   through the API server, with ``follow``, ``previous``, ``timestamps``, ``tailLines``,
-  ``sinceSeconds``, ``sinceTime``, ``limitBytes`` and ``stream``.
+  ``sinceSeconds``, ``sinceTime``, ``limitBytes`` and ``stream``;
+* opt-in **exec mode** (``sim.cronctl.dev/exec: "true"`` on the pod): the first container's
+  ``command`` + ``args`` really run, as a process on this host (no image, no isolation), with the
+  container's ``env`` (plain values, and the downward API ``fieldRef`` values a pod can resolve:
+  ``metadata.name``, ``.namespace``, ``.uid``, ``.labels['...']``, ``.annotations['...']``,
+  ``spec.nodeName``, ``spec.serviceAccountName``, ``status.podIP``, ``status.hostIP``) over PATH,
+  HOME and LANG of the simulator; the pod ends with the process's real exit code and its output is
+  the container's log; a deleted pod's process gets SIGTERM, then SIGKILL after the grace period.
+  ``restartPolicy: OnFailure`` runs it again after a failure. The cronctl claim tests use it
+  (docs/commands/claim.md says so: a simulator, not a kubelet).
 
 State is derived from the pod objects (status times and annotations), so a restarted simulator
 carries on where the previous one stopped. One watch on all pods feeds a cache and a de-duplicating
@@ -44,6 +53,7 @@ import os
 import signal
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -190,6 +200,44 @@ def termination_of(pod: Pod) -> float:
         return 0.0
 
 
+def is_exec(pod: Pod) -> bool:
+    return (ann(pod, "exec") or "").strip().lower() == "true"
+
+
+def field_value(pod: Pod, path: str) -> str:
+    """A downward API ``fieldRef.fieldPath`` of ``pod``, as the kubelet resolves it ("" if unknown)."""
+    meta, spec, st = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
+              "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
+              "spec.serviceAccountName": spec.get("serviceAccountName"), "status.podIP": st.get("podIP"),
+              "status.hostIP": st.get("hostIP")}
+    if path in simple:
+        return str(simple[path] or "")
+    for prefix, source in (("metadata.labels", meta.get("labels")), ("metadata.annotations", meta.get("annotations"))):
+        if path.startswith(prefix + "['") and path.endswith("']"):
+            return str((source or {}).get(path[len(prefix) + 2:-2]) or "")
+    return ""
+
+
+def exec_env(pod: Pod, container: dict[str, Any]) -> dict[str, str]:
+    """The environment of an exec-mode container: the simulator's PATH, HOME and LANG, then the
+    container's env in order (``$(VAR)`` references expanded as the kubelet does)."""
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
+    env["HOSTNAME"] = pod["metadata"]["name"]
+    for e in container.get("env") or []:
+        name = e.get("name")
+        if not name:
+            continue
+        if "value" in e:
+            v = str(e.get("value") or "")
+            for k, old in env.items():
+                v = v.replace(f"$({k})", old)
+            env[name] = v
+        elif ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath"):
+            env[name] = field_value(pod, e["valueFrom"]["fieldRef"]["fieldPath"])
+    return env
+
+
 def key_of(pod: Pod) -> Key:
     m = pod["metadata"]
     return m.get("namespace", ""), m["name"]
@@ -218,6 +266,9 @@ class Sim:
         self.started: dict[tuple[str, str, int], float] = {}
         self.finished: dict[tuple[str, str, int], float] = {}
         self.deleting_seen: dict[str, float] = {}
+        # exec mode: pod uid -> its running process; (uid, container, attempt) -> output lines
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.exec_out: dict[tuple[str, str, int], list[tuple[float, str]]] = {}
         # work queue
         self.queue: collections.deque[Key] = collections.deque()
         self.queued: set[Key] = set()
@@ -309,6 +360,8 @@ class Sim:
                 del self.started[k]
             for k in [k for k in self.finished if k[0] == uid]:
                 del self.finished[k]
+            for k in [k for k in self.exec_out if k[0] == uid]:
+                del self.exec_out[k]
             self.deleting_seen.pop(uid, None)
             self.changed.notify_all()
 
@@ -386,6 +439,9 @@ class Sim:
         if meta.get("deletionTimestamp"):
             if not node:
                 return  # the apiserver deletes unscheduled pods at once
+            if is_exec(pod) and not is_terminal(pod) and st.get("containerStatuses"):
+                self.stop_exec(pod)
+                return
             if not is_terminal(pod) and st.get("containerStatuses"):
                 # containers get SIGTERM; they take termination-seconds (at most the grace period)
                 first = self.deleting_seen.setdefault(uid, time.time())
@@ -413,7 +469,11 @@ class Sim:
         statuses = st.get("containerStatuses") or []
         if not statuses or st.get("phase") == "Pending":
             self.start_pod(pod)
+            if is_exec(pod):
+                self.start_exec(self.get(key) or pod, 0)
             return
+        if is_exec(pod):
+            return  # the process's own end writes the status (exec_wait)
         # the current attempt: the first container's running state (all containers run in lockstep)
         running = (statuses[0].get("state") or {}).get("running")
         if not running:
@@ -509,6 +569,85 @@ class Sim:
         self.write_status(pod, status)
         for c in spec.get("containers") or []:
             self.event(pod, "Started", f"Started container {c['name']}", "kubelet")
+
+    # --- exec mode ---------------------------------------------------------------------------
+
+    def start_exec(self, pod: Pod, attempt: int) -> None:
+        """Run the first container's command as a process on this host (exec mode)."""
+        uid = pod["metadata"]["uid"]
+        c = (pod.get("spec") or {}).get("containers", [{}])[0]
+        argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+        out = self.exec_out.setdefault((uid, c.get("name", ""), attempt), [])
+        try:
+            proc = subprocess.Popen(argv, env=exec_env(pod, c), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except (OSError, IndexError, ValueError) as e:
+            out.append((time.time(), f"sim exec: cannot start {argv!r}: {e}"))
+            self.exec_end(pod, 127)
+            return
+        log(f"exec {key_of(pod)[0]}/{key_of(pod)[1]}: pid {proc.pid}: {argv!r}")
+        with self.lock:
+            self.procs[uid] = proc
+        threading.Thread(target=self.exec_wait, args=(key_of(pod), uid, proc, out), daemon=True).start()
+
+    def exec_wait(self, key: Key, uid: str, proc: subprocess.Popen[bytes], out: list[tuple[float, str]]) -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            with self.lock:
+                out.append((time.time(), raw.decode("utf-8", "replace").rstrip("\n")))
+                self.changed.notify_all()
+        code = proc.wait()
+        code = code if code >= 0 else 128 - code
+        with self.lock:
+            self.procs.pop(uid, None)
+        pod = self.get(key)
+        if pod is None or pod["metadata"].get("uid") != uid or is_terminal(pod):
+            return
+        for attempt in range(20):
+            try:
+                self.exec_end(self.get(key) or pod, code)
+                return
+            except (ApiError, OSError, http.client.HTTPException) as e:
+                log(f"exec {key[0]}/{key[1]}: status after exit {code}: {e!r}; retrying")
+                time.sleep(0.5)
+
+    def exec_end(self, pod: Pod, code: int) -> None:
+        """The process ended: the pod ends with its code (OnFailure: it runs again after a failure)."""
+        end = time.time()
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        if not pod["metadata"].get("deletionTimestamp") and (policy == "Always" or (policy == "OnFailure" and code)):
+            self.restart(pod, end, code)
+            n = int(((pod.get("status") or {}).get("containerStatuses") or [{}])[0].get("restartCount") or 0)
+            self.start_exec(self.get(key_of(pod)) or pod, n + 1)
+            return
+        self.write_status(pod, self.terminal_status(pod, end, code, "Completed" if code == 0 else "Error",
+                                                     "Succeeded" if code == 0 else "Failed"))
+
+    def stop_exec(self, pod: Pod) -> None:
+        """A deleted exec pod: SIGTERM its process once, SIGKILL after the grace period; its exit
+        (exec_wait) writes the status, then the next reconcile deletes the pod."""
+        uid = pod["metadata"]["uid"]
+        with self.lock:
+            proc = self.procs.get(uid)
+        if proc is None:  # already ended (or never started): finish as a pod without a process
+            self.write_status(pod, self.terminal_status(pod, time.time(), KILLED_EXIT, "Error", "Failed"))
+            return
+        if uid in self.deleting_seen:
+            return
+        self.deleting_seen[uid] = time.time()
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace_s = float(grace) if grace is not None else 30.0
+
+        def term() -> None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        threading.Thread(target=term, daemon=True).start()
 
     def restart(self, pod: Pod, end: float, code: int) -> None:
         """Restart every container in place, as the kubelet does for OnFailure/Always."""
@@ -643,6 +782,8 @@ class Sim:
         uid = pod["metadata"]["uid"]
         start = self.started.get((uid, container, n)) or parse_time(state.get("startedAt")) or time.time()
         lines = [(start, f"sim: container {container} started (attempt {n + 1})")]
+        with self.lock:
+            lines += list(self.exec_out.get((uid, container, n), []))
         text = ann(pod, "log")
         if text:
             lines += [(start, ln) for ln in text.replace("\\n", "\n").splitlines()]

@@ -46,6 +46,8 @@ COMMANDS: tuple[Entry, ...] = (
           "Run lost slots, oldest first, one at a time under one lock and one suspension."),
     Entry("bundle", "cronctl.cli.bundle:bundle",
           "Save the evidence of a CronJob incident before history limits and the event TTL destroy it."),
+    Entry("claim", "cronctl.cli.claim:claim",
+          "Run COMMAND once per scheduled occurrence: claim its row in the ledger first, or exit."),
     Entry("completion", "cronctl.cli.completion:completion", "Print (or --install) the shell completion script."),
     Entry("diff", "cronctl.cli.diff:diff",
           "Show what the CronJob controller will do the moment a change is applied, before it is applied."),
@@ -59,6 +61,8 @@ COMMANDS: tuple[Entry, ...] = (
           "Suspend a CronJob on purpose, recording who, why and until when on it."),
     Entry("resume", "cronctl.cli.pause:resume_cmd",
           "Un-suspend a paused CronJob after showing what the controller will start."),
+    Entry("reconcile", "cronctl.cli.reconcile:reconcile",
+          "List expected occurrences whose effect is not done (none, failed, ambiguous), each as a replay request."),
     Entry("record", "cronctl.cli.record:record",
           "Keep every CronJob's slots in the ledger: CronJobs, Jobs, events and log tails, before Kubernetes "
           "deletes them."),

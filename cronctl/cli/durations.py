@@ -63,6 +63,8 @@ KEEP = DurationFlag("--keep")  # record: how long the ledger keeps what ended
 STATUS_EVERY = DurationFlag("--status-every")  # record: the status line's period
 MAX_HOLD = DurationFlag("--max-hold")  # alerts --source recorder: a cronctl run's hold older than this fires
 ALERT_WINDOW = DurationFlag("--alert-window", Bounds(low=60, why="Prometheus needs two samples in the window"))
+LEASE = DurationFlag("--lease", Bounds(low=SECOND, why="the lease is renewed every third of it"))  # claim
+GRACE = DurationFlag("--grace")  # claim: COMMAND's time after SIGTERM when the lease is lost
 
 #: every duration flag, for the tests and the docs: (commands, flag)
 ALL: tuple[tuple[str, DurationFlag], ...] = (
@@ -70,7 +72,7 @@ ALL: tuple[tuple[str, DurationFlag], ...] = (
     ("run-manual, wait, backfill", TIMEOUT),
     ("run-manual, alerts", EXPECTED_DURATION),
     ("backfill", MAX_AGE),
-    ("history, backfill", SINCE),
+    ("history, backfill, reconcile", SINCE),
     ("bundle", LOG_SINCE),
     ("bundle", WINDOW),
     ("pause", UNTIL),
@@ -80,4 +82,6 @@ ALL: tuple[tuple[str, DurationFlag], ...] = (
     ("record", STATUS_EVERY),
     ("alerts", MAX_HOLD),
     ("alerts", ALERT_WINDOW),
+    ("claim", LEASE),
+    ("claim", GRACE),
 )

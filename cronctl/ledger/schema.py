@@ -236,9 +236,38 @@ cursors = Table(
     UniqueConstraint("cluster", "resource", "scope", name="uq_cursors"),
 )
 
+claims = Table(
+    "claims", metadata,
+    # one row per scheduled occurrence of a workflow (cronctl claim, docs/LEDGER.md "Claims"): the
+    # business effect's own record, not a Job's. The unique key is what makes racing claimers meet.
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    Column("workflow", String(512), nullable=False),  # the workflow key (default namespace/CronJob)
+    _ts("occurrence", False),  # the logical scheduled time (the first of seed 003's four times)
+    Column("status", String(16), nullable=False),  # running / done / failed / final (claims.STATUSES)
+    Column("attempt", Integer, nullable=False),
+    Column("fencing_token", BigInteger, nullable=False),  # grows by one on every takeover
+    Column("lease_owner", String(512), nullable=False),  # the holder: Job, pod, host, pid
+    Column("holder_job", String(253)),  # the holder's Job (namespace/name), when it runs in one
+    _ts("lease_expires", False),
+    Column("config_version", String(253)),
+    Column("output_ref", Text),
+    Column("last_error", Text),
+    Column("exit_code", Integer),
+    _ts("job_created"),  # the holder Job's creation (the second time)
+    _ts("first_claimed_at", False), _ts("claimed_at", False),  # the first worker start; this attempt's
+    _ts("renewed_at"), _ts("completed_at"),  # the last lease renewal; business work done (the fourth)
+    Column("replay_reason", Text),  # --replay REASON of the attempt that replayed a done or final row
+    Column("refusals", Integer, nullable=False),  # claimers refused (a duplicate, a live lease, final)
+    Column("last_refused_by", String(512)), _ts("last_refused_at"),
+    _ts("updated_at", False),
+    UniqueConstraint("workflow", "occurrence", name="uq_claims_occurrence"),
+    Index("ix_claims_status", "status", "lease_expires"),
+)
+
 #: table -> the columns of its unique key (the upsert's conflict target)
 KEYS = {
     "cronjobs": ("cluster", "uid"), "jobs": ("cluster", "uid"), "events": ("cluster", "uid"),
     "slots": ("cluster", "cronjob_uid", "slot"), "logs": ("cluster", "job_uid", "pod", "container"),
     "cursors": ("cluster", "resource", "scope"), "cronjob_configs": ("cluster", "cronjob_uid", "resource_version"),
+    "claims": ("workflow", "occurrence"),
 }

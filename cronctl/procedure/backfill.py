@@ -101,10 +101,11 @@ def read_done(path: str) -> set[datetime]:
 
 
 def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOptions,
-                 now: datetime, suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] | None = None
-                 ) -> tuple[list[datetime], list[tuple[datetime, str]]]:
+                 now: datetime, suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] | None = None,
+                 effects_done: dict[datetime, str] | None = None) -> tuple[list[datetime], list[tuple[datetime, str]]]:
     """(slots to run, oldest first; slots skipped with why). Pure. ``suspensions``: the ledger's
-    exact suspend spans by CronJob uid (:class:`cronctl.history.Options`)."""
+    exact suspend spans by CronJob uid (:class:`cronctl.history.Options`); ``effects_done``: the
+    occurrences whose effect ``cronctl claim`` recorded done, with who did it."""
     from cronctl.history import LOST, Options, slot_history
 
     ways = sum([opts.missed, opts.from_ is not None or opts.to is not None, bool(opts.slots)])
@@ -142,6 +143,8 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
                                f"({model.job_outcome(standing[0]) or 'running'})"))
         elif t in done:
             skipped.append((t, f"done according to {opts.done_from}"))
+        elif effects_done and t in effects_done:
+            skipped.append((t, f"its effect is done ({effects_done[t]}; cronctl claim)"))
         elif now - t > opts.max_age:
             skipped.append((t, f"older than --max-age {human_duration(opts.max_age)}"))
         else:
@@ -150,6 +153,21 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
         raise BadInput(f"{len(run)} slots to run for cronjob {name}: at most {MAX_SLOTS} per backfill; "
                        "narrow it with --since or --from/--to")
     return run, skipped
+
+
+def _effects_done(b: BackfillOptions, ns: str, name: str) -> dict[datetime, str]:
+    """The occurrences of workflow ``ns/name`` whose effect cronctl claim recorded done."""
+    from cronctl.ledger import claims
+    from cronctl.ledger.claimstore import rows
+    from cronctl.ledger.store import open_ledger
+
+    assert b.ledger is not None
+    led = open_ledger(b.ledger[0], create=False)
+    try:
+        return {r["occurrence"]: f"attempt {r['attempt']} by {r['holder_job'] or r['lease_owner']}"
+                for r in rows(led, [f"{ns}/{name}"]) if r["status"] == claims.DONE}
+    finally:
+        led.close()
 
 
 def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the steps in order
@@ -185,7 +203,8 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
         ev = evidence_for(b.ledger[0], b.ledger[1], namespace=ctx.ns, name=ctx.name,
                           since=today - (b.since or b.max_age) - timedelta(days=1), strict=True)
         jobs, events, suspensions = merge(jobs, ev.jobs), merge(events, ev.events), ev.suspensions
-    ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today, suspensions)
+    effects_done = _effects_done(b, ctx.ns, ctx.name) if b.ledger is not None else None
+    ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today, suspensions, effects_done)
     for t, why in skipped:
         ctx.reporter.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")
     ctx.record["slots"] = [rfc3339_z(t) for t in ctx.todo]

@@ -72,7 +72,7 @@ FLAG_TABLE: list[tuple[flags.DurationFlag, str, float]] = [
     (flags.MARGIN, "0", 0), (flags.MARGIN, "10m", 600), (flags.MAX_SUSPEND, "1d12h", 129600),
     (flags.KEEP, "90d", 90 * 86400), (flags.KEEP, "12h", 43200), (flags.STATUS_EVERY, "60s", 60),
     (flags.STATUS_EVERY, "500ms", 0.5), (flags.MAX_HOLD, "2h", 7200), (flags.ALERT_WINDOW, "15m", 900),
-    (flags.ALERT_WINDOW, "60", 60),
+    (flags.ALERT_WINDOW, "60", 60), (flags.LEASE, "60s", 60), (flags.LEASE, "1s", 1), (flags.GRACE, "30s", 30),
 ]
 
 

@@ -1,0 +1,198 @@
+"""cronctl claim with real processes on a real ledger (a SQLite file, and PostgreSQL): racing
+claimers, a SIGKILLed holder taken over with a higher token, refusals with their own exit codes,
+the DST fold, replays, SIGTERM passed on, the exported variables, the Python API."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cronctl.ledger import claims, claimstore, store
+
+T = "2026-12-07T02:00:00Z"
+OCC = datetime(2026, 12, 7, 2, 0, tzinfo=timezone.utc)
+
+
+def claim_cmd(ledger: str, *args: str, occurrence: str | None = T, workflow: str = "shop/billing") -> list[str]:
+    return ([sys.executable, "-m", "cronctl", "claim", "--ledger", ledger, "--workflow", workflow]
+            + (["--occurrence", occurrence] if occurrence else []) + list(args))
+
+
+def env_without_pod() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRONCTL_") or k == "CRONCTL_DEBUG"}
+    env["KUBECONFIG"] = "/nonexistent"  # nothing here may reach a cluster
+    return env
+
+
+def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, env=env_without_pod(), timeout=120, **kw)
+
+
+def effect(path: Path) -> str:
+    """A COMMAND whose effect is one line in ``path``: the token, attempt and occurrence it ran with."""
+    return f'echo "$CRONCTL_FENCING_TOKEN $CRONCTL_ATTEMPT $CRONCTL_OCCURRENCE" >> {path}'
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_racing_claimers_make_one_effect_and_the_others_refuse(ledger_url: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    store.open_ledger(ledger_url).close()  # migrated once: the racers meet on the claim, not the migration
+    procs = [subprocess.Popen(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects) + "; sleep 4"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod())
+             for _ in range(4)]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    assert lines(effects) == [f"1 1 {T}"], results
+    winners = [r for r in results if "claimed as attempt 1" in r[1]]
+    assert len(winners) == 1 and winners[0][0] == 0, results
+    for code, text in results:
+        if (code, text) != winners[0]:
+            assert (code == 11 and "held by" in text) or (code == 0 and "already done" in text), (code, text)
+    again = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert again.returncode == 0 and "already done" in again.stderr and "COMMAND not run" in again.stderr
+    assert len(lines(effects)) == 1
+
+
+def test_a_sigkilled_holder_is_taken_over_after_its_lease_with_a_higher_token(ledger_url: str,
+                                                                               tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    first = subprocess.Popen(claim_cmd(ledger_url, "--lease", "3s", "--", "sh", "-c", effect(effects) + "; sleep 60"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod(),
+                             start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not lines(effects):
+        assert time.monotonic() < deadline and first.poll() is None, "the first claimer never ran COMMAND"
+        time.sleep(0.1)
+    os.killpg(first.pid, signal.SIGKILL)  # the pod is killed: cronctl and COMMAND, no goodbye
+    first.wait()
+    held = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert held.returncode == 11 and "held by" in held.stderr, held.stderr
+    time.sleep(3.5)
+    taken = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert taken.returncode == 0, taken.stderr
+    assert "taking over" in taken.stderr and "ambiguous" in taken.stderr
+    assert lines(effects) == [f"1 1 {T}", f"2 2 {T}"]
+    led = store.open_ledger(ledger_url)
+    try:
+        row = claimstore.read(led, "shop/billing", OCC)
+    finally:
+        led.close()
+    assert row is not None and (row.status, row.attempt, row.fencing_token) == (claims.DONE, 2, 2)
+
+
+def test_a_final_failure_is_refused_until_replayed_with_a_reason(ledger_url: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    failed = run(claim_cmd(ledger_url, "--final-exit", "3,4", "--", "sh", "-c", effect(effects) + "; exit 3"))
+    assert failed.returncode == 3  # COMMAND's own code, for podFailurePolicy
+    refused = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert refused.returncode == 12 and "failed finally" in refused.stderr and "--replay" in refused.stderr
+    empty = run(claim_cmd(ledger_url, "--replay", " ", "--", "true"))
+    assert empty.returncode == 5
+    replayed = run(claim_cmd(ledger_url, "--replay", "INC-7 input fixed", "--", "sh", "-c", effect(effects)))
+    assert replayed.returncode == 0 and "a replay (INC-7 input fixed)" in replayed.stderr
+    assert lines(effects) == [f"1 1 {T}", f"2 2 {T}"]
+    done = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert done.returncode == 0 and "already done" in done.stderr and len(lines(effects)) == 2
+    led = store.open_ledger(ledger_url)
+    try:
+        [r] = claimstore.rows(led, ["shop/billing"])
+    finally:
+        led.close()
+    assert (r["replay_reason"], r["refusals"], r["status"]) == ("INC-7 input fixed", 2, "done")
+
+
+def test_a_retryable_failure_is_taken_over_at_once(ledger_url: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    assert run(claim_cmd(ledger_url, "--final-exit", "3", "--", "sh", "-c", effect(effects) + "; exit 1")).returncode == 1
+    again = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
+    assert again.returncode == 0 and "after attempt 1 failed (exit code 1)" in again.stderr
+    assert lines(effects) == [f"1 1 {T}", f"2 2 {T}"]
+
+
+def test_the_dst_fold_is_two_occurrences_each_run_once(tmp_path: Path) -> None:
+    # America/New_York fell back on 2026-11-01 at 06:00Z: 01:30 EDT (05:30Z) and 01:30 EST (06:30Z)
+    # both happen; the controller annotates each Job with its own offset
+    ledger = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    effects = tmp_path / "effects"
+    for stamp in ("2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00") * 2:
+        env = env_without_pod() | {"CRONCTL_SCHEDULED_TIMESTAMP": stamp}
+        r = subprocess.run(claim_cmd(ledger, occurrence=None) + ["--", "sh", "-c", effect(effects)],
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+    assert lines(effects) == ["1 1 2026-11-01T05:30:00Z", "1 1 2026-11-01T06:30:00Z"]
+
+
+def test_without_an_occurrence_or_a_ledger_command_never_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    none = run(claim_cmd(f"sqlite:///{tmp_path / 'l.sqlite'}", occurrence=None) + ["--", "touch", str(marker)])
+    assert none.returncode == 10 and none.stderr.count("\n") == 1 and "no occurrence" in none.stderr
+    down = run(claim_cmd("postgresql://nobody@127.0.0.1:9/none", "--", "touch", str(marker)))
+    assert down.returncode == 9 and "COMMAND not run" in down.stderr and "Traceback" not in down.stderr
+    assert not marker.exists()
+    missing = run(claim_cmd(f"sqlite:///{tmp_path / 'l.sqlite'}", "--", "no-such-command-h36"))
+    assert missing.returncode == 5 and "not found" in missing.stderr
+
+
+def test_command_gets_the_token_and_its_output_reference_is_kept(tmp_path: Path) -> None:
+    ledger = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    script = ('echo "$CRONCTL_WORKFLOW|$CRONCTL_OCCURRENCE|$CRONCTL_ATTEMPT|$CRONCTL_FENCING_TOKEN" > '
+              f'{tmp_path / "seen"}; echo s3://bucket/report-1 > "$CRONCTL_OUTPUT_REF_FILE"')
+    r = run(claim_cmd(ledger, "--config-version", "v7", "--", "sh", "-c", script))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "seen").read_text().strip() == f"shop/billing|{T}|1|1"
+    led = store.open_ledger(ledger)
+    try:
+        [row] = claimstore.rows(led, ["shop/billing"])
+    finally:
+        led.close()
+    assert (row["output_ref"], row["config_version"], row["exit_code"]) == ("s3://bucket/report-1", "v7", 0)
+    assert row["completed_at"] is not None and row["first_claimed_at"] <= row["completed_at"]
+
+
+def test_sigterm_is_passed_to_command_and_its_exit_code_kept(tmp_path: Path) -> None:
+    ledger = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    script = f"trap 'echo TERM > {got}; exit 42' TERM; touch {ready}; while true; do sleep 0.1; done"
+    p = subprocess.Popen(claim_cmd(ledger, "--", "sh", "-c", script), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env_without_pod())
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) == 42
+    assert got.read_text().strip() == "TERM"
+    led = store.open_ledger(ledger)
+    try:
+        row = claimstore.read(led, "shop/billing", OCC)
+    finally:
+        led.close()
+    assert row is not None and row.status == claims.FAILED and row.last_error == "exit code 42"
+
+
+def test_the_python_api_runs_the_body_once(tmp_path: Path) -> None:
+    from cronctl.errors import ClaimHeld
+    from cronctl.procedure.claim import occurrence_claim
+
+    ledger = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    ran = []
+    with occurrence_claim("app/report", OCC, ledger=ledger) as held:
+        assert held.run and held.token == 1
+        with pytest.raises(ClaimHeld):
+            with occurrence_claim("app/report", OCC, ledger=ledger):
+                pass
+        ran.append(held.token)
+        held.output_ref = "report-7"
+    with occurrence_claim("app/report", OCC, ledger=ledger) as again:
+        assert not again.run
+    assert ran == [1]
