@@ -196,3 +196,85 @@ def test_the_python_api_runs_the_body_once(tmp_path: Path) -> None:
     with occurrence_claim("app/report", OCC, ledger=ledger) as again:
         assert not again.run
     assert ran == [1]
+
+
+# --- a PostgreSQL this test may stop and start (scripts/postgres, its own data directory and port) --
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def own_postgres() -> Any:
+    """A private PostgreSQL server (scripts/postgres up in a directory of its own): ``(url, env)``
+    where ``env`` makes scripts/postgres act on it. Skipped where the ledger tests on PostgreSQL are
+    (no server binaries: CRONCTL_TEST_POSTGRES unset outside CI)."""
+    from conftest import POSTGRES_SKIP, _in_ci
+
+    if not os.environ.get("CRONCTL_TEST_POSTGRES") and not _in_ci():
+        pytest.skip(POSTGRES_SKIP)
+    import tempfile
+
+    # under /tmp itself: as root the server runs as the postgres user, who cannot enter pytest's 0700 tmp_path
+    pg_env = os.environ | {"CRONCTL_PG_DIR": tempfile.mkdtemp(prefix="cronctl-claim-pg.", dir="/tmp")}
+    subprocess.run([str(ROOT / "scripts/postgres"), "up"], env=pg_env, check=True, capture_output=True, timeout=120)
+    url = subprocess.run([str(ROOT / "scripts/postgres"), "url"], env=pg_env, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    yield url, pg_env
+    subprocess.run([str(ROOT / "scripts/postgres"), "down", "--purge"], env=pg_env, capture_output=True, timeout=120)
+
+
+def pg(env: dict[str, str], verb: str) -> None:
+    subprocess.run([str(ROOT / "scripts/postgres"), verb], env=env, check=True, capture_output=True, timeout=120)
+
+
+def wait_for_line(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not lines(path):
+        assert time.monotonic() < deadline and proc.poll() is None, "COMMAND never made its effect"
+        time.sleep(0.1)
+
+
+def test_postgresql_restarted_after_commands_commit_makes_no_second_effect(own_postgres: Any,
+                                                                           tmp_path: Path) -> None:
+    url, pg_env = own_postgres
+    effects = tmp_path / "effects"
+    # COMMAND commits its effect, then the ledger goes down before cronctl can record the end
+    script = effect(effects) + f"; CRONCTL_PG_DIR={pg_env['CRONCTL_PG_DIR']} {ROOT / 'scripts/postgres'} down"
+    p = subprocess.Popen(claim_cmd(url, "--workflow", "pg/restart", "--lease", "30s", "--", "sh", "-c", script),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod())
+    wait_for_line(effects, p)
+    time.sleep(1.5)
+    pg(pg_env, "up")
+    assert p.wait(timeout=90) == 0
+    assert "attempt 1 done" in (p.stderr.read() if p.stderr else "")
+    again = run(claim_cmd(url, "--workflow", "pg/restart", "--", "sh", "-c", effect(effects)))
+    assert again.returncode == 0 and "already done" in again.stderr
+    assert lines(effects) == [f"1 1 {T}"]
+
+
+def test_a_ledger_lost_after_command_succeeded_leaves_an_ambiguous_row_not_a_failed_one(own_postgres: Any,
+                                                                                        tmp_path: Path) -> None:
+    url, pg_env = own_postgres
+    effects = tmp_path / "effects"
+    script = effect(effects) + f"; CRONCTL_PG_DIR={pg_env['CRONCTL_PG_DIR']} {ROOT / 'scripts/postgres'} down"
+    p = subprocess.Popen(claim_cmd(url, "--workflow", "pg/lost", "--lease", "3s", "--", "sh", "-c", script),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod())
+    try:
+        assert p.wait(timeout=90) == 0  # COMMAND's code: a failed exit would make the Job retry the effect blindly
+    finally:
+        pg(pg_env, "up")
+    err = p.stderr.read() if p.stderr else ""
+    assert "the row stays running until its lease expires, then it reads as ambiguous" in err, err
+    led = store.open_ledger(url)
+    try:
+        row = claimstore.read(led, "pg/lost", OCC)
+        assert row is not None and row.status == claims.RUNNING
+        at = claimstore.now_of(led)
+        if row.lease_expires > at:
+            time.sleep((row.lease_expires - at).total_seconds() + 0.2)
+            at = claimstore.now_of(led)
+        assert claims.effect(row.status, row.lease_expires, at) == "ambiguous"
+        assert claimstore.summary(led, at)[("pg/lost", "ambiguous")] == 1
+    finally:
+        led.close()
+    assert lines(effects) == [f"1 1 {T}"]
