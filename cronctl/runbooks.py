@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 #: Every runbook, in the order `cronctl runbook` lists them.
 NAMES: tuple[str, ...] = (
     "manual-run", "incident-bundle", "catch-up-after-suspend", "dst-transition",
-    "forbid-is-not-a-lock", "application-locking", "gitops", "alerts", "rbac", "exit-codes",
+    "forbid-is-not-a-lock", "application-locking", "claim", "gitops", "alerts", "rbac", "exit-codes",
 )
 
 #: What each exit code means, for runbooks/exit-codes.md. A test checks every ExitCode is here.
@@ -54,6 +54,14 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
                  "suspend, a revert of the hold, or another client): it ran beside this run. Each such Job is "
                  "named with its cause on the terminal, in the run record (hold_guard.beside) and as a "
                  "CronctlDuplicate Event; check its effect (the same work may have run twice).",
+    "NO_OCCURRENCE": "cronctl claim found no scheduled occurrence to claim (no scheduled-timestamp or cronctl "
+                     "occurrence annotation, not a slot-named Job, no --occurrence): COMMAND was not run.",
+    "CLAIM_HELD": "cronctl claim: another attempt holds the occurrence under a live lease (the line names its Job "
+                  "and the lease's end); COMMAND was not run. --wait waits for it.",
+    "CLAIM_FINAL": "cronctl claim: the occurrence failed finally (an exit code of --final-exit); COMMAND was not "
+                   "run. --replay REASON runs it again and records why.",
+    "LEASE_LOST": "cronctl claim: the lease was taken over, or could not be renewed before it expired, while "
+                  "COMMAND ran; COMMAND was stopped and nothing was recorded for this attempt.",
     "INTERNAL": "An unexpected exception (a bug in cronctl): one line `internal error: TYPE: MESSAGE` on "
                 "stderr. Report it with the command line; --debug or CRONCTL_DEBUG=1 prints the traceback.",
     "INTERRUPTED": "Ctrl-C, SIGINT or SIGTERM. run-manual leaves a state `cronctl status` explains "

@@ -1,0 +1,70 @@
+"""cronctl claim in pods of the real control plane: an Allow CronJob's Job and a `kubectl create job
+--from` for the same occurrence make one effect, and the second Job completes as a refused duplicate.
+
+The pods run on the pod simulator's **exec mode** (``sim.cronctl.dev/exec: "true"``): the
+container's command (``cronctl claim ... -- sh -c ...``) runs as a real process on this host with the
+pod's environment (the downward API values included), and its exit code and output are the pod's.
+That is not a kubelet (no image, no isolation): docs/commands/claim.md says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster_support import (create_cronjob, early_in_a_minute, read_job, run_kubectl, slot_job_name, terminal,
+                             wait_for, wait_for_slot_job)
+
+pytestmark = [pytest.mark.cluster]
+
+
+def claim_container(kubeconfig: str, ledger: str, effects: Path) -> dict[str, Any]:
+    """A container whose command is cronctl claim around a one-line effect (the token it ran with)."""
+    script = f'echo "$CRONCTL_OCCURRENCE $CRONCTL_FENCING_TOKEN $CRONCTL_ATTEMPT" >> {effects}; sleep 4'
+    return {"name": "main", "image": "registry.example/billing:1",
+            "command": [sys.executable, "-m", "cronctl", "claim", "--ledger", ledger, "--wait",
+                        "--manual-occurrence", "latest", "--", "sh", "-c", script],
+            "env": [{"name": "KUBECONFIG", "value": kubeconfig},  # the pod's ServiceAccount, on a real node
+                    {"name": "CRONCTL_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                    {"name": "CRONCTL_JOB_NAME", "valueFrom": {"fieldRef": {
+                        "fieldPath": "metadata.labels['batch.kubernetes.io/job-name']"}}},
+                    {"name": "CRONCTL_POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]}
+
+
+def test_an_allow_cronjob_and_a_manual_job_for_one_occurrence_make_one_effect(
+        k8s: Any, kubeconfig: str, namespace: str, tmp_path: Path) -> None:
+    ledger = f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    effects = tmp_path / "effects"
+    template = {"spec": {"backoffLimit": 0, "template": {
+        "metadata": {"annotations": {"sim.cronctl.dev/exec": "true"}},
+        "spec": {"restartPolicy": "Never", "containers": [claim_container(kubeconfig, ledger, effects)]}}}}
+    start = early_in_a_minute(lo=1, hi=40)
+    create_cronjob(k8s, namespace, "billing", schedule="*/1 * * * *", policy="Allow", job_template=template)
+    slot = start + timedelta(minutes=1)
+    job = wait_for_slot_job(k8s, namespace, "billing", slot, timeout=120) or {}
+    # no third Job: the controller stops; a manual Job of a suspended CronJob still runs
+    k8s.batch.patch_namespaced_cron_job("billing", namespace, {"spec": {"suspend": True}})
+    run_kubectl(kubeconfig, "-n", namespace, "create", "job", "billing-by-hand", "--from=cronjob/billing")
+    done = {n: wait_for(f"job {n} to finish", lambda n=n: terminal(read_job(k8s, namespace, n) or {}), timeout=150)
+            for n in (job["metadata"]["name"], "billing-by-hand")}
+    assert done == {slot_job_name("billing", slot): "Complete", "billing-by-hand": "Complete"}
+    occ = slot.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert effects.read_text().splitlines() == [f"{occ} 1 1"]  # one effect, by token 1
+    logs = run_kubectl(kubeconfig, "-n", namespace, "logs", "job/billing-by-hand").stdout
+    assert "already done by job" in logs and "refused as a duplicate, COMMAND not run" in logs, logs
+    time.sleep(0.5)
+    from cronctl.ledger import claimstore, store
+
+    led = store.open_ledger(ledger)
+    try:
+        [row] = claimstore.rows(led, [f"{namespace}/billing"])
+    finally:
+        led.close()
+    assert (row["status"], row["attempt"], row["refusals"]) == ("done", 1, 1)
+    assert row["holder_job"] == f"{namespace}/{slot_job_name('billing', slot)}"
+    assert row["last_refused_by"].startswith(f"job {namespace}/billing-by-hand pod billing-by-hand-")
