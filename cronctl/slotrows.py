@@ -42,6 +42,18 @@ class JobDetail(TypedDict):
     source: str  # cluster | ledger (known only from the ledger)
 
 
+class SlotEffect(TypedDict):
+    """The slot's business effect as ``cronctl claim`` recorded it (history with a ledger whose
+    claims table has rows for the CronJob's workflow, namespace/name)."""
+
+    effect: str  # done / refused-duplicate / running / ambiguous / failed / none (cronctl.ledger.claims.EFFECTS)
+    attempt: int | None
+    holder: str | None  # the Job (or claimer) of the last attempt
+    completed: str | None  # business work done (RFC 3339 UTC)
+    refusals: int  # claimers refused on it (a duplicate Job, a live lease)
+    refused_by: str | None  # the last one refused
+
+
 class SlotRow(TypedDict):
     """One scheduled slot and its verdict (the ledger stores these as they are)."""
 
@@ -57,6 +69,7 @@ class SlotRow(TypedDict):
     reason: str
     manual_beside: list[str]
     manual_beside_total: int
+    effect: NotRequired[SlotEffect]  # with a ledger holding cronctl claim's rows for the workflow
 
 
 def slot_outcome(details: list[JobDetail]) -> tuple[Outcome, str | None]:

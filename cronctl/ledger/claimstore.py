@@ -194,15 +194,22 @@ def rows(led: Ledger, workflows: list[str], since: datetime | None = None,
     return out
 
 
-def summary(led: Ledger, now: datetime | None = None) -> dict[tuple[str, str], int]:
-    """(workflow, effect) -> how many occurrences (the metrics: no occurrence in a label)."""
-    from sqlalchemy import select
+def summary(led: Ledger, now: datetime | None = None) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+    """For the metrics (no occurrence in a label): (workflow, effect) -> how many occurrences, and
+    workflow -> claimers refused on its occurrences (the claim conflicts). One grouped query."""
+    from sqlalchemy import case, func, select
 
     t = schema.claims
-    out: dict[tuple[str, str], int] = {}
+    effects: dict[tuple[str, str], int] = {}
+    conflicts: dict[str, int] = {}
     with led.reading() as rd:
         at = now or _now(rd.conn, led.backend)
-        for r in rd.conn.execute(select(t.c.workflow, t.c.status, t.c.lease_expires, t.c.refusals)):
-            k = (r.workflow, claims.effect(r.status, r.lease_expires, at, r.refusals))
-            out[k] = out.get(k, 0) + 1
-    return out
+        live = case((t.c.lease_expires > at, 1), else_=0)
+        refused = case((t.c.refusals > 0, 1), else_=0)
+        q = (select(t.c.workflow, t.c.status, live.label("live"), refused.label("refused"), func.count(),
+                    func.sum(t.c.refusals)).group_by(t.c.workflow, t.c.status, live, refused))
+        for wf, status, is_live, was_refused, n, refusals in rd.conn.execute(q):
+            eff = claims.effect(status, at + timedelta(days=1) if is_live else at, at, int(was_refused))
+            effects[(wf, eff)] = effects.get((wf, eff), 0) + int(n)
+            conflicts[wf] = conflicts.get(wf, 0) + int(refusals or 0)
+    return effects, conflicts

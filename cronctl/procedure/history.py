@@ -190,7 +190,9 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     if live is None:
         if name is not None and not ev.cronjobs:
             raise NotFound(f"the ledger has no CronJob {name}" + (f" in namespace {ns}" if ns else ""))
-        return _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts, judged=judged), ev.cronjobs), []
+        alone = _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts, judged=judged), ev.cronjobs)
+        _add_effects(url, alone, opts.now)
+        return alone, []
     missing: list[str] = []
     try:
         cronjobs = [live.get_cronjob(name)] if name is not None else list_cronjobs(live, all_namespaces=all_namespaces)
@@ -207,7 +209,42 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     live_uids = {str(model.meta(c).get("uid") or "") for c in cronjobs}
     gone = [c for c in ev.cronjobs if str(model.meta(c).get("uid") or "") not in live_uids]
     out += _from_the_ledger(judge_all(gone, ev.jobs, ev.events, opts, judged=judged), gone)
+    _add_effects(url, out, opts.now)
     return out, missing
+
+
+def _add_effects(url: str | None, histories: list[History], now: datetime) -> None:
+    """Each slot's business effect beside its Job verdict, where cronctl claim wrote rows for the
+    CronJob's workflow (namespace/name) into this ledger; a history without any is left as it was."""
+    from cronctl.ledger import claims
+    from cronctl.ledger.claimstore import rows
+    from cronctl.ledger.store import open_ledger
+    from cronctl.timeutil import parse_rfc3339, rfc3339_z
+
+    wanted = sorted({f"{h['namespace']}/{h['name']}" for h in histories})
+    if not wanted:
+        return
+    led = open_ledger(url, create=False)
+    try:
+        found = rows(led, wanted)
+    finally:
+        led.close()
+    by: dict[str, dict[datetime, dict[str, Any]]] = {}
+    for r in found:
+        by.setdefault(r["workflow"], {})[r["occurrence"]] = r
+    for h in histories:
+        mine = by.get(f"{h['namespace']}/{h['name']}")
+        if not mine:
+            continue
+        for i, row in enumerate(h["slots"]):
+            r = mine.get(parse_rfc3339(row["slot"]))
+            eff = claims.effect(r["status"] if r else None, r["lease_expires"] if r else None, now,
+                                r["refusals"] if r else 0)
+            h["slots"][i] = {**row, "effect": {  # a new dict: a settled (already read) row stays as it was
+                "effect": eff, "attempt": r["attempt"] if r else None,
+                "holder": (r["holder_job"] or r["lease_owner"]) if r else None,
+                "completed": rfc3339_z(r["completed_at"]) if r and r["completed_at"] else None,
+                "refusals": r["refusals"] if r else 0, "refused_by": r["last_refused_by"] if r else None}}
 
 
 def _from_the_ledger(histories: list[History], cronjobs: list[Obj]) -> list[History]:

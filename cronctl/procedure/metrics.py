@@ -166,6 +166,11 @@ class Metrics:
         self.lease = g("recorder_lease_holder", "1 while this recorder holds the Lease (or needs none)", base)
         self.last_write = g("recorder_last_write_timestamp_seconds", "When the last batch was written", base)
         self.last_judged = g("recorder_last_judged_timestamp_seconds", "When slots were last judged", base)
+        # cronctl claim's rows (docs/METRICS.md): by workflow key, never by occurrence
+        self.claim_occurrences = g("claim_occurrences", "Occurrences cronctl claim recorded, by workflow and effect "
+                                   "(done, refused-duplicate, running, ambiguous, failed)", [*base, "workflow", "effect"])
+        self.claim_conflicts = g("claim_conflicts", "Claimers refused on the workflow's occurrences (a duplicate, a "
+                                 "live lease, a final failure)", [*base, "workflow"])
         from prometheus_client import disable_created_metrics
 
         disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created series would say nothing here
@@ -178,6 +183,15 @@ class Metrics:
     def of(self, metric: Any, **labels: str) -> Any:
         """A recorder-wide series with more labels (``resource``)."""
         return metric.labels(**self._base, **labels)
+
+    def claims(self, effects: dict[tuple[str, str], int], conflicts: dict[str, int]) -> None:
+        """The claim rows' effects and conflicts by workflow (claimstore.summary), replacing the last."""
+        self.claim_occurrences.clear()
+        self.claim_conflicts.clear()
+        for (wf, eff), n in effects.items():
+            self.claim_occurrences.labels(**self._base, workflow=wf, effect=eff).set(n)
+        for wf, n in conflicts.items():
+            self.claim_conflicts.labels(**self._base, workflow=wf).set(n)
 
     # -- per CronJob ---------------------------------------------------------------------------------
     def _get(self, ns: str, name: str) -> _Series:

@@ -304,6 +304,10 @@ class Recorder:
             return
         # --once judges everything it can now; the long-running writer a second a turn
         self.reconciler.tick(self.clock.now(), budget=float("inf") if self.opts.once else 1.0)
+        if self.metrics is not None:  # cronctl claim's rows, in the same ledger
+            from cronctl.ledger.claimstore import summary
+
+            self.metrics.claims(*summary(self.ledger))
 
     def _judge_safely(self) -> None:
         """Judging reads and writes the ledger: a ledger that cannot be reached now is tried again at

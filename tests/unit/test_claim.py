@@ -274,7 +274,51 @@ def test_a_ledger_lost_after_command_succeeded_leaves_an_ambiguous_row_not_a_fai
             time.sleep((row.lease_expires - at).total_seconds() + 0.2)
             at = claimstore.now_of(led)
         assert claims.effect(row.status, row.lease_expires, at) == "ambiguous"
-        assert claimstore.summary(led, at)[("pg/lost", "ambiguous")] == 1
+        assert claimstore.summary(led, at)[0][("pg/lost", "ambiguous")] == 1
     finally:
         led.close()
     assert lines(effects) == [f"1 1 {T}"]
+
+
+# --- the readers: history shows each slot's effect beside its Job verdict ---------------------------
+
+def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tmp_path: Path) -> None:
+    import json
+
+    from builders import T, cronjob, scheduled, slotname, z
+    from test_ledger import _write
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    cj = cronjob(ok_limit=1)
+    # 09:01 ran twice (two Jobs, one effect: the second refused), 09:02 ran (its holder vanished:
+    # ambiguous), 09:03 ran without claiming anything (none)
+    twice = scheduled(T(9, 1))
+    dup = {**scheduled(T(9, 1)), "metadata": {**twice["metadata"], "name": "cj-by-hand", "uid": "dup-uid"}}
+    _write(url, cj, [twice, dup, scheduled(T(9, 2)), scheduled(T(9, 3))], [], cluster="east")
+    led = store.open_ledger(url)
+    try:
+        lease = timedelta(seconds=60)
+        first = claimstore.Claimer(owner="job ns/x", holder_job=f"ns/{slotname(T(9, 1))}")
+        o = claimstore.claim(led, "ns/cj", T(9, 1), first, lease, at=T(9, 1, 5))
+        claimstore.end(led, "ns/cj", T(9, 1), o.decision.token, claims.DONE, exit_code=0, output_ref=None,
+                       last_error=None, at=T(9, 1, 20))
+        claimstore.claim(led, "ns/cj", T(9, 1), claimstore.Claimer(owner="job ns/cj-by-hand pod p"), lease,
+                         at=T(9, 1, 30))
+        claimstore.claim(led, "ns/cj", T(9, 2), claimstore.Claimer(owner="job ns/y", holder_job="ns/y"), lease,
+                         at=T(9, 2, 5))
+    finally:
+        led.close()
+    r = run_cli("history", "--ledger", url, "--cluster", "east", "--now", z(T(9, 3, 30)), "--since", "3m",
+                "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    slots = {s["slot"][11:16]: s for s in json.loads(r.stdout)["cronjobs"][0]["slots"]}
+    assert slots["09:01"]["verdict"] == "duplicate"
+    assert slots["09:01"]["effect"] == {"effect": "refused-duplicate", "attempt": 1,
+                                        "holder": f"ns/{slotname(T(9, 1))}", "completed": z(T(9, 1, 20)),
+                                        "refusals": 1, "refused_by": "job ns/cj-by-hand pod p"}
+    assert slots["09:02"]["effect"]["effect"] == "ambiguous"
+    assert slots["09:03"]["effect"] == {"effect": "none", "attempt": None, "holder": None, "completed": None,
+                                        "refusals": 0, "refused_by": None}
+    text = run_cli("history", "--ledger", url, "--cluster", "east", "--now", z(T(9, 3, 30)), "--since", "3m")
+    assert "effect: done once by" in text.stdout and "1 duplicate(s) refused" in text.stdout
+    assert "effect: AMBIGUOUS by ns/y" in text.stdout

@@ -351,3 +351,34 @@ def test_a_row_kept_before_rows_had_an_outcome_reads_back_with_the_judge_s_outco
     assert got["notes"][0].startswith("3 slot(s) before")  # the three rows are the ledger's
     assert got["slots"] == judged["slots"] and list(got["slots"][0]) == list(judged["slots"][0])  # keys in order too
     assert got["outcome_counts"]["failed"] == 1
+
+
+def test_claim_effects_and_conflicts_are_labelled_by_workflow_never_by_occurrence(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from cronctl.ledger import claims, claimstore
+    from cronctl.ledger.store import open_ledger
+
+    led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
+    try:
+        now = T(9, 0)
+        lease = timedelta(seconds=60)
+        who = claimstore.Claimer(owner="job ns/a-1")
+        done = claimstore.claim(led, "ns/bill", T(8, 0), who, lease, at=now)
+        claimstore.end(led, "ns/bill", T(8, 0), done.decision.token, claims.DONE, exit_code=0, output_ref=None,
+                       last_error=None, at=now)
+        claimstore.claim(led, "ns/bill", T(8, 0), who, lease, at=now)  # a duplicate: refused
+        claimstore.claim(led, "ns/bill", T(8, 1), who, lease, at=now - timedelta(hours=1))  # its holder vanished
+        claimstore.claim(led, "ns/mail", T(8, 2), who, lease, at=now)  # running
+        m = Metrics(None)
+        m.claims(*claimstore.summary(led, now))
+    finally:
+        led.close()
+    fams = {f.name: f for f in text_string_to_metric_families(m.render().decode())}
+    got = {(s.labels["workflow"], s.labels["effect"]): s.value for s in fams["cronctl_claim_occurrences"].samples}
+    assert got == {("ns/bill", "refused-duplicate"): 1, ("ns/bill", "ambiguous"): 1, ("ns/mail", "running"): 1}
+    assert {s.labels["workflow"]: s.value for s in fams["cronctl_claim_conflicts"].samples} == {"ns/bill": 1,
+                                                                                              "ns/mail": 0}
+    labels = {k for name in ("cronctl_claim_occurrences", "cronctl_claim_conflicts") for s in fams[name].samples
+              for k in s.labels}
+    assert labels == {"workflow", "effect"}  # no occurrence, no Job
