@@ -14,7 +14,10 @@ For each backend (a SQLite file in a temporary directory; PostgreSQL when ``--ur
 - **start-up**: the wall time of a whole `cronctl claim --occurrence T -- true` process (interpreter,
   imports, ledger open, claim, COMMAND, end), five times, beside the claim's own time.
 
-Prints median and p99 in milliseconds. Asserts nothing.
+- **one claimer**: 50 claims and ends back to back in one process (the cost without contention).
+
+Prints median and p99 in milliseconds, and the load average (the numbers mean little on a crowded
+machine: 50 processes want 50 CPUs for a moment). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -72,6 +75,24 @@ def contention(url: str, n: int, rounds: int, same: bool) -> list[float]:
     return samples
 
 
+def sequential(url: str, n: int) -> list[float]:
+    """One claimer, n claims and ends back to back: the cost without contention or a crowded CPU."""
+    from cronctl.ledger import claims, claimstore, store
+
+    led = store.open_ledger(url)
+    who = claimstore.Claimer(owner="bench sequential")
+    out = []
+    for i in range(n):
+        occ = T0 + timedelta(days=1, minutes=i)
+        t = time.perf_counter()
+        o = claimstore.claim(led, "bench/sequential", occ, who, timedelta(seconds=60))
+        claimstore.end(led, "bench/sequential", occ, o.decision.token, claims.DONE, exit_code=0, output_ref=None,
+                       last_error=None)
+        out.append((time.perf_counter() - t) * 1000)
+    led.close()
+    return out
+
+
 def startup(url: str, times: int = 5) -> list[float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRONCTL_")} | {"KUBECONFIG": "/nonexistent"}
     out = []
@@ -92,6 +113,7 @@ def bench(name: str, url: str, n: int, rounds: int) -> None:
     from cronctl.ledger import store
 
     store.open_ledger(url).close()  # migrated once
+    report(name, "claim+end, one claimer, back to back", sequential(url, 50))
     report(name, f"claim+end, {n} claimers, one occurrence each", contention(url, n, rounds, same=False))
     report(name, f"claim(+end), {n} claimers on one occurrence", contention(url, n, rounds, same=True))
     report(name, "whole `cronctl claim -- true` process", startup(url))
@@ -103,6 +125,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--url", default=os.environ.get("CRONCTL_TEST_POSTGRES"))
     a = ap.parse_args()
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as d:
         bench("sqlite", f"sqlite:///{d}/ledger.sqlite", a.claimers, a.rounds)
     if a.url:
