@@ -99,7 +99,8 @@ def reconcile(cluster: Cluster, name: str, ledger: str | None, *, since: timedel
     ns = str(model.meta(cj).get("namespace") or cluster.namespace)
     wf = workflow or f"{ns}/{name}"
     sched = schedule_of(cj)[0]
-    start = now - since
+    created = model.created(cj)
+    start = max(now - since, created) if created is not None else now - since  # no slot before the CronJob
     expected = [t for t in sched.runs_between(start, now - settle)] if sched.every is None else []
     led = open_ledger(ledger, create=False)
     try:

@@ -90,3 +90,11 @@ def test_done_from_reads_regular_files_only_a_fifo_is_refused_at_once(tmp_path: 
     os.mkfifo(fifo)
     with pytest.raises(BadInput, match="is a FIFO"):
         read_done(str(fifo))
+
+
+def test_a_slot_whose_effect_cronctl_claim_recorded_done_is_skipped_and_said() -> None:
+    # 10:10's Job is gone (history limit) but its effect is done: not run again
+    run, skipped = choose_slots(cronjob(EVERY_10), [], [], BackfillOptions(cronjob="cj", from_=T(10, 10), to=T(10, 30)),
+                                T(10, 35), effects_done={T(10, 10): "attempt 1 by ns/cj-1"})
+    assert run == [T(10, 20), T(10, 30)]
+    assert skipped == [(T(10, 10), "its effect is done (attempt 1 by ns/cj-1; cronctl claim)")]

@@ -64,3 +64,23 @@ def test_an_exit_code_ends_the_row_done_final_or_retryable(code: int, final: fro
 def test_the_readers_effect_of_a_row(status: str | None, expires: datetime | None, refusals: int,
                                      effect: str) -> None:
     assert claims.effect(status, expires, NOW, refusals) == effect
+
+
+def test_reconcile_lists_each_occurrence_without_a_done_effect_as_a_backfill_line() -> None:
+    from cronctl.procedure.effects import gaps
+
+    t = [NOW + timedelta(minutes=m) for m in range(5)]
+    rows = {
+        t[0]: {"status": claims.DONE, "lease_expires": NOW, "attempt": 1, "holder_job": "ns/a-0"},
+        t[1]: {"status": claims.RUNNING, "lease_expires": NOW, "attempt": 2, "holder_job": "ns/a-1",
+               "lease_owner": "x"},
+        t[2]: {"status": claims.FINAL, "lease_expires": NOW, "attempt": 1, "holder_job": "ns/a-2",
+               "last_error": "exit code 3"},
+        t[4]: {"status": claims.RUNNING, "lease_expires": NOW + timedelta(hours=1), "attempt": 1, "holder_job": "ns/b"},
+    }
+    got = gaps("ns", "a", t, rows, NOW + timedelta(minutes=10), standing={t[2]: "a-29412"})
+    assert [(g.occurrence, g.effect) for g in got] == [(t[1], "ambiguous"), (t[2], "final"), (t[3], "none")]
+    assert got[0].replay == "cronctl backfill a -n ns --slot 2026-12-07T03:01:00Z --reason 'reconcile: ambiguous'"
+    assert "may or may not have happened" in got[0].detail
+    assert "job a-29412 still stands for the slot" in got[1].note and "--replay" in got[1].note
+    assert got[2].detail == "no claim: the effect never started"
