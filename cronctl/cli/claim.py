@@ -25,7 +25,7 @@ def claim(
         "--manual-occurrence", help="'latest': a Job that names no occurrence (kubectl create job --from) stands "
         "for the latest slot of its CronJob at the Job's creation.", show_default=False, metavar="latest")] = None,
     lease: Annotated[str, typer.Option("--lease", help="The lease, renewed every third of it while COMMAND runs; "
-                                       "after it expires unrenewed another attempt may take over.")] = "60s",
+                                       "after it expires unrenewed another attempt may take over.", metavar="DURATION")] = "60s",
     wait: Annotated[bool, typer.Option("--wait", help="While another attempt holds a live lease, wait for it to end "
                                        "(or expire) instead of exiting 11.")] = False,
     replay: Annotated[Optional[str], typer.Option(
@@ -38,7 +38,7 @@ def claim(
         "--config-version", help="Kept on the row (default $CRONCTL_CONFIG_VERSION).", show_default=False,
         metavar="TEXT")] = None,
     grace: Annotated[str, typer.Option("--grace", help="When the lease is lost: COMMAND's time after SIGTERM before "
-                                       "SIGKILL.")] = "30s",
+                                       "SIGKILL.", metavar="DURATION")] = "30s",
     podinfo: Annotated[str, typer.Option("--podinfo", help="The pod's downward API volume (labels, annotations).",
                                          metavar="DIR")] = "/etc/podinfo",
     kubeconfig: KubeconfigOpt = None,
