@@ -22,3 +22,16 @@ def record_doc(rec: RunRecord) -> dict[str, Any]:
     """A run record, every field under its own name (``gitops``: the hold's GitOps part as the
     annotation holds it, JSON text or "")."""
     return asdict(rec)
+
+
+def effect_words(r: Any) -> str:
+    """A slot row's business effect (cronctl claim's rows), after its reason: history and status;
+    nothing for a row without one."""
+    e = r.get("effect")
+    if not e:
+        return ""
+    words = {"done": "done", "refused-duplicate": "done once", "running": "running", "ambiguous": "AMBIGUOUS",
+             "failed": "FAILED", "none": "none"}[e["effect"]]
+    by = f" by {e['holder']}" if e["holder"] and e["effect"] != "none" else ""
+    refused = f", {e['refusals']} duplicate(s) refused (last {e['refused_by']})" if e["refusals"] else ""
+    return f"; effect: {words}{by}{refused}"

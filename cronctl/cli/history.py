@@ -16,6 +16,7 @@ from cronctl.cli import env
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
+from cronctl.cli.documents import effect_words
 from cronctl.cli.layout import Row, lay_out
 from cronctl.slotrows import History
 from cronctl.textsafe import visible
@@ -258,7 +259,7 @@ def _render(h: History) -> None:
         rows.append((r["slot"], [r["slot_local"][:16].replace("T", " "), r["slot"][11:16] + "Z", r["verdict"],
                                  _OUTCOME_CELL.get(r["outcome"], r["outcome"]),
                                  _secs(r["start_delay_seconds"]), _secs(r["duration_seconds"])],
-                     r["jobs"] or ["-"], r["reason"] + _effect_words(r)))
+                     r["jobs"] or ["-"], r["reason"] + effect_words(r)))
     for m in h["manual_runs"]:
         when = m["created"] or ""
         why = "manual run" + (f" by {m['operator']}" if m["operator"] else "") + (
@@ -291,18 +292,6 @@ def _render(h: History) -> None:
     for n in h["notes"]:
         out.print(visible(f"  note: {n}"), markup=False)
     out.print("")
-
-
-def _effect_words(r: Any) -> str:
-    """The slot's business effect after its reason (cronctl claim's rows; nothing without them)."""
-    e = r.get("effect")
-    if not e:
-        return ""
-    words = {"done": "done", "refused-duplicate": "done once", "running": "running", "ambiguous": "AMBIGUOUS",
-             "failed": "FAILED", "none": "none"}[e["effect"]]
-    by = f" by {e['holder']}" if e["holder"] and e["effect"] != "none" else ""
-    refused = f", {e['refusals']} duplicate(s) refused (last {e['refused_by']})" if e["refusals"] else ""
-    return f"; effect: {words}{by}{refused}"
 
 
 #: the outcome column: what became of the slot's run (cronctl.slotrows.slot_outcome); no Job: "-"

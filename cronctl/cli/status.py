@@ -9,7 +9,7 @@ import typer
 
 from cronctl.cli.common import KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
-from cronctl.cli.documents import pause_doc, record_doc
+from cronctl.cli.documents import effect_words, pause_doc, record_doc
 from cronctl.textsafe import visible
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def print_status(st: Status) -> None:
             # a run that failed says so first: its verdict (ran, ran-late) says only that a Job was made
             failed = (f"FAILED{' (' + r['failure_reason'] + ')' if r['failure_reason'] else ''}"
                       if r["outcome"] == "failed" else "")
-            why = "; ".join(x for x in (failed, jobs, r["reason"]) if x)
+            why = "; ".join(x for x in (failed, jobs, r["reason"]) if x) + effect_words(r)
             # a reason quotes Events and annotations (anyone's text): one line per slot, escapes visible
             out.print(visible(f"  {_shown(r['slot'], zone)}  {r['verdict']:<16} {why}".rstrip()), markup=False)
         failed_n = sum(1 for r in s["recent_slots"] if r["outcome"] == "failed")
@@ -270,7 +270,8 @@ def status_doc(s: Status) -> dict[str, Any]:
         "if_unsuspended": s.if_unsuspended.as_dict() if s.if_unsuspended else None,
         "recent_slots": [{"slot": r["slot"], "slot_local": r["slot_local"], "verdict": r["verdict"],
                           "outcome": r["outcome"], "failure_reason": r["failure_reason"],
-                          "jobs": r["jobs"], "reason": r["reason"]} for r in s.recent_slots],
+                          "jobs": r["jobs"], "reason": r["reason"], **({"effect": r["effect"]} if "effect" in r else {})}
+                         for r in s.recent_slots],
         "pause": dict(pause_doc(s.pause), overdue=s.pause.overdue(s.now)) if s.pause else None,
         "past_runs": [r.entry() for r in s.past_runs],
         "gitops": {**s.gitops.as_dict(), "words": s.gitops.words()},

@@ -18,7 +18,7 @@ from cronctl import model
 from cronctl.cluster import Cluster
 from cronctl.errors import ApiError, NotFound, PermissionMissing
 from cronctl.history import Options, slot_history
-from cronctl.slotrows import History, SlotEffect, SlotRow
+from cronctl.slotrows import History, SlotRow
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -216,40 +216,11 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
 def _add_effects(url: str | None, histories: list[History], now: datetime) -> None:
     """Each slot's business effect beside its Job verdict, where cronctl claim wrote rows for the
     CronJob's workflow (namespace/name) into this ledger; a history without any is left as it was."""
-    from cronctl.ledger.claimstore import rows
-    from cronctl.ledger.store import open_ledger
-    from cronctl.timeutil import parse_rfc3339
+    from cronctl.ledger.claimstore import with_effects
 
-    wanted = sorted({f"{h['namespace']}/{h['name']}" for h in histories})
-    if not wanted:
-        return
-    led = open_ledger(url, create=False)
-    try:
-        found = rows(led, wanted)
-    finally:
-        led.close()
-    by: dict[str, dict[datetime, dict[str, Any]]] = {}
-    for r in found:
-        by.setdefault(r["workflow"], {})[r["occurrence"]] = r
+    done = with_effects(url, {f"{h['namespace']}/{h['name']}": h["slots"] for h in histories}, now)
     for h in histories:
-        mine = by.get(f"{h['namespace']}/{h['name']}")
-        if not mine:
-            continue
-        for i, row in enumerate(h["slots"]):
-            eff = _slot_effect(mine.get(parse_rfc3339(row["slot"])), now)
-            h["slots"][i] = {**row, "effect": eff}  # a new dict: a settled (already read) row stays as it was
-
-
-def _slot_effect(r: dict[str, Any] | None, now: datetime) -> SlotEffect:
-    """A claim row (None: none) as the slot's effect."""
-    from cronctl.ledger import claims
-    from cronctl.timeutil import rfc3339_z
-
-    return {"effect": claims.effect(r["status"] if r else None, r["lease_expires"] if r else None, now,
-                                    r["refusals"] if r else 0),
-            "attempt": r["attempt"] if r else None, "holder": (r["holder_job"] or r["lease_owner"]) if r else None,
-            "completed": rfc3339_z(r["completed_at"]) if r and r["completed_at"] else None,
-            "refusals": r["refusals"] if r else 0, "refused_by": r["last_refused_by"] if r else None}
+        h["slots"] = done[f"{h['namespace']}/{h['name']}"]
 
 
 def _from_the_ledger(histories: list[History], cronjobs: list[Obj]) -> list[History]:

@@ -231,7 +231,13 @@ def _recent_slots(cluster: Cluster, cj: Obj, jobs: list[Obj], now: datetime,
         jobs, events = merge(jobs, ev.jobs), merge(events, ev.events)
         opts = Options(now=now, suspensions=ev.suspensions)
     h = slot_history(cj, jobs, events, opts)
-    return h["slots"][-RECENT_SLOTS:]
+    recent = h["slots"][-RECENT_SLOTS:]
+    if ledger is not None:  # each slot's effect, where cronctl claim wrote rows for namespace/name
+        from cronctl.ledger.claimstore import with_effects
+
+        wf = f"{cluster.namespace}/{model.name_of(cj)}"
+        recent = with_effects(ledger[0], {wf: recent}, now)[wf]
+    return recent
 
 
 def overview_row(cj: Obj, jobs: list[Obj], events: list[Obj], now: datetime,
