@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from cluster_support import (create_cronjob, early_in_a_minute, read_job, run_kubectl, slot_job_name, terminal,
-                             wait_for, wait_for_slot_job)
+from cluster_support import (create_cronjob, cronctl, early_in_a_minute, read_job, run_kubectl, slot_job_name,
+                             terminal, wait_for, wait_for_slot_job)
 
 pytestmark = [pytest.mark.cluster]
 
@@ -68,3 +68,22 @@ def test_an_allow_cronjob_and_a_manual_job_for_one_occurrence_make_one_effect(
     assert (row["status"], row["attempt"], row["refusals"]) == ("done", 1, 1)
     assert row["holder_job"] == f"{namespace}/{slot_job_name('billing', slot)}"
     assert row["last_refused_by"].startswith(f"job {namespace}/billing-by-hand pod billing-by-hand-")
+
+    # the readers: the slot's two Jobs are one effect, beside the Job verdict
+    import json
+
+    h = cronctl(["history", "billing", "-n", namespace, "--ledger", ledger, "--since", "10m", "-o", "json"],
+                kubeconfig)
+    assert h.returncode == 0, h.stderr
+    [slot_row] = [r for r in json.loads(h.stdout)["cronjobs"][0]["slots"] if r["slot"] == occ]
+    assert len(slot_row["jobs"]) == 2  # two Jobs stand for the slot ...
+    assert slot_row["effect"]["effect"] == "refused-duplicate" and slot_row["effect"]["refusals"] == 1  # ... one effect
+    st = cronctl(["status", "billing", "-n", namespace, "--ledger", ledger, "-o", "json"], kubeconfig)
+    assert st.returncode == 0, st.stderr
+    assert [r["effect"]["effect"] for r in json.loads(st.stdout)["recent_slots"] if r["slot"] == occ] == [
+        "refused-duplicate"]
+    rc = cronctl(["reconcile", "billing", "-n", namespace, "--ledger", ledger, "--since", "10m", "-o", "json"],
+                 kubeconfig)
+    assert rc.returncode in (0, 8), rc.stderr
+    gaps = json.loads(rc.stdout)["gaps"]
+    assert occ not in [g["occurrence"] for g in gaps] and {g["effect"] for g in gaps} <= {"none"}
