@@ -69,10 +69,7 @@ def test_a_sigkilled_holder_is_taken_over_after_its_lease_with_a_higher_token(le
     first = subprocess.Popen(claim_cmd(ledger_url, "--lease", "3s", "--", "sh", "-c", effect(effects) + "; sleep 60"),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod(),
                              start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not lines(effects):
-        assert time.monotonic() < deadline and first.poll() is None, "the first claimer never ran COMMAND"
-        time.sleep(0.1)
+    wait_for_line(effects, first)
     os.killpg(first.pid, signal.SIGKILL)  # the pod is killed: cronctl and COMMAND, no goodbye
     first.wait()
     held = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
@@ -234,12 +231,16 @@ def wait_for_line(path: Path, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.1)
 
 
+def effect_then_ledger_down(effects: Path, pg_env: dict[str, str]) -> str:
+    """COMMAND commits its effect, then stops the ledger's server before cronctl can record the end."""
+    return effect(effects) + f"; CRONCTL_PG_DIR={pg_env['CRONCTL_PG_DIR']} {ROOT / 'scripts/postgres'} down"
+
+
 def test_postgresql_restarted_after_commands_commit_makes_no_second_effect(own_postgres: Any,
                                                                            tmp_path: Path) -> None:
     url, pg_env = own_postgres
     effects = tmp_path / "effects"
-    # COMMAND commits its effect, then the ledger goes down before cronctl can record the end
-    script = effect(effects) + f"; CRONCTL_PG_DIR={pg_env['CRONCTL_PG_DIR']} {ROOT / 'scripts/postgres'} down"
+    script = effect_then_ledger_down(effects, pg_env)
     p = subprocess.Popen(claim_cmd(url, "--workflow", "pg/restart", "--lease", "30s", "--", "sh", "-c", script),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod())
     wait_for_line(effects, p)
@@ -256,7 +257,7 @@ def test_a_ledger_lost_after_command_succeeded_leaves_an_ambiguous_row_not_a_fai
                                                                                         tmp_path: Path) -> None:
     url, pg_env = own_postgres
     effects = tmp_path / "effects"
-    script = effect(effects) + f"; CRONCTL_PG_DIR={pg_env['CRONCTL_PG_DIR']} {ROOT / 'scripts/postgres'} down"
+    script = effect_then_ledger_down(effects, pg_env)
     p = subprocess.Popen(claim_cmd(url, "--workflow", "pg/lost", "--lease", "3s", "--", "sh", "-c", script),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_pod())
     try:
