@@ -27,10 +27,10 @@ class ExitCode(IntEnum):
     FINDINGS = 8  # lint found something at or above --fail-on; history --fail-on found a bad slot
     LEDGER = 9  # the ledger (--ledger: SQLite or PostgreSQL) cannot be opened, read or written
     DUPLICATE = 10  # the run went on, but a Job of the CronJob that cronctl did not make was created during the hold
-    NO_OCCURRENCE = 10  # cronctl claim found no scheduled occurrence to claim (no annotation, slot name, --occurrence)
-    CLAIM_HELD = 11  # cronctl claim: another attempt holds the occurrence under a live lease
-    CLAIM_FINAL = 12  # cronctl claim: the occurrence failed finally (--final-exit); --replay REASON runs it again
-    LEASE_LOST = 13  # cronctl claim: the lease was taken over (or could not be renewed) while COMMAND ran
+    NO_OCCURRENCE = 20  # cronctl claim found no scheduled occurrence to claim (no annotation, slot name, --occurrence)
+    CLAIM_HELD = 21  # cronctl claim: another attempt holds the occurrence under a live lease
+    CLAIM_FINAL = 22  # cronctl claim: the occurrence failed finally (--final-exit); --replay REASON runs it again
+    LEASE_LOST = 23  # cronctl claim: the lease was taken over (or could not be renewed) while COMMAND ran
     INTERNAL = 70  # an unexpected exception (a bug): one line "internal error: ..." (EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
 

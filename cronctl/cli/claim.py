@@ -27,7 +27,7 @@ def claim(
     lease: Annotated[str, typer.Option("--lease", help="The lease, renewed every third of it while COMMAND runs; "
                                        "after it expires unrenewed another attempt may take over.", metavar="DURATION")] = "60s",
     wait: Annotated[bool, typer.Option("--wait", help="While another attempt holds a live lease, wait for it to end "
-                                       "(or expire) instead of exiting 11.")] = False,
+                                       "(or expire) instead of exiting 21.")] = False,
     replay: Annotated[Optional[str], typer.Option(
         "--replay", help="Run a done or finally failed occurrence again; the reason is recorded.",
         show_default=False, metavar="REASON")] = None,
@@ -48,11 +48,11 @@ def claim(
 
     The occurrence is the Job's (scheduled-timestamp annotation, cronctl's occurrence, a slot-named
     Job) or --occurrence; the workflow key defaults to namespace/CronJob. Already done: exit 0
-    without running COMMAND. Held by a live lease: exit 11 (or --wait). Failed finally: exit 12
+    without running COMMAND. Held by a live lease: exit 21 (or --wait). Failed finally: exit 22
     unless --replay. An expired lease or a retryable failure is taken over with a higher fencing
     token. COMMAND gets CRONCTL_FENCING_TOKEN, CRONCTL_OCCURRENCE, CRONCTL_ATTEMPT and
     CRONCTL_OUTPUT_REF_FILE; its exit code is cronctl's. Exit 9 ledger unreachable (COMMAND not
-    run), 10 no occurrence, 13 lease lost while COMMAND ran, 5 bad input.
+    run), 20 no occurrence, 23 lease lost while COMMAND ran, 5 bad input.
     """
     import os
     from pathlib import Path

@@ -115,7 +115,7 @@ def locate(given: datetime | None, workflow: str | None, env: Mapping[str, str],
     Job read through ``connect(namespace)``: its scheduled-timestamp annotation, cronctl's
     occurrence annotation, or its slot-named name; with ``manual="latest"``, the latest slot of the
     owning CronJob at or before the Job's creation (a ``kubectl create job --from``). Without an
-    API, a Job named as the controller names it stands for its slot. NoOccurrence (exit 10)
+    API, a Job named as the controller names it stands for its slot. NoOccurrence (exit 20)
     otherwise. ``workflow`` (``--workflow``) wins over namespace/CronJob."""
     facts = pod_facts(env, podinfo)
     ns, job = facts["namespace"], facts["job"]
@@ -286,7 +286,7 @@ def _claim(led: Any, opts: ClaimOptions, say: Callable[[str], None], who: Any) -
 
 def run(opts: ClaimOptions, say: Callable[[str], None]) -> int:
     """Claim the occurrence, run COMMAND under the lease, end the row; COMMAND's exit code (0 when
-    the occurrence was already done and COMMAND was not run). Refusals raise (exit 11, 12, 9)."""
+    the occurrence was already done and COMMAND was not run). Refusals raise (exit 21, 22, 9)."""
     import shutil
 
     from cronctl.ledger import claimstore

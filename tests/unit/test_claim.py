@@ -57,7 +57,7 @@ def test_racing_claimers_make_one_effect_and_the_others_refuse(ledger_url: str, 
     assert len(winners) == 1 and winners[0][0] == 0, results
     for code, text in results:
         if (code, text) != winners[0]:
-            assert (code == 11 and "held by" in text) or (code == 0 and "already done" in text), (code, text)
+            assert (code == 21 and "held by" in text) or (code == 0 and "already done" in text), (code, text)
     again = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
     assert again.returncode == 0 and "already done" in again.stderr and "COMMAND not run" in again.stderr
     assert len(lines(effects)) == 1
@@ -73,7 +73,7 @@ def test_a_sigkilled_holder_is_taken_over_after_its_lease_with_a_higher_token(le
     os.killpg(first.pid, signal.SIGKILL)  # the pod is killed: cronctl and COMMAND, no goodbye
     first.wait()
     held = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
-    assert held.returncode == 11 and "held by" in held.stderr, held.stderr
+    assert held.returncode == 21 and "held by" in held.stderr, held.stderr
     time.sleep(3.5)
     taken = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
     assert taken.returncode == 0, taken.stderr
@@ -92,7 +92,7 @@ def test_a_final_failure_is_refused_until_replayed_with_a_reason(ledger_url: str
     failed = run(claim_cmd(ledger_url, "--final-exit", "3,4", "--", "sh", "-c", effect(effects) + "; exit 3"))
     assert failed.returncode == 3  # COMMAND's own code, for podFailurePolicy
     refused = run(claim_cmd(ledger_url, "--", "sh", "-c", effect(effects)))
-    assert refused.returncode == 12 and "failed finally" in refused.stderr and "--replay" in refused.stderr
+    assert refused.returncode == 22 and "failed finally" in refused.stderr and "--replay" in refused.stderr
     empty = run(claim_cmd(ledger_url, "--replay", " ", "--", "true"))
     assert empty.returncode == 5
     replayed = run(claim_cmd(ledger_url, "--replay", "INC-7 input fixed", "--", "sh", "-c", effect(effects)))
@@ -132,7 +132,7 @@ def test_the_dst_fold_is_two_occurrences_each_run_once(tmp_path: Path) -> None:
 def test_without_an_occurrence_or_a_ledger_command_never_runs(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     none = run(claim_cmd(f"sqlite:///{tmp_path / 'l.sqlite'}", occurrence=None) + ["--", "touch", str(marker)])
-    assert none.returncode == 10 and none.stderr.count("\n") == 1 and "no occurrence" in none.stderr
+    assert none.returncode == 20 and none.stderr.count("\n") == 1 and "no occurrence" in none.stderr
     down = run(claim_cmd("postgresql://nobody@127.0.0.1:9/none", "--", "touch", str(marker)))
     assert down.returncode == 9 and "COMMAND not run" in down.stderr and "Traceback" not in down.stderr
     assert not marker.exists()
