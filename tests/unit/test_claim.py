@@ -330,3 +330,29 @@ def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tm
     text = run_cli("history", "--ledger", url, "--cluster", "east", "--now", z(T(9, 3, 30)), "--since", "3m")
     assert "effect: done once by" in text.stdout and "1 duplicate(s) refused" in text.stdout
     assert "effect: AMBIGUOUS by ns/y" in text.stdout
+
+
+def test_reconcile_reads_the_schedule_the_jobs_and_the_claims(run_cli: Any, tmp_path: Path) -> None:
+    """The reconciler over a CronJob (the one fake, cronctl.cluster's boundary: the live command runs in
+    tests/cluster/test_claim_live.py) and a real ledger."""
+    from builders import T, cronjob, scheduled, slotname
+    from cronctl.procedure.effects import reconcile
+    from fake_cluster import FakeCluster
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    led = store.open_ledger(url)
+    try:
+        who = claimstore.Claimer(owner="job ns/x")
+        o = claimstore.claim(led, "ns/cj", T(10, 0), who, timedelta(seconds=60), at=T(10, 0, 5))
+        claimstore.end(led, "ns/cj", T(10, 0), o.decision.token, claims.DONE, exit_code=0, output_ref=None,
+                       last_error=None, at=T(10, 0, 30))
+        claimstore.claim(led, "ns/cj", T(10, 10), who, timedelta(seconds=60), at=T(10, 10, 5))  # vanished
+    finally:
+        led.close()
+    cj = cronjob("*/10 * * * *", created=T(9, 0))
+    res = reconcile(FakeCluster(cj, [scheduled(T(10, 20))]), "cj", url, since=timedelta(minutes=40), now=T(10, 35))
+    assert (res.expected, res.done, res.workflow) == (4, 1, "ns/cj")
+    assert [(g.occurrence, g.effect) for g in res.gaps] == [(T(10, 10), "ambiguous"), (T(10, 20), "none"),
+                                                           (T(10, 30), "none")]
+    assert f"job {slotname(T(10, 20))} still stands for the slot" in res.gaps[1].note
+    assert res.gaps[2].replay == "cronctl backfill cj -n ns --slot 2026-12-02T10:30:00Z --reason 'reconcile: none'"
