@@ -89,9 +89,10 @@ def _key(workflow: str, occurrence: datetime) -> Any:
 
 
 def claim(led: Ledger, workflow: str, occurrence: datetime, who: Claimer, lease: timedelta, *,
-          replay: str | None = None, at: datetime | None = None) -> Outcome:
+          replay: str | None = None, at: datetime | None = None, count_held: bool = True) -> Outcome:
     """Claim the occurrence atomically: insert its row, or read it locked and take it over, or
-    count a refusal on it (who was refused, when). ``at``: a test's clock instead of the database's."""
+    count a refusal on it (who was refused, when; ``count_held`` False: not while the claimer waits
+    out a live lease, polling). ``at``: a test's clock instead of the database's."""
     from sqlalchemy import select, update
     from sqlalchemy.dialects import postgresql, sqlite
 
@@ -117,8 +118,9 @@ def claim(led: Ledger, workflow: str, occurrence: datetime, who: Claimer, lease:
                 job_created=who.job_created, claimed_at=now, renewed_at=now, completed_at=None, exit_code=None,
                 replay_reason=d.replay if d.replay else t.c.replay_reason, updated_at=now))
             return Outcome(d, now, expires)
-        conn.execute(update(t).where(t.c.id == r.id).values(
-            refusals=t.c.refusals + 1, last_refused_by=who.owner, last_refused_at=now))
+        if d.action != "held" or count_held:
+            conn.execute(update(t).where(t.c.id == r.id).values(
+                refusals=t.c.refusals + 1, last_refused_by=who.owner, last_refused_at=now))
         return Outcome(d, now, None)
 
 

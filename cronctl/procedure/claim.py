@@ -271,7 +271,8 @@ def _claim(led: Any, opts: ClaimOptions, say: Callable[[str], None], who: Any) -
 
     occ = rfc3339_z(opts.found.occurrence)
     while True:
-        out = claimstore.claim(led, opts.workflow, opts.found.occurrence, who, opts.lease, replay=opts.replay)
+        out = claimstore.claim(led, opts.workflow, opts.found.occurrence, who, opts.lease, replay=opts.replay,
+                               count_held=not opts.wait)  # a waiter is counted once, when it ends
         d = out.decision
         if d.action != "held":
             return out

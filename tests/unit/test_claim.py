@@ -356,3 +356,22 @@ def test_reconcile_reads_the_schedule_the_jobs_and_the_claims(run_cli: Any, tmp_
                                                            (T(10, 30), "none")]
     assert f"job {slotname(T(10, 20))} still stands for the slot" in res.gaps[1].note
     assert res.gaps[2].replay == "cronctl backfill cj -n ns --slot 2026-12-02T10:30:00Z --reason 'reconcile: none'"
+
+
+def test_a_waiting_claimer_is_counted_once_when_it_is_refused_at_the_end(tmp_path: Path, run_cli: Any) -> None:
+    ledger = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    first = subprocess.Popen(claim_cmd(ledger, "--", "sleep", "3"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env_without_pod())
+    led = store.open_ledger(ledger)
+    try:
+        deadline = time.monotonic() + 60
+        while claimstore.read(led, "shop/billing", OCC) is None:
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.1)
+        waiter = run_cli(*claim_cmd(ledger, "--wait", "--", "true")[3:])  # in-process: at once
+        assert first.wait(timeout=60) == 0
+        assert waiter.exit_code == 0 and "waiting" in waiter.stderr and "already done" in waiter.stderr
+        row = claimstore.read(led, "shop/billing", OCC)
+    finally:
+        led.close()
+    assert row is not None and row.refusals == 1
