@@ -13,8 +13,6 @@ explains and ``restore`` finishes.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -22,6 +20,7 @@ from cronctl import model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, ExitCode, option
 from cronctl.procedure.base import Clock, Reporter
+from cronctl.procedure.effects import done_effects, read_done
 from cronctl.procedure.restore import RestoreOptions, Restored, restore
 from cronctl.procedure.slot import lost_while_held, resolve, standing_for
 from cronctl.procedure.steps.catch_up import lost_meanwhile, run_group
@@ -62,42 +61,6 @@ class BackfillOptions:
 
 #: ``--parallel``: at most the slots one backfill may run (MAX_SLOTS)
 MAX_PARALLEL = MAX_SLOTS
-
-
-def read_done(path: str) -> set[datetime]:
-    """Slots the application's own ledger marks done: CSV with a ``scheduled_for`` column, or JSON
-    lines with a ``scheduled_for`` key (RFC3339). BadInput naming the file and line otherwise."""
-    from cronctl.manifest import read_text
-
-    try:  # the one loader's reading: a regular file only (a FIFO would block), size-capped, UTF-8
-        text = read_text(path)
-    except BadInput as e:
-        raise BadInput(f"cannot read {option('done_from')} {path}: {e.message.removeprefix(path + ': ')}") from e
-    out: set[datetime] = set()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if lines and lines[0].lstrip().startswith("{"):
-        from cronctl.manifest import parse_json
-
-        for i, ln in enumerate(lines, start=1):
-            try:
-                doc = parse_json(ln, source=f"{path}:{i}")  # the file readers' limits (nesting)
-            except BadInput as e:
-                raise BadInput(f"{e.message}: not a JSON object") from None
-            if not isinstance(doc, dict):
-                raise BadInput(f"{path}:{i}: not a JSON object")
-            v = doc.get("scheduled_for")
-            if not isinstance(v, str):
-                raise BadInput(f"{path}:{i}: no scheduled_for string")
-            out.add(parse_rfc3339(v, what=f"{path}:{i} scheduled_for"))
-        return out
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "scheduled_for" not in reader.fieldnames:
-        raise BadInput(f"{path}: no scheduled_for column (CSV header or JSON lines expected)")
-    for i, row in enumerate(reader, start=2):
-        v = (row.get("scheduled_for") or "").strip()
-        if v:
-            out.add(parse_rfc3339(v, what=f"{path}:{i} scheduled_for"))
-    return out
 
 
 def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOptions,
@@ -155,21 +118,6 @@ def choose_slots(cj: Obj, jobs: list[Obj], events: list[Obj], opts: BackfillOpti
     return run, skipped
 
 
-def _effects_done(b: BackfillOptions, ns: str, name: str) -> dict[datetime, str]:
-    """The occurrences of workflow ``ns/name`` whose effect cronctl claim recorded done."""
-    from cronctl.ledger import claims
-    from cronctl.ledger.claimstore import rows
-    from cronctl.ledger.store import open_ledger
-
-    assert b.ledger is not None
-    led = open_ledger(b.ledger[0], create=False)
-    try:
-        return {r["occurrence"]: f"attempt {r['attempt']} by {r['holder_job'] or r['lease_owner']}"
-                for r in rows(led, [f"{ns}/{name}"]) if r["status"] == claims.DONE}
-    finally:
-        led.close()
-
-
 def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the steps in order
     """run-manual's steps, with one Job per slot between the suspend and the restore."""
     ctx.record = {"schema": "cronctl.dev/run-record/v1", "kind": "backfill", "run_id": ctx.run_id,
@@ -203,7 +151,7 @@ def _run(ctx: RunContext, b: BackfillOptions) -> RunResult:  # noqa: C901 - the 
         ev = evidence_for(b.ledger[0], b.ledger[1], namespace=ctx.ns, name=ctx.name,
                           since=today - (b.since or b.max_age) - timedelta(days=1), strict=True)
         jobs, events, suspensions = merge(jobs, ev.jobs), merge(events, ev.events), ev.suspensions
-    effects_done = _effects_done(b, ctx.ns, ctx.name) if b.ledger is not None else None
+    effects_done = done_effects(b.ledger[0], f"{ctx.ns}/{ctx.name}") if b.ledger is not None else None
     ctx.todo, skipped = choose_slots(ctx.cj, jobs, events, b, today, suspensions, effects_done)
     for t, why in skipped:
         ctx.reporter.step(f"skip {local_and_utc(t, ctx.zone)}: {why}")

@@ -1,6 +1,7 @@
-"""Each occurrence's business effect as ``cronctl claim`` recorded it, beside what the schedule
-expected: ``cronctl reconcile`` (the reconciler of seed 003's design: expected windows against
-completed rows, each gap an explicit replay request).
+"""Which occurrences are done, and which are not: each occurrence's business effect as ``cronctl
+claim`` recorded it, beside what the schedule expected (``cronctl reconcile``, the reconciler of
+seed 003's design: expected windows against completed rows, each gap an explicit replay request),
+and what ``backfill`` skips as done (:func:`done_effects`; the application's own file: :func:`read_done`).
 
 :func:`gaps` is pure; :func:`reconcile` reads the CronJob and its Jobs from the cluster and the claim
 rows from the ledger.
@@ -8,6 +9,8 @@ rows from the ledger.
 
 from __future__ import annotations
 
+import csv
+import io
 import shlex
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -15,8 +18,58 @@ from typing import Any
 
 from cronctl import model
 from cronctl.cluster import Cluster
+from cronctl.errors import BadInput, option
 from cronctl.ledger import claims
-from cronctl.timeutil import rfc3339_z
+from cronctl.timeutil import parse_rfc3339, rfc3339_z
+
+
+def read_done(path: str) -> set[datetime]:
+    """Slots the application's own ledger marks done: CSV with a ``scheduled_for`` column, or JSON
+    lines with a ``scheduled_for`` key (RFC3339). BadInput naming the file and line otherwise."""
+    from cronctl.manifest import read_text
+
+    try:  # the one loader's reading: a regular file only (a FIFO would block), size-capped, UTF-8
+        text = read_text(path)
+    except BadInput as e:
+        raise BadInput(f"cannot read {option('done_from')} {path}: {e.message.removeprefix(path + ': ')}") from e
+    out: set[datetime] = set()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if lines and lines[0].lstrip().startswith("{"):
+        from cronctl.manifest import parse_json
+
+        for i, ln in enumerate(lines, start=1):
+            try:
+                doc = parse_json(ln, source=f"{path}:{i}")  # the file readers' limits (nesting)
+            except BadInput as e:
+                raise BadInput(f"{e.message}: not a JSON object") from None
+            if not isinstance(doc, dict):
+                raise BadInput(f"{path}:{i}: not a JSON object")
+            v = doc.get("scheduled_for")
+            if not isinstance(v, str):
+                raise BadInput(f"{path}:{i}: no scheduled_for string")
+            out.add(parse_rfc3339(v, what=f"{path}:{i} scheduled_for"))
+        return out
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "scheduled_for" not in reader.fieldnames:
+        raise BadInput(f"{path}: no scheduled_for column (CSV header or JSON lines expected)")
+    for i, row in enumerate(reader, start=2):
+        v = (row.get("scheduled_for") or "").strip()
+        if v:
+            out.add(parse_rfc3339(v, what=f"{path}:{i} scheduled_for"))
+    return out
+
+
+def done_effects(ledger: str | None, workflow: str) -> dict[datetime, str]:
+    """The occurrences of ``workflow`` whose effect cronctl claim recorded done, with who did it."""
+    from cronctl.ledger.claimstore import rows
+    from cronctl.ledger.store import open_ledger
+
+    led = open_ledger(ledger, create=False)
+    try:
+        return {r["occurrence"]: f"attempt {r['attempt']} by {r['holder_job'] or r['lease_owner']}"
+                for r in rows(led, [workflow]) if r["status"] == claims.DONE}
+    finally:
+        led.close()
 
 
 @dataclass(frozen=True)
