@@ -92,7 +92,7 @@ def _refuse_link(path: str) -> None:
 
 #: the newest migration (cronctl/ledger/migrations/versions/); a ledger already there opens without
 #: importing Alembic (a reader's start-up: ~0.2 s). tests/unit/test_ledger.py checks it is the head.
-HEAD = "0005"
+HEAD = "0006"
 
 
 def _version(engine: Any) -> str | None:

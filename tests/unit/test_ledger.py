@@ -124,7 +124,7 @@ def test_the_store_knows_the_newest_migration_and_an_older_ledger_is_migrated(tm
         c.execute(text("DROP INDEX ix_slots_closed"))
         c.execute(text("DROP INDEX ix_events_involved"))  # and without 0003's indexes
         c.execute(text("DROP INDEX ix_events_involved_name"))
-        c.execute(text("DROP TABLE claims"))  # and without 0005's claims
+        c.execute(text("DROP TABLE claims"))  # and without 0006's claims
         for col in ("judged_rules", "judged", "closed_at", "reason", "verdict"):
             c.execute(text(f"ALTER TABLE slots DROP COLUMN {col}"))
         c.execute(text("UPDATE alembic_version SET version_num = '0001'"))

@@ -6,8 +6,8 @@ a fencing token one higher. The row keeps the status, attempt, lease, config ver
 reference, last error, the times of seed 003 (scheduled, Job created, claimed, completed) and the
 refusals of duplicate claimers (docs/LEDGER.md, Claims).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-07
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0005'
-down_revision = '0004'
+revision = '0006'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 
