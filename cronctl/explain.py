@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
-from cronctl.errors import BadInput, CronctlError
+from cronctl.errors import BadInput, BadUsage, CronctlError
 from cronctl.model import CronJobView, cronjob_view
 from cronctl.timeutil import UTC, human_duration, rfc3339_z
 
@@ -50,8 +50,8 @@ class ControllerInputs:
     def __post_init__(self) -> None:
         # the numeric flags' caps, refused whatever else is given (docs/LIMITS.md "Limits")
         if self.missed_limit is not None and self.missed_limit > MAX_MISSED_LIMIT:
-            raise BadInput(f"bad --missed-limit {self.missed_limit}: at most {MAX_MISSED_LIMIT} due runs are started "
-                           "per pass (MAX_MISSED_LIMIT)")
+            raise BadUsage(f"bad --missed-limit {self.missed_limit}: at most {MAX_MISSED_LIMIT} due runs are started "
+                           "per pass")
         deadline = self.view.starting_deadline
         if deadline is not None and deadline > MAX_STARTING_DEADLINE:
             raise BadInput(f"bad --starting-deadline {deadline}: at most {MAX_STARTING_DEADLINE} "
@@ -211,13 +211,12 @@ def explain_schedule(expr: str, *, time_zone: str | None, after: datetime, count
     if dialect not in DIALECTS:
         raise BadInput(f"unknown dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
     if count < 0:
-        raise BadInput(f"bad --count {count}: must be 0 or more")
+        raise BadUsage(f"bad --count {count}: must be 0 or more")
     if count > MAX_COUNT:
-        raise BadInput(f"bad --count {count}: at most {MAX_COUNT} runs are listed (MAX_COUNT)")
+        raise BadUsage(f"bad --count {count}: at most {MAX_COUNT} runs are listed")
     limit = controller.missed_limit if controller is not None else None
     if limit is not None and limit > MAX_MISSED_LIMIT:
-        raise BadInput(f"bad --missed-limit {limit}: at most {MAX_MISSED_LIMIT} due runs are started per pass "
-                       "(MAX_MISSED_LIMIT)")
+        raise BadUsage(f"bad --missed-limit {limit}: at most {MAX_MISSED_LIMIT} due runs are started per pass")
     atlas = dialect == "atlas"
     if atlas:
         from cronctl.schedule.atlas import parse_atlas

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cronctl import model, names
@@ -25,6 +25,13 @@ from cronctl.cluster import Obj, WatchExpired
 from cronctl.errors import ApiError, BadInput, Conflict, NotFound, PermissionMissing
 
 _PAGE = 500
+#: how long one request may take, connection and TLS handshake included, before it fails as
+#: unreachable (``--request-timeout``, kubectl's flag: 0 = no limit). A dead VPN that accepts the
+#: connection and never answers fails in this time, not urllib3's minute. Waits that are not one
+#: request (a watch of a Job for run-manual's ``--timeout``) keep their own bounds.
+DEFAULT_REQUEST_TIMEOUT = 10.0
+#: after this long without an answer, the first request says whom it waits for (``on_slow``)
+SLOW_AFTER = 1.0
 #: every write names cronctl as its field manager: managedFields then show which fields cronctl
 #: set (``restore`` confirms a run record by it, model.record_unconfirmed)
 _MANAGER = [("fieldManager", model.FIELD_MANAGER)]
@@ -42,7 +49,9 @@ def load_client() -> None:
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
-def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
+def connect(kubeconfig: str | None, context: str | None, namespace: str | None, *,
+            request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+            on_slow: Callable[[str], None] | None = None) -> KubeCluster:
     """Load kubeconfig (``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``) and connect.
 
     ``namespace`` defaults to the context's namespace, else ``default``. A missing or broken
@@ -51,6 +60,9 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
     In a pod (``$KUBERNETES_SERVICE_HOST`` set) with no kubeconfig at all (no flag, no
     ``$KUBECONFIG``, no ``~/.kube/config``), the pod's ServiceAccount is used instead
     (:func:`connect_in_cluster`), as ``kubectl`` does.
+
+    ``request_timeout`` (seconds, 0 = none) bounds each request; ``on_slow(server)`` is called once,
+    from a timer thread, when a request has had no answer for :data:`SLOW_AFTER` seconds.
     """
     from kubernetes import client, config  # lazy: heavy import
     from kubernetes.config.config_exception import ConfigException
@@ -61,9 +73,10 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
         raise BadInput(f"kubeconfig {kubeconfig} does not exist")
     if not kubeconfig and os.pathsep not in path and not os.path.exists(first):
         if not os.environ.get("KUBECONFIG") and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            return connect_in_cluster(context, namespace)
+            return connect_in_cluster(context, namespace, request_timeout=request_timeout, on_slow=on_slow)
         raise BadInput(f"no kubeconfig: {path} does not exist (use --kubeconfig or set KUBECONFIG)")
     cfg = client.Configuration()
+    _check_kubeconfig(path)
     try:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=path, context=context, client_configuration=cfg,
@@ -71,9 +84,9 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
         contexts, current = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
             config_file=path)
     except ConfigException as e:
-        raise BadInput(f"cannot load kubeconfig {path}: {e}") from e
-    except (OSError, ValueError) as e:  # unreadable file, YAML that is not a mapping
-        raise BadInput(f"cannot load kubeconfig {path}: {e}") from e
+        raise BadInput(f"cannot load kubeconfig {path}: {_one_line(str(e))}") from e
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as e:  # unreadable, or a shape it trips on
+        raise BadInput(f"cannot load kubeconfig {path}: {_one_line(str(e)) or type(e).__name__}") from e
     ctx_name = context or (current or {}).get("name")
     ctx = next((c for c in contexts or [] if c.get("name") == ctx_name), None)
     # the context's namespace is checked like -n: it goes into every request path
@@ -81,12 +94,48 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
     # One attempt per request: a dead API server must fail fast with one clear line, not after
     # urllib3's three retries, each printing a warning.
     cfg.retries = False
-    kc = KubeCluster(client.ApiClient(cfg), namespace=ns)
+    kc = KubeCluster(client.ApiClient(cfg), namespace=ns, request_timeout=request_timeout, on_slow=on_slow)
     kc.context_name = str(ctx_name or "")
     return kc
 
 
-def connect_in_cluster(context: str | None, namespace: str | None) -> KubeCluster:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_kubeconfig(path: str) -> None:
+    """Each file of ``path`` (``a:b`` as $KUBECONFIG) is YAML holding a mapping with contexts, or
+    BadInput naming the file and, for malformed YAML, the line: the client's own errors are a
+    multi-line ParserError, or a TypeError for a list, which read as a bug."""
+    import yaml
+
+    for f in [p for p in path.split(os.pathsep) if p]:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except FileNotFoundError:
+            continue  # the client skips a missing file of a list; a missing single file is named before
+        except OSError as e:
+            raise BadInput(f"cannot read kubeconfig {f}: {e.strerror or e}") from e
+        except UnicodeDecodeError as e:
+            raise BadInput(f"cannot load kubeconfig {f}: not UTF-8 text") from e
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{f}:{mark.line + 1}:{mark.column + 1}" if mark is not None else f
+            problem = getattr(e, "problem", None) or _one_line(str(e))
+            raise BadInput(f"cannot load kubeconfig {where}: malformed YAML: {problem}") from e
+        if data is None:
+            raise BadInput(f"cannot load kubeconfig {f}: the file is empty")
+        if not isinstance(data, dict):
+            raise BadInput(f"cannot load kubeconfig {f}: not a kubeconfig (a YAML {type(data).__name__}, "
+                           "not a mapping with clusters, users and contexts)")
+        if not isinstance(data.get("contexts") or [], list) or not isinstance(data.get("clusters") or [], list):
+            raise BadInput(f"cannot load kubeconfig {f}: contexts and clusters must be lists")
+
+
+def connect_in_cluster(context: str | None, namespace: str | None, *,
+                       request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                       on_slow: Callable[[str], None] | None = None) -> KubeCluster:
     """Connect as the pod's ServiceAccount: ``$KUBERNETES_SERVICE_HOST``/``_PORT``, the token and CA
     of :data:`SERVICE_ACCOUNT_DIR` (the token read again as the kubelet rotates it: bound tokens
     expire). ``namespace`` defaults to the pod's. No request is made here."""
@@ -111,7 +160,8 @@ def connect_in_cluster(context: str | None, namespace: str | None) -> KubeCluste
         except OSError:
             namespace = None
     cfg.retries = False
-    kc = KubeCluster(client.ApiClient(cfg), namespace=names.namespace(namespace or "default"))
+    kc = KubeCluster(client.ApiClient(cfg), namespace=names.namespace(namespace or "default"),
+                     request_timeout=request_timeout, on_slow=on_slow)
     kc.context_name = ""  # no context: the recorder's --cluster names the cluster
     return kc
 
@@ -148,8 +198,12 @@ def _seg(name: str) -> str:
 class KubeCluster:
     """The Cluster protocol over a kubernetes ``ApiClient``. See :mod:`cronctl.cluster`."""
 
-    def __init__(self, api_client: Any, *, namespace: str, page_size: int = _PAGE) -> None:
+    def __init__(self, api_client: Any, *, namespace: str, page_size: int = _PAGE,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 on_slow: Callable[[str], None] | None = None) -> None:
         self._api = api_client
+        self.request_timeout = request_timeout  # seconds per request; 0 = no limit
+        self._on_slow = on_slow
         self.namespace = _seg(namespace)
         self.request_count = 0
         self.page_size = page_size  # list pagination (limit/continue)
@@ -158,11 +212,12 @@ class KubeCluster:
     # -- the funnel ---------------------------------------------------------------------
     def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
                  body: Any = None, content_type: str = "application/json",
-                 timeout: float | tuple[float, float] | None = 60.0, raw: bool = False,
+                 timeout: float | tuple[float, float] | None = None, raw: bool = False,
                  what: str | None = None) -> Any:
         """Make one request. Returns the parsed JSON (or the text when ``raw``).
 
-        ``what`` names the object for a NotFound message (``cronjob ns/name``).
+        ``what`` names the object for a NotFound message (``cronjob ns/name``). ``timeout``
+        (default: the request timeout) bounds it, the connection included.
         """
         resp = self._send(method, path, query=query, body=body, content_type=content_type,
                           timeout=timeout)
@@ -182,20 +237,55 @@ class KubeCluster:
               body: Any, content_type: str, timeout: float | tuple[float, float] | None) -> Any:
         from kubernetes.client.exceptions import ApiException
 
+        import urllib3
+
         self.request_count += 1
         headers = {"Accept": "application/json", "Content-Type": content_type}
+        if timeout is None:
+            timeout = self.request_timeout or None  # 0: no limit (the client then sets none)
+        slow = self._slow_timer()
         try:
             _m, url, hdrs, b, _pp = self._api.param_serialize(
                 method, path, query_params=query or None, header_params=headers, body=body,
                 auth_settings=["BearerToken"])
             return self._api.rest_client.request(method, url, headers=hdrs, body=b,
                                                  _request_timeout=timeout)
+        except urllib3.exceptions.TimeoutError as e:  # connect, TLS handshake or answer: no reply in time
+            raise self._timed_out(timeout) from e
+        except urllib3.exceptions.MaxRetryError as e:
+            if isinstance(e.reason, urllib3.exceptions.TimeoutError):
+                raise self._timed_out(timeout) from e
+            raise self._transport_error(e) from e
         except ApiException as e:  # status 0: TLS failure
             raise ApiError(f"cannot reach the API server at {self.server_url()}: "
                            f"{(e.reason or '').splitlines()[-1] if e.reason else 'TLS error'}",
                            status=e.status, reason="TLS") from e
         except Exception as e:
             raise self._transport_error(e) from e
+        finally:
+            if slow is not None:
+                slow.cancel()
+
+    def _slow_timer(self) -> Any:
+        """A started timer that says, once per cluster, that a request waits (``on_slow``)."""
+        if self._on_slow is None:
+            return None
+        import threading
+
+        def say() -> None:
+            if self._on_slow is not None:
+                on_slow, self._on_slow = self._on_slow, None  # once
+                on_slow(self.server_url())
+
+        t = threading.Timer(SLOW_AFTER, say)
+        t.daemon = True
+        t.start()
+        return t
+
+    def _timed_out(self, timeout: float | tuple[float, float] | None) -> ApiError:
+        limit = timeout if isinstance(timeout, (int, float)) else self.request_timeout
+        return ApiError(f"cannot reach the API server at {self.server_url()}: no answer within "
+                        f"{limit:g}s (--request-timeout)", reason="Unreachable")
 
     def _transport_error(self, e: BaseException) -> ApiError:
         import urllib3
@@ -208,9 +298,8 @@ class KubeCluster:
             text = str(cause)
             if isinstance(cause, urllib3.exceptions.NewConnectionError) or "Connection refused" in text:
                 text = "connection refused"
-            elif isinstance(cause, (urllib3.exceptions.ReadTimeoutError,
-                                    urllib3.exceptions.ConnectTimeoutError)):
-                text = "timed out"
+            elif isinstance(cause, urllib3.exceptions.TimeoutError):
+                return self._timed_out(None)
             return ApiError(f"cannot reach the API server at {self.server_url()}: {text}",
                             reason="Unreachable")
         if isinstance(e, OSError):
@@ -338,7 +427,7 @@ class KubeCluster:
         try:
             page = self._request("GET", "/apis/batch/v1/cronjobs",
                                  query=[("fieldSelector", f"metadata.name={name}"), ("limit", "100")],
-                                 timeout=5.0)
+                                 timeout=min(5.0, self.request_timeout or 5.0))
         except (NotFound, PermissionMissing, ApiError, Conflict):
             return []
         found = {str((it.get("metadata") or {}).get("namespace") or "") for it in page.get("items") or []}
@@ -512,7 +601,7 @@ class KubeCluster:
         # The read timeout is a little longer than the server-side one, so a silent dead
         # connection ends the watch instead of hanging the wait past its deadline.
         resp = self._send("GET", path, query=q, body=None, content_type="application/json",
-                          timeout=(10.0, float(timeout_seconds) + 15.0))
+                          timeout=(self.request_timeout or None, float(timeout_seconds) + 15.0))
         raw = resp.response
         try:
             if resp.status >= 400:

@@ -20,7 +20,7 @@ from typing import Callable, TypeVar
 from cronctl import model
 from cronctl.bundle.raw import LogRecord, Missing, Obj, RawData
 from cronctl.cluster import Cluster
-from cronctl.errors import ApiError, BadInput, NotFound, PermissionMissing
+from cronctl.errors import ApiError, BadInput, BadUsage, NotFound, PermissionMissing
 
 T = TypeVar("T")
 
@@ -35,10 +35,11 @@ MAX_LOG_BYTES = 64 * 1024 * 1024
 
 
 def check_max_log_bytes(max_log_bytes: int) -> None:
-    """BadInput (exit 5) for a ``--max-log-bytes`` outside 1..:data:`MAX_LOG_BYTES`."""
+    """BadUsage (exit 2, as every value out of a flag's range) for a ``--max-log-bytes`` outside
+    1..:data:`MAX_LOG_BYTES`."""
     if not 1 <= max_log_bytes <= MAX_LOG_BYTES:
-        raise BadInput(f"bad --max-log-bytes {max_log_bytes}: 1 to {MAX_LOG_BYTES} bytes of each log "
-                       f"({MAX_LOG_BYTES // (1024 * 1024)} MiB, MAX_LOG_BYTES)")
+        raise BadUsage(f"bad --max-log-bytes {max_log_bytes}: 1 to {MAX_LOG_BYTES} bytes of each log "
+                       f"({MAX_LOG_BYTES // (1024 * 1024)} MiB)")
 
 
 def collect(cluster: Cluster, names: list[str] | None, *, now: datetime, collected_at: datetime,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, emit, err
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -90,6 +90,7 @@ def alerts(
     now_text: Annotated[Optional[str], typer.Option(
         "--now", help="Compute the windows from this RFC3339 instant (default: now).", show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -201,7 +202,7 @@ def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool
         if not found:
             raise BadInput(f"no CronJob in {', '.join(filename)}")
         return found
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
 
     cluster = connect(kubeconfig, context, namespace)
     if name is not None:

@@ -176,9 +176,32 @@ def _root(
         bool,
         typer.Option("--debug", help="On an internal error, print its traceback (also CRONCTL_DEBUG=1)."),
     ] = False,
+    kubeconfig: Annotated[Optional[str], typer.Option(
+        "--kubeconfig", metavar="FILE", show_default=False,
+        help="Path to the kubeconfig file, for every command (a command's own --kubeconfig wins).")] = None,
+    context: Annotated[Optional[str], typer.Option(
+        "--context", metavar="NAME", show_default=False,
+        help="The kubeconfig context, for every command (a command's own --context wins).")] = None,
+    namespace: Annotated[Optional[str], typer.Option(
+        "--namespace", "-n", metavar="NAME", show_default=False,
+        help="The namespace, for every command (a command's own -n wins).")] = None,
+    request_timeout: Annotated[Optional[str], typer.Option(
+        "--request-timeout", metavar="DURATION", show_default=False,
+        help="How long one API request may take before it fails, exit 7 (5s, 1m; 0 = no limit; default "
+             "10s). Waits such as --timeout are not requests.")] = None,
 ) -> None:
     """cronctl: the on-call tool for Kubernetes CronJobs."""
     from cronctl.cli import env
 
+    run = env.current()
     if debug:
-        env.current().debug = True
+        run.debug = True
+    run.kubeconfig, run.context = kubeconfig, context
+    if namespace is not None:
+        from cronctl.names import namespace as valid_namespace
+
+        run.namespace = valid_namespace(namespace)
+    if request_timeout is not None:
+        from cronctl.cli.durations import REQUEST_TIMEOUT
+
+        run.request_timeout = REQUEST_TIMEOUT.seconds(request_timeout)

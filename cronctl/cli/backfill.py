@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, LedgerOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerOpt,
                                 NamespaceOpt, OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
@@ -49,6 +49,7 @@ def backfill(
     ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -62,7 +63,7 @@ def backfill(
     from cronctl.cli import durations as flags
     from cronctl.cli.runtime import RichReporter, end_of_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
     from cronctl.procedure.base import SystemClock, next_commands
     from cronctl.procedure.run_manual import RunOptions

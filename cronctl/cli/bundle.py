@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
                                 emit, err, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
@@ -57,6 +57,7 @@ def bundle(
     ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -96,7 +97,7 @@ def bundle(
     cluster = None
     ns = namespace
     if from_dump is None:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
 
         cluster = connect(kubeconfig, context, namespace)
         ns = cluster.namespace

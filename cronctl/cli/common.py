@@ -169,6 +169,42 @@ ContextOpt = Annotated[
 ]
 
 
+def request_timeout_opt(value: Optional[str]) -> None:
+    """Option callback: ``--request-timeout`` after the command sets the run's bound (it wins over
+    one before the command: this callback runs later); None (not given) changes nothing."""
+    if value is not None:
+        from cronctl.cli import env
+        from cronctl.cli.durations import REQUEST_TIMEOUT
+
+        env.current().request_timeout = REQUEST_TIMEOUT.seconds(value)
+
+
+RequestTimeoutOpt = Annotated[
+    Optional[str],
+    typer.Option("--request-timeout", metavar="DURATION", show_default=False, expose_value=False,
+                 callback=request_timeout_opt,
+                 help="How long one API request may take, connection included, before the command fails with "
+                 "exit 7 (5s, 1m; 0 = no limit). Default 10s. Also before the command."),
+]
+
+
+def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> Any:
+    """:func:`cronctl.kube.connect` with the command's connection flags, else those given before the
+    command (``cronctl -n ns status``), the run's ``--request-timeout``, and, on a terminal, a
+    ``connecting to SERVER ...`` line on stderr when the first request has no answer after 1 s."""
+    from cronctl import kube
+    from cronctl.cli import env
+
+    run = env.current()
+    timeout = kube.DEFAULT_REQUEST_TIMEOUT if run.request_timeout is None else run.request_timeout
+    return kube.connect(kubeconfig or run.kubeconfig, context or run.context, namespace or run.namespace,
+                        request_timeout=timeout, on_slow=_connecting if err.is_terminal else None)
+
+
+def _connecting(server: str) -> None:
+    err.print(f"connecting to {server} \u2026", markup=False, style="dim")
+
+
 def namespace_opt(value: Optional[str]) -> Optional[str]:
     """Option callback: a namespace is a Kubernetes name (exit 5 otherwise, before any request)."""
     from cronctl.names import namespace

@@ -1,9 +1,10 @@
 """Every duration flag of the command line, with its bounds, read by the one grammar of
 :mod:`cronctl.durations` (Go/kubectl durations plus ``d``; a bare number is seconds).
 
-Errors are one line naming the flag: ``bad --timeout 'soon': not a duration; expected ...`` (exit 5,
-as every malformed flag value), ``bad --settle '0': must be more than 0 (...)`` (exit 2, out of the
-flag's range), ``bad --since '99999d': at most 3650d (MAX_DURATION)`` (exit 5, the hard limit).
+Errors are one line naming the flag, and every bad value of a flag exits 2 (usage), as click's own
+``--count abc`` does: ``bad --timeout 'soon': not a duration; expected ...`` (malformed), ``bad
+--settle '0': must be more than 0 (...)`` (out of the flag's range), ``bad --since '99999d': at most
+3650d`` (the hard limit, docs/LIMITS.md ``MAX_DURATION``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+import re
+
 from cronctl import durations
 from cronctl.durations import SECOND, Bounds
+from cronctl.errors import BadUsage
 
 @dataclass(frozen=True)
 class DurationFlag:
@@ -28,7 +32,10 @@ class DurationFlag:
         try:
             ns = durations.read(text, self.bounds)
         except (durations.DurationError, durations.OutOfBounds, durations.BeyondLimit) as e:
-            raise type(e)(text, e.reason, what=self.name) from None
+            # every bad value of a flag exits 2, malformed, out of range or past the hard limit alike
+            # (click's own `--count abc` does too); the limit's constant name is not the user's word
+            reason = re.sub(r" \(MAX_[A-Z_]+\)", "", e.reason)
+            raise BadUsage(f"bad {self.name} {text!r}: {reason}") from None
         if self.whole_seconds:
             ns = -(-ns // SECOND) * SECOND
         return ns
@@ -62,6 +69,8 @@ MAX_SUSPEND = DurationFlag("--max-suspend")  # alerts
 KEEP = DurationFlag("--keep")  # record: how long the ledger keeps what ended
 STATUS_EVERY = DurationFlag("--status-every")  # record: the status line's period
 MAX_HOLD = DurationFlag("--max-hold")  # alerts --source recorder: a cronctl run's hold older than this fires
+#: kubectl's --request-timeout: one API request's bound; 0 = no limit
+REQUEST_TIMEOUT = DurationFlag("--request-timeout", Bounds(low=0))
 ALERT_WINDOW = DurationFlag("--alert-window", Bounds(low=60, why="Prometheus needs two samples in the window"))
 LEASE = DurationFlag("--lease", Bounds(low=SECOND, why="the lease is renewed every third of it"))  # claim
 GRACE = DurationFlag("--grace")  # claim: COMMAND's time after SIGTERM when the lease is lost
@@ -84,4 +93,5 @@ ALL: tuple[tuple[str, DurationFlag], ...] = (
     ("alerts", ALERT_WINDOW),
     ("claim", LEASE),
     ("claim", GRACE),
+    ("every command that talks to the API", REQUEST_TIMEOUT),
 )

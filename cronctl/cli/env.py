@@ -37,11 +37,18 @@ def _utc_now() -> datetime:
 @dataclass
 class Environment:
     """One run's world: ``debug`` (``--debug`` or CRONCTL_DEBUG=1: an internal error prints its
-    traceback), ``clock`` (now, aware UTC) and the consoles ``out`` (data, stdout) and ``err``
+    traceback), ``clock`` (now, aware UTC), the global connection flags, and the consoles ``out`` (data, stdout) and ``err``
     (diagnostics, stderr), the safe consoles of :mod:`cronctl.cli.common`."""
 
     debug: bool = False
     clock: Callable[[], datetime] = _utc_now
+    #: kubectl's connection flags given before the command (``cronctl -n ns status``); a command's
+    #: own flag wins (cronctl.cli.common.connect)
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    #: ``--request-timeout`` in seconds (0: no limit), before or after the command; None: the default
+    request_timeout: float | None = None
 
     @property
     def out(self) -> SafeConsole:

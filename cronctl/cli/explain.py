@@ -16,7 +16,7 @@ import typer
 
 from cronctl.cli import env
 from cronctl.cli import candidates
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
                                 file_list, out)
 from cronctl.textsafe import visible
 from cronctl.timeutil import rfc3339_z_opt
@@ -81,6 +81,7 @@ def explain(
         show_default=False, metavar="FILE")] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -305,7 +306,7 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
           after: datetime | None, now: datetime, count: int, overrides: Any) -> tuple[Explanation, GitOps]:
     """A live CronJob explained, and who else writes its spec.suspend (a GitOps controller)."""
     from cronctl.explain import explain_object
-    from cronctl.kube import connect  # the only path that loads the kubernetes client
+    from cronctl.cli.common import connect  # the only path that loads the kubernetes client
 
     cluster = connect(kubeconfig, context, namespace)
     obj = cluster.get_cronjob(cj)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerClusterOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.documents import effect_words
@@ -57,6 +57,7 @@ def history(
     ledger_cluster: LedgerClusterOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -141,7 +142,7 @@ def history(
                                       opts=opts, settled=settled, problems=unread)
         here, source = HERE, f"the ledger (cluster {ledger_cluster})"
     elif use_ledger:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
         from cronctl.procedure.history import from_ledger
 
         cluster = connect(kubeconfig, context, namespace)
@@ -153,7 +154,7 @@ def history(
         # the live CronJobs are grouped under the name the ledger knows this cluster by
         here, source = cluster.context_name or "default", "the cluster and the ledger"
     else:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
         from cronctl.procedure.history import from_cluster
 
         cluster = connect(kubeconfig, context, namespace)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, emit, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
 from cronctl.textsafe import visible
 
@@ -74,6 +74,7 @@ def lint(
         "--now", help="Evaluate time-dependent rules (DST, intervals) at this RFC3339 instant.",
         show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -128,7 +129,7 @@ def lint(
                            + (f"; {name} is a file: give each file its own -f (-f {filename[-1]} -f {name})"
                               if os.path.isfile(name) else ""))
     else:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
 
         cluster = connect(kubeconfig, context, namespace)
         if name is not None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt,
                                 Output, OutputOpt, YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
@@ -26,6 +26,7 @@ def pause_cmd(
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -37,8 +38,9 @@ def pause_cmd(
     from cronctl.cli import durations as flags
     from cronctl.cli.runtime import Masked
     from cronctl.durations import DurationError
-    from cronctl.errors import BadInput
-    from cronctl.kube import connect
+    from cronctl.durations import parse as parse_duration
+    from cronctl.errors import BadInput, BadUsage
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import PauseOptions, pause
     from cronctl.timeutil import parse_rfc3339
@@ -50,10 +52,11 @@ def pause_cmd(
             until_t = parse_rfc3339(until, what="--until")
         except BadInput:
             try:
-                until_t = clock.now() + flags.UNTIL.delta(until)
+                parse_duration(until)
             except DurationError:
-                raise BadInput(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d "
+                raise BadUsage(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d "
                                "(a bare number is seconds)") from None
+            until_t = clock.now() + flags.UNTIL.delta(until)
     cluster = connect(kubeconfig, context, namespace)
     masked = Masked()
     masked.result(paused_doc(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
@@ -67,6 +70,7 @@ def resume_cmd(
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -76,7 +80,7 @@ def resume_cmd(
     running. Not suspended: nothing to do (exit 0).
     """
     from cronctl.cli.runtime import Masked, RichReporter
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import ResumeOptions, resume
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.candidates import namespaces
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, UsageError, namespace_opt
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, UsageError, namespace_opt
 
 
 def _namespace_list(values: Optional[list[str]]) -> Optional[list[str]]:
@@ -137,6 +137,7 @@ def record(
         "recorder's alerts (cronctl alerts --source recorder, with its defaults; scrape job cronctl-recorder).")
     ] = False,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
 ) -> None:
     """Keep every CronJob's slots in the ledger: CronJobs, Jobs, events and log tails, before Kubernetes deletes them.
@@ -171,7 +172,7 @@ def record(
 
     from cronctl.cli import durations as flags
     from cronctl.cli.common import err
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.ledger.store import open_ledger
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.record import Recorder, RecordOptions

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt,
                                 YesOpt, is_interactive)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
@@ -26,6 +26,7 @@ def restore_cmd(
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -40,7 +41,7 @@ def restore_cmd(
     fails), then un-suspends with nothing left to catch up.
     """
     from cronctl.cli.runtime import Masked, holder_alive
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.restore import RestoreOptions, Restored, restore
 

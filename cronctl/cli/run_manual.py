@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, NamespaceOpt,
+from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt,
                                 OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, err, is_interactive, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 from cronctl.textsafe import visible
@@ -58,6 +58,7 @@ def run_manual_cmd(
     yes: YesOpt = False,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -82,7 +83,7 @@ def run_manual_cmd(
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import RichReporter, finish_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock, next_commands
     from cronctl.procedure.run_manual import RunOptions, run_manual
     from cronctl.timeutil import parse_rfc3339

@@ -10,7 +10,7 @@ import typer
 
 from cronctl.cli import env
 from cronctl.cli.candidates import runbook_names
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt, emit, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt, emit, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -23,6 +23,7 @@ def runbook(
         show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -48,7 +49,7 @@ def runbook(
     now = env.now()  # read once; the context is computed from it
     obj = None
     if cronjob is not None:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
 
         obj = connect(kubeconfig, context, namespace).get_cronjob(cronjob)
     ctx = runbook_context(obj, now, namespace=namespace)

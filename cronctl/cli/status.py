@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.common import KubeconfigOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import KubeconfigOpt, RequestTimeoutOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.cli.documents import effect_words, pause_doc, record_doc
 from cronctl.textsafe import visible
@@ -25,6 +25,7 @@ def status_cmd(
     ledger: LedgerOpt = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: Annotated[Optional[list[str]], typer.Option(
         "--context", help="The kubeconfig context to use; the overview takes it repeated, one cluster after the "
         "other (a CLUSTER column, and each row's cluster in -o json).", show_default=False)] = None,
@@ -43,7 +44,7 @@ def status_cmd(
     """
     from cronctl.cli.common import emit
     from cronctl.errors import BadInput
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
@@ -168,7 +169,7 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     from cronctl.cli.common import err
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import holder_alive
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_overview
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
+from cronctl.cli.common import CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -21,6 +21,7 @@ def wait_cmd(
     catch_up: CatchUpOpt = CatchUp.latest,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -34,7 +35,7 @@ def wait_cmd(
     """
     from cronctl.cli import durations as flags
     from cronctl.cli.runtime import RichReporter, finish_run, holder, holder_alive, sigterm_as_interrupt
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.attach import AttachOptions, attach
     from cronctl.procedure.base import SystemClock
 

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from cronctl import model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, CronctlError, ExitCode, option
+from cronctl.errors import BadInput, BadUsage, CronctlError, ExitCode, option
 from cronctl.procedure.base import Clock, Reporter
 from cronctl.procedure.effects import done_effects, read_done
 from cronctl.procedure.restore import RestoreOptions, Restored, restore
@@ -55,8 +55,8 @@ class BackfillOptions:
     def __post_init__(self) -> None:
         # refused before any request: more at a time than one backfill may run at all means nothing
         if self.parallel > MAX_PARALLEL:
-            raise BadInput(f"bad {option('parallel')} {self.parallel}: at most {MAX_PARALLEL} Jobs at a time, the "
-                           "slots one backfill may run (MAX_PARALLEL)")
+            raise BadUsage(f"bad {option('parallel')} {self.parallel}: at most {MAX_PARALLEL} Jobs at a time, the "
+                           "slots one backfill may run")
 
 
 #: ``--parallel``: at most the slots one backfill may run (MAX_SLOTS)
