@@ -212,7 +212,7 @@ class KubeCluster:
     # -- the funnel ---------------------------------------------------------------------
     def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
                  body: Any = None, content_type: str = "application/json",
-                 timeout: float | tuple[float, float] | None = None, raw: bool = False,
+                 timeout: float | tuple[float | None, float] | None = None, raw: bool = False,
                  what: str | None = None) -> Any:
         """Make one request. Returns the parsed JSON (or the text when ``raw``).
 
@@ -234,7 +234,7 @@ class KubeCluster:
         return json.loads(data) if data else {}
 
     def _send(self, method: str, path: str, *, query: list[tuple[str, str]] | None,
-              body: Any, content_type: str, timeout: float | tuple[float, float] | None) -> Any:
+              body: Any, content_type: str, timeout: float | tuple[float | None, float] | None) -> Any:
         from kubernetes.client.exceptions import ApiException
 
         import urllib3
@@ -282,7 +282,7 @@ class KubeCluster:
         t.start()
         return t
 
-    def _timed_out(self, timeout: float | tuple[float, float] | None) -> ApiError:
+    def _timed_out(self, timeout: float | tuple[float | None, float] | None) -> ApiError:
         limit = timeout if isinstance(timeout, (int, float)) else self.request_timeout
         return ApiError(f"cannot reach the API server at {self.server_url()}: no answer within "
                         f"{limit:g}s (--request-timeout)", reason="Unreachable")

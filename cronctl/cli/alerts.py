@@ -75,7 +75,7 @@ def alerts(
                            "warning). Repeatable.", show_default=False)] = None,
     runbook_url: Annotated[Optional[str], typer.Option(
         "--runbook-url", help="The runbook_url annotation: the absolute http(s) URL where your team serves "
-                              "runbooks/alerts.md; {anchor} (the alert name in lower case), {namespace} and {cronjob} "
+                              "the alerts runbook (cronctl runbook alerts prints it); {anchor} (the alert name in lower case), {namespace} and {cronjob} "
                               "are filled in (alone: no format spec). Without it no runbook_url is written (the runbook annotation names "
                               "the cronctl command).", show_default=False, metavar="URL")] = None,
     name: Annotated[str, typer.Option("--name", help="metadata.name of the PrometheusRule.")] = "cronctl-cronjobs",

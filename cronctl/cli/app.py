@@ -23,7 +23,7 @@ import importlib
 from typing import Annotated, Any, NamedTuple, Optional
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from cronctl import __version__
 
@@ -37,7 +37,7 @@ class Entry(NamedTuple):
 
 
 #: every command, in the order of ``cronctl --help``; ``summary`` is the first paragraph of the
-#: function's docstring (click shortens it to the terminal's width)
+#: function's docstring (listed whole, wrapped to the terminal's width)
 COMMANDS: tuple[Entry, ...] = (
     Entry("alerts", "cronctl.cli.alerts:alerts",
           "Write Prometheus alert rules from each CronJob's exact schedule, over kube-state-metrics or over "
@@ -56,7 +56,7 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("history", "cronctl.cli.history:history",
           "Why did (or didn't) it run at 14:20? Every scheduled slot with its verdict and reason."),
     Entry("lint", "cronctl.cli.lint:lint",
-          "Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001...)."),
+          "Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001 and on; --rules lists them)."),
     Entry("pause", "cronctl.cli.pause:pause_cmd",
           "Suspend a CronJob on purpose, recording who, why and until when on it."),
     Entry("resume", "cronctl.cli.pause:resume_cmd",
@@ -98,7 +98,56 @@ def load_command(entry: Entry) -> Any:
     once per process (a click command holds no state of a run; an in-process caller runs many)."""
     one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     one.command(entry.name)(command_function(entry))
-    return typer.main.get_command(one)
+    cmd = typer.main.get_command(one)
+    placeholders(cmd)
+    return cmd
+
+
+#: the placeholder of an option that names none itself, by what its value is (kubectl's and
+#: click's style: a word in capitals). Durations are DURATION, instants INSTANT.
+_METAVARS = {
+    "kubeconfig": "FILE", "filename": "FILE", "context": "NAME", "namespace": "NAME", "job_name": "NAME",
+    "name": "NAME", "recorder_job": "NAME", "rule_namespace": "NAME", "lease_namespace": "NAME",
+    "selector": "SELECTOR", "out": "PATH", "run_dir": "DIR", "reason": "TEXT", "occurrence": "INSTANT",
+    "now": "INSTANT", "now_text": "INSTANT", "runbook_url": "URL", "severity": "KIND=LEVEL", "rule_label": "KEY=VALUE",
+    "near_interval": "FRACTION", "max_log_bytes": "BYTES", "log_bytes": "BYTES", "buffer": "N",
+}
+#: duration flags (cronctl.cli.durations)
+_DURATIONS = {"settle", "timeout", "expected_duration", "max_age", "since", "window", "margin", "max_suspend",
+              "keep", "status_every", "max_hold", "alert_window", "request_timeout"}
+
+
+class _Argument(TyperArgument):
+    """typer's argument, shown as click shows one: ``CRONJOB``, or ``[CRONJOB]`` when optional (typer
+    writes a required one ``{CRONJOB}``)."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        var = str(self.metavar or (self.name or "").upper()) + ("..." if self.nargs != 1 else "")
+        return f"[{var}]" if usage and not self.required and not var.startswith("[") else var
+
+
+def placeholders(cmd: Any) -> None:
+    """One style of placeholder in every help: ``CRONJOB`` for an argument (``[CRONJOB]`` when it
+    may be left out), ``-f FILE``, ``--timeout DURATION``, ``-o [text|json|yaml]`` for a choice, as
+    click and kubectl write them (typer's own are ``<str>``, ``<int range>``, ``{cronjob}``)."""
+    for p in cmd.params:
+        if p.param_type_name == "argument" and isinstance(p, TyperArgument):
+            p.__class__ = _Argument
+        if getattr(p, "metavar", None) or getattr(p, "is_flag", False) or getattr(p, "hidden", False):
+            continue
+        name = str(p.name)
+        choices = getattr(p.type, "choices", None)
+        if p.param_type_name == "argument":
+            p.metavar = name.upper()  # a choice's values are in its help text
+        elif choices:
+            p.metavar = "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
+        elif name in _DURATIONS:
+            p.metavar = "DURATION"
+        elif name in _METAVARS:
+            p.metavar = _METAVARS[name]
+        else:
+            p.metavar = {"integer": "N", "integer range": "N", "float": "NUMBER", "float range": "NUMBER"}.get(
+                getattr(p.type, "name", ""), "TEXT")
 
 
 class LazyGroup(TyperGroup):
@@ -129,20 +178,16 @@ class LazyGroup(TyperGroup):
             raise
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        """The command list of ``cronctl --help`` from the table's summaries, importing nothing
-        (click's layout: the summary shortened to the width left beside the longest name)."""
-        from typer._click.utils import make_default_short_help  # the helper click's own listing uses
-
-        names = self.list_commands(ctx)
-        limit = formatter.width - 6 - max(len(n) for n in names)
+        """The command list of ``cronctl --help`` from the table's summaries, importing nothing: each
+        summary whole, wrapped beside the names (click's own list cuts it with "..." at the width)."""
         rows = []
-        for name in names:
+        for name in self.list_commands(ctx):
             if name in _BY_NAME and name not in self.commands:
-                rows.append((name, make_default_short_help(_BY_NAME[name].summary, limit)))
+                rows.append((name, _BY_NAME[name].summary))
             else:
                 cmd = self.get_command(ctx, name)
                 if cmd is not None and not cmd.hidden:
-                    rows.append((name, cmd.get_short_help_str(limit)))
+                    rows.append((name, cmd.get_short_help_str(limit=1_000_000)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -31,7 +31,7 @@ def bundle(
     all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
-        "(default: ./cronctl-bundle-<namespace>-<name>-<time>).", show_default=False)] = None,
+        "(default: ./cronctl-bundle-NAMESPACE-NAME-TIME).", show_default=False)] = None,
     from_dump: Annotated[Optional[list[str]], typer.Option(
         "--from-dump", help="Build the bundle offline from `kubectl get cronjob,jobs,pods,events -o yaml` "
         "output (logs absent); repeatable, the files read as one dump (an object in several is kept "

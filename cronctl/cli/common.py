@@ -10,7 +10,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -26,6 +26,9 @@ from cronctl.cli.env import Abort as Abort
 from cronctl.cli.env import ClickException as ClickException
 from cronctl.cli.env import Exit as Exit
 from cronctl.cli.env import UsageError as UsageError
+
+if TYPE_CHECKING:
+    from cronctl.kube import KubeCluster
 
 
 class SafeConsole(Console):
@@ -188,7 +191,7 @@ RequestTimeoutOpt = Annotated[
 ]
 
 
-def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> Any:
+def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> KubeCluster:
     """:func:`cronctl.kube.connect` with the command's connection flags, else those given before the
     command (``cronctl -n ns status``), the run's ``--request-timeout``, and, on a terminal, a
     ``connecting to SERVER ...`` line on stderr when the first request has no answer after 1 s."""
@@ -290,7 +293,7 @@ class OnRevert(str, Enum):
 GitOpsOpt = Annotated[
     GitOpsMode,
     typer.Option("--gitops", help="How to hold a CronJob a GitOps controller manages, decided before the first write: "
-                 "auto (Flux: also set kustomize.toolkit.fluxcd.io/reconcile=disabled for the hold; Argo CD or "
+                 "auto (Flux: also turn its reconcile off for the hold, with Flux's annotation; Argo CD or "
                  "another applier that sets spec.suspend: refuse, exit 3, naming the remedy), annotate (always set "
                  "Flux's annotation), refuse (refuse whenever a GitOps tool manages it), ignore (a plain suspend, "
                  "recorded). See cronctl runbook gitops."),

@@ -69,7 +69,7 @@ def explain(
         metavar="NAME")] = None,
     dialect: Annotated[str, typer.Option(
         "--dialect", help="kubernetes (robfig/cron v3, the CronJob controller) or atlas (a strict dialect: numeric fields only, all five must match, a one-year horizon).",
-        metavar="kubernetes|atlas")] = "kubernetes",
+        metavar="[kubernetes|atlas]")] = "kubernetes",
     missed_limit: Annotated[Optional[int], typer.Option(
         "--missed-limit", help="Atlas only: missedScheduleLimit (default 100 when unset or <= 0).",
         show_default=False, metavar="N")] = None,

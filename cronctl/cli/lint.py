@@ -78,7 +78,7 @@ def lint(
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001...)."""
+    """Check CronJobs for known ways to lose, duplicate or hide work (rule ids CJ001 and on; --rules lists them)."""
     from cronctl import __version__
     from cronctl.errors import BadInput, ExitCode
     from cronctl.lint.engine import fails, lint_objects, lint_sources, summarize

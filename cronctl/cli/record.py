@@ -110,7 +110,7 @@ def record(
         "recorder or a first import.")] = False,
     metrics_address: Annotated[Optional[str], typer.Option(
         "--metrics-address", help="Serve Prometheus metrics (slots by verdict, lags, freshness, holds, the recorder's "
-        "health; docs/METRICS.md) and /healthz, /readyz on HOST:PORT, such as 127.0.0.1:9108.",
+        "health) and /healthz, /readyz on HOST:PORT, such as 127.0.0.1:9108.",
         show_default=False, metavar="HOST:PORT")] = None,
     print_manifests: Annotated[bool, typer.Option(
         "--print-manifests", help="Print the manifests that run this recorder, with these flags, in the "
@@ -151,7 +151,7 @@ def record(
     One recorder per cluster and ledger writes (a Lease); another waits on standby. Exit 9 when the
     ledger cannot be opened or written (its buffer full), 3 when the Lease is lost or held by
     another recorder (--once), 7 API error, 5 bad input. --print-manifests prints what runs it
-    in the cluster instead (docs/commands/record.md, "Running in the cluster").
+    in the cluster instead (a Deployment with its RBAC, for kubectl apply -f -).
     """
     deploy_only = {"--image": image, "--deploy-namespace": deploy_namespace, "--postgres-secret": postgres_secret,
                    "--storage-size": storage_size, "--service-monitor": service_monitor or None,

@@ -15,7 +15,7 @@ from cronctl.textsafe import visible
 def run_manual_cmd(
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
-    job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default <cronjob>-manual); "
+    job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default CRONJOB-manual); "
                                                     "the fixed name is what stops a second run. Not with a slot "
                                                     "--occurrence (the Job takes the slot's name).",
                                                     callback=job_name_opt)] = None,
@@ -50,7 +50,7 @@ def run_manual_cmd(
                                     "successful Jobs, else activeDeadlineSeconds).")] = None,
     retry: Annotated[bool, typer.Option(
         "--retry", help="After a failed run (the CronJob stays suspended): run the same occurrence again as "
-                        "<job>-r2, -r3, ... under the same record, so the CronJob is never un-suspended in "
+                        "JOB-r2, -r3, ... under the same record, so the CronJob is never un-suspended in "
                         "between; the attempts are linked in the record.")] = False,
     catch_up: CatchUpOpt = CatchUp.latest,
     gitops: GitOpsOpt = GitOpsMode.auto,
@@ -68,7 +68,7 @@ def run_manual_cmd(
     controller would give T, and after success status.lastScheduleTime becomes T, so the
     controller never runs T again.
 
-    With --retry, after a failed run: the same occurrence runs again as <job>-r2 (-r3, ...) under the
+    With --retry, after a failed run: the same occurrence runs again as JOB-r2 (-r3, ...) under the
     failed run's suspension; the failed Job keeps its name and logs.
 
     Under a GitOps controller (Argo CD, Flux) the plan says who manages spec.suspend and how the hold
