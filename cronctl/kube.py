@@ -22,7 +22,7 @@ from typing import Any
 
 from cronctl import model, names
 from cronctl.cluster import Obj, WatchExpired
-from cronctl.errors import ApiError, BadInput, Conflict, NotFound, PermissionMissing
+from cronctl.errors import ApiError, BadInput, BadUsage, Conflict, NotFound, PermissionMissing
 
 _PAGE = 500
 #: how long one request may take, connection and TLS handshake included, before it fails as
@@ -208,6 +208,8 @@ class KubeCluster:
         self.request_count = 0
         self.page_size = page_size  # list pagination (limit/continue)
         self.context_name = ""  # the kubeconfig context connect() used (the recorder's default cluster name)
+        #: a label selector (``-l``) every list of CronJobs is made with; None: every CronJob
+        self.cronjob_selector: str | None = None
 
     # -- the funnel ---------------------------------------------------------------------
     def _request(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
@@ -435,7 +437,14 @@ class KubeCluster:
 
     def list_cronjobs(self, *, all_namespaces: bool = False) -> list[Obj]:
         path = "/apis/batch/v1/cronjobs" if all_namespaces else f"/apis/batch/v1/namespaces/{self.namespace}/cronjobs"
-        return self._list(path, kind="CronJob", api_version="batch/v1")[0]
+        sel = self.cronjob_selector
+        try:
+            return self._list(path, query=[("labelSelector", sel)] if sel else None,
+                              kind="CronJob", api_version="batch/v1")[0]
+        except ApiError as e:
+            if sel and e.status == 400:  # the server could not parse it
+                raise BadUsage(f"bad --selector {sel!r}: {e.message.rpartition(': ')[2] or e.message}") from e
+            raise
 
     def list_cronjobs_in(self, namespace: str) -> list[Obj]:
         return self._list(f"/apis/batch/v1/namespaces/{_seg(namespace)}/cronjobs", kind="CronJob",

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, emit, err
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit, err
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -91,6 +91,7 @@ def alerts(
         "--now", help="Compute the windows from this RFC3339 instant (default: now).", show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    selector: SelectorOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -130,6 +131,8 @@ def alerts(
     if runbook_url is not None:
         al.check_runbook_url(runbook_url)
     if recorder:
+        if env.current().selector is not None:
+            raise BadUsage("-l/--selector selects CronJobs: --source recorder reads none")
         _recorder_rules(al.RecorderAlertOptions(
             margin=int(flags.MARGIN.seconds(margin)), max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),
             max_hold=int(flags.MAX_HOLD.seconds(max_hold)), near_interval=near_interval,
@@ -181,8 +184,10 @@ def _recorder_rules(opts: Any, *, filename: list[str] | None, windows: bool, fmt
 
 def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,
               context: str | None, namespace: str | None) -> list[dict[str, Any]]:
+    from cronctl.cli.common import selector_only_for_lists
     from cronctl.errors import BadInput, NotFound
 
+    selector_only_for_lists(name, filename, "-f/--filename")
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")

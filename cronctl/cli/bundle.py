@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
                                 emit, err, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
@@ -26,8 +26,11 @@ class Redact(str, Enum):
 
 def bundle(
     cronjob: Annotated[Optional[str], typer.Argument(
-        help="The CronJob to bundle (or --all).", metavar="CRONJOB", show_default=False,
+        help="The CronJob to bundle (or -A, or --all).", metavar="CRONJOB", show_default=False,
         callback=cronjob_arg, autocompletion=cronjob_names)] = None,
+    all_namespaces: Annotated[bool, typer.Option(
+        "--all-namespaces", "-A", help="Bundle every CronJob of every namespace: one bundle per namespace, "
+        "in --out/NAMESPACE (--out a directory).")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Bundle every CronJob of the namespace.")] = False,
     out_path: Annotated[Optional[str], typer.Option(
         "--out", help="Where to write: a directory, or a .tar.gz archive when the path ends so "
@@ -58,6 +61,7 @@ def bundle(
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    selector: SelectorOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -82,12 +86,61 @@ def bundle(
     use_ledger, ledger_url = ledger_choice(ledger)
     if use_ledger and from_dump is not None:
         raise UsageError("give --from-dump or --ledger, not both")
-    if cronjob is not None and all_:
-        raise UsageError("give a CRONJOB name or --all, not both")
-    if cronjob is None and not all_:
+    from cronctl.cli.common import selector_only_for_lists
+
+    selector_only_for_lists(cronjob, from_dump, "--from-dump")
+    if cronjob is not None and (all_ or all_namespaces):
+        raise UsageError(f"give a CRONJOB name or {'-A' if all_namespaces else '--all'}, not both")
+    if all_namespaces and (namespace or from_dump is not None):
+        raise UsageError("-A bundles every namespace of the cluster: not with -n or --from-dump")
+    if all_namespaces and out_path and out_path.endswith(".tar.gz"):
+        raise UsageError("-A writes one bundle per namespace: give --out a directory")
+    if cronjob is None and not all_ and not all_namespaces:
         if from_dump is None:
-            raise UsageError("give a CRONJOB name or --all")
+            raise UsageError("give a CRONJOB name, --all (every CronJob of the namespace) or -A (of every namespace)")
         all_ = True  # a dump: every CronJob in it
+    if all_namespaces:
+        from cronctl.cli.common import connect
+
+        lister = connect(kubeconfig, context, None)
+        spaces = sorted({str((c.get("metadata") or {}).get("namespace") or "")
+                         for c in lister.list_cronjobs(all_namespaces=True)} - {""})
+        if not spaces:
+            from cronctl.errors import NotFound
+
+            raise NotFound("no CronJob in any namespace")
+        stamp = env.now().replace(microsecond=0).strftime('%Y%m%dT%H%M%SZ')
+        top = out_path or f"cronctl-bundle-all-namespaces-{stamp}"
+        if os.path.lexists(top):
+            from cronctl.errors import Refused
+
+            raise Refused(f"{top} already exists; choose another --out")
+        os.makedirs(top)
+        docs = [_bundle_one(cronjob=None, all_=True, out_path=os.path.join(top, ns), from_dump=None, since=since,
+                            max_log_bytes=max_log_bytes, no_logs=no_logs, window=window, now=now, redact=redact,
+                            use_ledger=use_ledger, ledger_url=ledger_url, output=output, kubeconfig=kubeconfig,
+                            context=context, namespace=ns) for ns in spaces]
+        if output != Output.text:
+            emit({"path": top, "bundles": docs}, output)
+        return
+    doc = _bundle_one(cronjob=cronjob, all_=all_, out_path=out_path, from_dump=from_dump, since=since,
+                      max_log_bytes=max_log_bytes, no_logs=no_logs, window=window, now=now, redact=redact,
+                      use_ledger=use_ledger, ledger_url=ledger_url, output=output, kubeconfig=kubeconfig,
+                      context=context, namespace=namespace)
+    if output != Output.text:
+        emit(doc, output)
+
+
+def _bundle_one(*, cronjob: Optional[str], all_: bool, out_path: Optional[str], from_dump: Optional[list[str]],
+                since: Optional[str], max_log_bytes: int, no_logs: bool, window: str, now: Optional[str],
+                redact: Redact, use_ledger: bool, ledger_url: Optional[str], output: Output,
+                kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> dict[str, Any]:
+    """One bundle (a CronJob, or every CronJob of one namespace): written, its text printed; returns
+    its summary (what -o json|yaml prints)."""
+    from cronctl.bundle import Request, make_bundle
+    from cronctl.cli import durations as flags
+    from cronctl.model import instant
+
     # The clock is read once, here; everything below takes it as a parameter.
     clock = env.now().replace(microsecond=0)
     now_t = instant(now, what="--now") if now is not None else None
@@ -123,8 +176,7 @@ def bundle(
         raise Interrupted(f"interrupted: nothing was written to {target}") from None
     summary = summary_doc(target, b.doc)
     if output != Output.text:
-        emit(summary, output)
-        return
+        return summary
     r = b.result
     out.print(visible(f"bundle written to {target}"), markup=False)
     if r.partial:
@@ -139,6 +191,7 @@ def bundle(
         out.print(visible(f"{s['name']}: {s['jobs']} Job(s); scheduled times: {counts}; overlaps {s['overlaps']}; "
                           f"UnexpectedJob {_unexpected(s)}, JobAlreadyActive {s['job_already_active_events']}; "
                           f"controller now: {s['decision'] or '-'}"), markup=False)
+    return summary
 
 
 def summary_doc(path: str, doc: dict[str, Any]) -> dict[str, Any]:

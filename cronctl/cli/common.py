@@ -161,6 +161,28 @@ class Output(str, Enum):
 OutputOpt = Annotated[
     Output, typer.Option("--output", "-o", help="Output format: text for people, json/yaml for scripts.")
 ]
+
+
+class ListOutput(str, Enum):
+    """The formats of a command that lists, as kubectl's: ``wide`` shows every column whatever the
+    terminal's width, ``name`` one ``cronjob.batch/NAME`` (or ``job.batch/NAME``) per line."""
+
+    text = "text"
+    wide = "wide"
+    name = "name"
+    json = "json"
+    yaml = "yaml"
+
+
+ListOutputOpt = Annotated[
+    ListOutput, typer.Option("--output", "-o", help="Output format: text for people (fitted to the terminal), wide "
+                             "(every column), name (kind/NAME per line, as kubectl -o name), json/yaml for scripts.")
+]
+
+
+def is_document(output: Any) -> bool:
+    """``-o json`` or ``-o yaml``: the command writes its document (cronctl.cli.common.emit)."""
+    return str(getattr(output, "value", output)) in ("json", "yaml")
 KubeconfigOpt = Annotated[
     Optional[str],
     typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a "
@@ -191,6 +213,38 @@ RequestTimeoutOpt = Annotated[
 ]
 
 
+def selector_opt(value: Optional[str]) -> None:
+    """Option callback: ``-l`` sets the run's label selector (cronctl.cli.env), for :func:`connect`."""
+    if value is not None:
+        from cronctl.cli import env
+
+        if not value.strip() or not value.isprintable():
+            raise UsageError(f"bad --selector {value!r}: expected a label selector such as team=billing")
+        env.current().selector = value
+
+
+SelectorOpt = Annotated[
+    Optional[str],
+    typer.Option("--selector", "-l", metavar="SELECTOR", show_default=False, expose_value=False,
+                 callback=selector_opt,
+                 help="Only the CronJobs with these labels, in kubectl's syntax (team=billing, tier!=web, "
+                 "'env in (prod,staging)', owner, !legacy); the API server filters the list."),
+]
+
+
+def selector_only_for_lists(cronjob: Optional[str], files: Any = None, files_flag: str = "-f") -> None:
+    """``-l`` selects from the API server's list: refused with a CronJob name (as kubectl refuses
+    it) or with files, which no server filters (exit 2)."""
+    from cronctl.cli import env
+
+    if env.current().selector is None:
+        return
+    if cronjob is not None:
+        raise UsageError("a CronJob name cannot be combined with -l/--selector")
+    if files:
+        raise UsageError(f"-l/--selector selects from the API server's list: not with {files_flag}")
+
+
 def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> KubeCluster:
     """:func:`cronctl.kube.connect` with the command's connection flags, else those given before the
     command (``cronctl -n ns status``), the run's ``--request-timeout``, and, on a terminal, a
@@ -200,8 +254,10 @@ def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Option
 
     run = env.current()
     timeout = kube.DEFAULT_REQUEST_TIMEOUT if run.request_timeout is None else run.request_timeout
-    return kube.connect(kubeconfig or run.kubeconfig, context or run.context, namespace or run.namespace,
-                        request_timeout=timeout, on_slow=_connecting if err.is_terminal else None)
+    cluster = kube.connect(kubeconfig or run.kubeconfig, context or run.context, namespace or run.namespace,
+                           request_timeout=timeout, on_slow=_connecting if err.is_terminal else None)
+    cluster.cronjob_selector = run.selector
+    return cluster
 
 
 def _connecting(server: str) -> None:

@@ -49,6 +49,8 @@ class Environment:
     namespace: str | None = None
     #: ``--request-timeout`` in seconds (0: no limit), before or after the command; None: the default
     request_timeout: float | None = None
+    #: ``-l/--selector``: the label selector every list of CronJobs is made with (None: all)
+    selector: str | None = None
 
     @property
     def out(self) -> SafeConsole:

@@ -13,7 +13,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerClusterOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt
+from cronctl.cli.common import (ContextOpt, KubeconfigOpt, LedgerClusterOpt, LedgerOpt, ListOutput, ListOutputOpt,
+                                NamespaceOpt, RequestTimeoutOpt, SelectorOpt, is_document)
 from cronctl.cli.common import UsageError, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
 from cronctl.cli.documents import effect_words
@@ -55,9 +56,10 @@ def history(
         show_default=False, metavar="FILE")] = None,
     ledger: LedgerOpt = None,
     ledger_cluster: LedgerClusterOpt = None,
-    output: OutputOpt = Output.text,
+    output: ListOutputOpt = ListOutput.text,
     kubeconfig: KubeconfigOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    selector: SelectorOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -79,7 +81,7 @@ def history(
     from cronctl.history import Options, fail_on as failing
     from cronctl.model import instant
 
-    from cronctl.cli.common import ledger_choice
+    from cronctl.cli.common import ledger_choice, selector_only_for_lists
 
     from_dump = file_list(from_dump) or None
     use_ledger, ledger_url = ledger_choice(ledger)
@@ -89,6 +91,7 @@ def history(
         raise UsageError("give --from-dump or --ledger, not both")
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
+    selector_only_for_lists(cronjob, from_dump or (ledger_cluster is not None), "--from-dump or --cluster")
     if all_namespaces and cronjob and from_dump is None:
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
     output_given = _given(ctx, "output")
@@ -178,12 +181,16 @@ def history(
     bad = [red.text(b) for b in failing(result, {f.value for f in fail_on or []})]
     if html is not None:
         _write_page(result, now_t, red.text(here), red.text(source), red.text(heading) if heading else None, html,
-                    to=err if output != Output.text else out)
-    if output != Output.text:
+                    to=err if is_document(output) or output == ListOutput.name else out)
+    if is_document(output):
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
+    elif output == ListOutput.name:  # the Jobs the slots ran, as kubectl -o name: for xargs kubectl ...
+        for h in result:
+            for name in dict.fromkeys([j for r in h["slots"] for j in r["jobs"]] + [m["job"] for m in h["manual_runs"]]):
+                out.print(f"job.batch/{name}", markup=False)
     elif html is None or output_given:
         for h in result:
-            _render(h)
+            _render(h, wide=output == ListOutput.wide)
     if unread:
         from cronctl.ledger.store import unreadable
 
@@ -238,7 +245,9 @@ _STYLE = {"ran": "green", "ran-late": "yellow", "duplicate": "bold red", "runnin
           "due": "blue", "manual": "cyan"}
 
 
-def _render(h: History) -> None:
+def _render(h: History, *, wide: bool = False) -> None:
+    """One CronJob's slots as a table fitted to the terminal (``wide``: one line per row, the reason
+    whole at its end, as in a pipe)."""
     from rich.text import Text
 
     head = f"{h['namespace']}/{h['name']}  {h['schedule']}  zone {h['zone']}  {h['concurrency_policy']}"
@@ -272,7 +281,7 @@ def _render(h: History) -> None:
                             _MANUAL_OUTCOME.get(m["outcome"] or "", "unknown"), "-",
                             _secs(m["duration_seconds"])], [m["job"]], why))
     table = [slot_row(cells, jobs, reason) for _k, cells, jobs, reason in sorted(rows, key=lambda x: x[0])]
-    lines, starts = lay_out(list(_HEADS), "reason", table, table_width())
+    lines, starts = lay_out(list(_HEADS), "reason", table, None if wide else table_width())
     for line in lines:
         text = Text(line.text)
         if line.kind == "row":  # the verdict and outcome cells, in their colours

@@ -74,3 +74,55 @@ def lay_out(heads: list[str], text_head: str, rows: list[Row], width: int | None
         for k, part in enumerate(under):
             lines.append(Line(INDENT + part, "under", len(INDENT) if k >= len(under) - len(notes) else None))
     return lines, starts
+
+
+class Column(NamedTuple):
+    """A column of a :func:`fit` table: its head, its priority (0: always shown; the highest is
+    dropped first when the terminal is too narrow, as kubectl's printers leave the -o wide columns
+    out), and whether its cells may fold onto more lines (a long text, never a name or a time)."""
+
+    head: str
+    priority: int = 0
+    folds: bool = False
+
+
+def fit(columns: list[Column], rows: list[list[str]], width: int | None, *, wide: bool = False) -> list[str]:
+    """The lines of a plain table (heads, then rows, columns three blanks apart) that fit ``width``.
+
+    ``width`` None (a pipe, a file) or ``wide`` (-o wide): every column, one line per row, nothing
+    folded, so that grep sees whole rows. On a terminal: while the table is wider than the
+    terminal, the column of the highest priority is dropped; if the priority-0 columns alone are
+    still too wide, a folding column wraps its cells (at blanks) in the room that is left.
+    Cells are made visible first (escapes shown) so that widths are right.
+    """
+    gap = "   "
+    rows = [[visible(c) for c in r] for r in rows]
+    keep = list(range(len(columns)))
+
+    def widths(idx: list[int]) -> dict[int, int]:
+        return {i: max([len(columns[i].head)] + [len(r[i]) for r in rows]) for i in idx}
+
+    def total(w: dict[int, int]) -> int:
+        return sum(w.values()) + len(gap) * (len(w) - 1)
+
+    w = widths(keep)
+    if width is not None and not wide:
+        while total(w) > width:
+            droppable = [i for i in keep if columns[i].priority > 0]
+            if not droppable:
+                break
+            worst = max(droppable, key=lambda i: (columns[i].priority, i))
+            keep.remove(worst)
+            w = widths(keep)
+        over = total(w) - width
+        folding = [i for i in keep if columns[i].folds]
+        if over > 0 and folding:
+            i = folding[0]
+            w[i] = max(len(columns[i].head), 12, w[i] - over)
+    lines = [gap.join(columns[i].head.ljust(w[i]) for i in keep).rstrip()]
+    for r in rows:
+        cells = {i: (textwrap.wrap(r[i], w[i], break_long_words=False, break_on_hyphens=False) or [""])
+                 if columns[i].folds and len(r[i]) > w[i] else [r[i]] for i in keep}
+        for k in range(max(len(c) for c in cells.values())):
+            lines.append(gap.join((cells[i][k] if k < len(cells[i]) else "").ljust(w[i]) for i in keep).rstrip())
+    return lines

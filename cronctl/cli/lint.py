@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, emit, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
 from cronctl.textsafe import visible
 
@@ -75,6 +75,7 @@ def lint(
         show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    selector: SelectorOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -88,6 +89,9 @@ def lint(
         _print_rules(output)
         return
     now = instant(now_text, what="--now") if now_text else env.now()
+    from cronctl.cli.common import selector_only_for_lists
+
+    selector_only_for_lists(cronjob, filename, "-f/--filename")
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
     if recursive and not filename:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from cronctl.cli.common import KubeconfigOpt, RequestTimeoutOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, out
+from cronctl.cli.common import (KubeconfigOpt, ListOutput, ListOutputOpt, LedgerOpt, NamespaceOpt, RequestTimeoutOpt,
+                                SelectorOpt, is_document, out)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.cli.documents import effect_words, pause_doc, record_doc
 from cronctl.textsafe import visible
@@ -23,9 +24,10 @@ def status_cmd(
     all_namespaces: Annotated[bool, typer.Option(
         "--all-namespaces", "-A", help="The overview of every namespace.")] = False,
     ledger: LedgerOpt = None,
-    output: OutputOpt = Output.text,
+    output: ListOutputOpt = ListOutput.text,
     kubeconfig: KubeconfigOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    selector: SelectorOpt = None,
     context: Annotated[Optional[list[str]], typer.Option(
         "--context", help="The kubeconfig context to use; the overview takes it repeated, one cluster after the "
         "other (a CLUSTER column, and each row's cluster in -o json).", show_default=False)] = None,
@@ -48,6 +50,9 @@ def status_cmd(
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
+    from cronctl.cli.common import selector_only_for_lists
+
+    selector_only_for_lists(cronjob)
     if cronjob is None:
         contexts: list[str | None] = list(context) if context else [None]
         return _overview(kubeconfig, contexts, namespace, all_namespaces, output, ledger)
@@ -61,15 +66,19 @@ def status_cmd(
     use_ledger, ledger_url = ledger_choice(ledger)
     st = collect_status(cluster, cronjob, SystemClock().now(),
                         (ledger_url, cluster.context_name or "default") if use_ledger else None)
-    if output != Output.text:
+    if is_document(output):
         emit(status_doc(st), output)
         return
-    print_status(st)
+    if output == ListOutput.name:
+        out.print(f"cronjob.batch/{st.name}", markup=False)
+        return
+    print_status(st, wide=output == ListOutput.wide)
 
 
-def print_status(st: Status) -> None:
+def print_status(st: Status, *, wide: bool = False) -> None:
     """The text of ``cronctl status CRONJOB``: printed from the masked document, times in the zone the
-    schedule runs in (the view's ``zone``) with UTC beside them."""
+    schedule runs in (the view's ``zone``) with UTC beside them; the child Jobs' table fitted to the
+    terminal (``wide``: every column)."""
     from rich.table import Table
 
     from cronctl.model import PastRun
@@ -115,17 +124,20 @@ def print_status(st: Status) -> None:
         head.add_row("if un-suspended", "now (cronctl resume, or kubectl): " + s["if_unsuspended"]["text"])
     out.print(head)
     if s["jobs"]:
-        # kubectl-style plain columns: greppable, never folded, whatever the terminal width
-        rows: list[tuple[str, ...]] = [("NAME", "ORIGIN", "SCHEDULED-FOR", "CREATED", "STARTED", "COMPLETED", "OUTCOME", "DURATION")]
-        for j in s["jobs"]:
-            rows.append(tuple(visible(c) for c in (j["name"] + (" (!)" if j["overlapping"] else ""), j["origin"],
-                         j["scheduled_for"] or (f"occurrence {j['occurrence']}" if j["occurrence"] else "-"),
-                         j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
-                         j["duration"] or "-")))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        # kubectl-style plain columns, never folded: on a narrow terminal the times of least use go
+        # first (CREATED, then STARTED, then SCHEDULED-FOR), -o wide and a pipe keep them all
+        from cronctl.cli.common import table_width
+        from cronctl.cli.layout import Column, fit
+
+        columns = [Column("NAME"), Column("ORIGIN"), Column("SCHEDULED-FOR", 1), Column("CREATED", 3),
+                   Column("STARTED", 2), Column("COMPLETED"), Column("OUTCOME"), Column("DURATION")]
+        rows = [[j["name"] + (" (!)" if j["overlapping"] else ""), j["origin"],
+                 j["scheduled_for"] or (f"occurrence {j['occurrence']}" if j["occurrence"] else "-"),
+                 j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
+                 j["duration"] or "-"] for j in s["jobs"]]
         out.print("")
-        for r in rows:
-            out.print("   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), markup=False)
+        for line in fit(columns, rows, table_width(), wide=wide):
+            out.print(line, markup=False)
     else:
         out.print("child Jobs: none")
     for g in s["overlaps"]:
@@ -165,7 +177,7 @@ PAST_RUNS_SHOWN = 5
 
 
 def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str | None, all_namespaces: bool,
-              output: Output, ledger: str | None) -> None:
+              output: ListOutput, ledger: str | None) -> None:
     from cronctl.cli.common import err
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import holder_alive
@@ -197,34 +209,58 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
                                    "missing": doc["missing"] + one["missing"]}
     for m in doc["missing"]:
         err.print(visible(f"warning: could not read {m}; lost/duplicate counts are judged without it"), markup=False)
-    if output != Output.text:
+    if is_document(output):
         emit(doc, output)
         return
-    head = (["CLUSTER"] if several else []) + (["NAMESPACE"] if all_namespaces else []) + ["NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST",
-                                                       "LOST", "FAILED", "DUP", "NEXT", "GITOPS"]
-    rows: list[list[str]] = [head]
+    if output == ListOutput.name:
+        for r in doc["cronjobs"]:
+            out.print(f"cronjob.batch/{r['cronjob']}", markup=False)
+        return
+    from cronctl.cli.common import table_width
+    from cronctl.cli.layout import Column, fit
+
+    # kubectl's printers: on a narrow terminal the columns of least use go first (GITOPS, RUN, ZONE,
+    # DUP), then SCHEDULE folds; -o wide, a pipe or a file keep every column on one line per row
+    columns = ([Column("CLUSTER")] if several else []) + ([Column("NAMESPACE")] if all_namespaces else []) + [
+        Column("NAME"), Column("SCHEDULE", folds=True), Column("ZONE", 2), Column("SUSPENDED"), Column("RUN", 3),
+        Column("LAST"), Column("LOST"), Column("FAILED"), Column("DUP", 1), Column("NEXT"), Column("GITOPS", 4)]
+    rows: list[list[str]] = []
     for r, zone in zip(doc["cronjobs"], zones):
         last: Any = r["last_job"]
         run: Any = r["run"]
         rows.append(([str(r["cluster"])] if several else []) + ([r["namespace"]] if all_namespaces else []) + [
-            r["cronjob"], r["schedule_words"], zone or "-",
+            r["cronjob"], _schedule_cell(r), zone or "-",
             r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
                                                                                      if run else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
             str(r["lost"]), str(r["failed"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
-    # "paused by" and the last Job come from annotations anyone may patch: one line per CronJob
-    rows = [[visible(c) for c in x] for x in rows]
-    widths = [max(len(x[i]) for x in rows) for i in range(len(head))]
-    for x in rows:
-        out.print("   ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip(), markup=False)
+    # "paused by" and the last Job come from annotations anyone may patch: fit() shows each cell visible
+    for line in fit(columns, rows, table_width(), wide=output == ListOutput.wide):
+        out.print(line, markup=False)
     for r in doc["cronjobs"]:
         run = r["run"]
         if run and (run["stale"] or not run["confirmed"] or r["hold_reverted"]):
             out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: {run['words']}"), markup=False)
         elif r["hold_reverted"]:
             out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: PAUSE UNDONE: {r['hold_reverted']}"), markup=False)
+
+
+def _schedule_cell(row: dict[str, Any]) -> str:
+    """The overview's SCHEDULE: the schedule in words without the zone (the ZONE column says it),
+    and the expression; the document's schedule_words, as it is, when the describer cannot."""
+    from cronctl.errors import CronctlError
+    from cronctl.schedule import parse
+    from cronctl.schedule.describe import describe, zone_phrase
+
+    try:
+        fields = parse(str(row["schedule"]), row["time_zone"])
+        words = describe(fields, row["time_zone"])
+        words = words.removesuffix(", " + zone_phrase(fields, row["time_zone"]))
+    except CronctlError:
+        return str(row["schedule_words"])
+    return f"{words} ({row['schedule']})"
 
 
 def _t(d: datetime | None) -> str | None:
