@@ -30,8 +30,9 @@ NAMES: tuple[str, ...] = (
 EXIT_CODE_MEANINGS: dict[str, str] = {
     "OK": "Success: the command did what it said (for run-manual: the Job completed and the CronJob was restored).",
     "JOB_FAILED": "The manual Job ended Failed. The CronJob stays suspended with the record saying why.",
-    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer), or a flag value out of "
-             "its range (--settle 0, a negative or zero --timeout, --since, --max-age, --window).",
+    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer), or any bad value of a "
+             "flag, malformed, out of its range or past its cap (--timeout abc, --timeout 0, --count 10001, "
+             "--until in the past, --request-timeout -1s, a label selector the server cannot parse).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "
                "active or unfinished child Jobs, the Job name exists, a Job already stands for the "
                "slot, a permission is missing, already paused, a run record cronctl did not write "
@@ -39,12 +40,13 @@ EXIT_CODE_MEANINGS: dict[str, str] = {
                "an unknown server-side applier) that would put spec.suspend back during the hold "
                "(--gitops; cronctl runbook gitops).",
     "TIMEOUT": "The wait ran out (--timeout). Nothing was restored; the Job may still run.",
-    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest or dump file, flag value, "
+    "BAD_INPUT": "Malformed input: schedule, zone, RFC3339 time, manifest, dump or kubeconfig file, "
                  "a CronJob, Job or namespace name that is not a Kubernetes name; run-manual --occurrence "
                  "not a slot of the schedule or in the future; a run directory or bundle target that is "
                  "unsafe (world-writable without sticky bit, another user's), read-only, full or missing.",
     "NOT_FOUND": "The named CronJob (or other object) does not exist in that namespace.",
-    "API_ERROR": "The API server is unreachable or answered with an error cronctl does not handle.",
+    "API_ERROR": "The API server is unreachable (refused, or no answer within --request-timeout, default 10s) or "
+                 "answered with an error cronctl does not handle.",
     "FINDINGS": "cronctl lint found something at or above --fail-on (default: error); cronctl history "
                 "--fail-on found a lost (lost) or doubled (duplicate) slot.",
     "LEDGER": "The ledger (--ledger or CRONCTL_LEDGER: SQLite or PostgreSQL) cannot be opened, migrated, read "

@@ -33,7 +33,7 @@ def pause_cmd(
     """Suspend a CronJob on purpose, recording who, why and until when on it.
 
     Refused (exit 3) while a run-manual holds the CronJob or when it is already paused; exit 5
-    without --reason or with an --until in the past.
+    without --reason; 2 for a bad --until (malformed, zero, or in the past).
     """
     from cronctl.cli import durations as flags
     from cronctl.cli.runtime import Masked

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
-from cronctl.errors import BadInput, Conflict, Refused, option
+from cronctl.errors import BadInput, BadUsage, Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
 from cronctl.procedure.predict import Prediction, predict
 from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
@@ -111,7 +111,8 @@ def pause(cluster: Cluster, opts: PauseOptions, clock: Clock, reporter: Reporter
     now = clock.now().replace(microsecond=0)  # annotations in whole seconds, as the API's own times
     until = opts.until.replace(microsecond=0) if opts.until is not None else None
     if until is not None and until <= now:
-        raise BadInput(f"{option('until')} {rfc3339_z(until)} is not in the future")
+        # a bad --until exits 2 however it is bad (malformed, zero, in the past): one code per flag
+        raise BadUsage(f"{option('until')} {rfc3339_z(until)} is not in the future")
     who = cluster.whoami()
     for _ in range(5):
         cj = cluster.get_cronjob(name)
