@@ -205,6 +205,13 @@ app = typer.Typer(
 )
 
 
+def _namespaces(ctx: Any, args: list[str], incomplete: str) -> list[str]:
+    """Completion of the root -n: the cluster's namespaces (cronctl.cli.candidates, loaded on <TAB>)."""
+    from cronctl.cli.candidates import namespaces
+
+    return namespaces(ctx, args, incomplete)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"cronctl {__version__}")
@@ -228,7 +235,7 @@ def _root(
         "--context", metavar="NAME", show_default=False,
         help="The kubeconfig context, for every command (a command's own --context wins).")] = None,
     namespace: Annotated[Optional[str], typer.Option(
-        "--namespace", "-n", metavar="NAME", show_default=False,
+        "--namespace", "-n", metavar="NAME", show_default=False, autocompletion=_namespaces,
         help="The namespace, for every command (a command's own -n wins).")] = None,
     request_timeout: Annotated[Optional[str], typer.Option(
         "--request-timeout", metavar="DURATION", show_default=False,

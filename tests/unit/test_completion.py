@@ -230,6 +230,11 @@ def test_cronjob_names_come_from_the_namespace_of_n_or_of_the_chosen_context(tmp
         assert bash_complete("cronctl", "explain", "-n", "shop", "cronjob/", KUBECONFIG=str(kc)) == [
             "cronjob/billing", "cronjob/orders", "cronjob/orders-eu"]
         assert bash_complete("cronctl", "lint", "-n", "s", KUBECONFIG=str(kc)) == ["shop"]
+        # kubectl's flags before the command (cronctl -n shop status <TAB>) are honoured too
+        assert bash_complete("cronctl", "-n", "shop", "status", "ord", KUBECONFIG=str(kc)) == ["orders", "orders-eu"]
+        assert bash_complete("cronctl", "--kubeconfig", str(kc), "--context", "two", "history", "") == ["other"]
+        assert bash_complete("cronctl", "-n", "s", KUBECONFIG=str(kc)) == ["shop"]
+        assert bash_complete("cronctl", "status", "--request-t") == ["--request-timeout"]
         # a schedule has no candidates and asks the cluster nothing
         n = len(api.paths)
         assert bash_complete("cronctl", "explain", "@dai", KUBECONFIG=str(kc)) == [] and len(api.paths) == n
