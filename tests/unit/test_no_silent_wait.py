@@ -110,7 +110,8 @@ def test_a_server_that_never_answers_fails_within_the_default_timeout(silent: Si
     assert _error_lines(res.stderr) == [
         f"error: cannot reach the API server at https://127.0.0.1:{silent.port}: no answer within 10s "
         "(--request-timeout)"], res.stderr
-    assert 9.5 <= took < 25, took  # 10 s, and the client's import on a loaded machine (before: 60.9 s)
+    # 10 s, plus importing the client on a machine that may be loaded (CI shares its cores); before: 60.9 s
+    assert 9.5 <= took < 45, took
     assert "connecting to" not in res.stderr  # not a terminal: no progress line
 
 
@@ -134,7 +135,7 @@ def test_request_timeout_bounds_every_command_that_reads_the_api(silent: SilentS
     assert f"error: cannot reach the API server at https://127.0.0.1:{silent.port}: no answer within 1s" \
         in res.stderr, res.stderr
     assert len(_error_lines(res.stderr)) == 1, res.stderr
-    assert took < 12, took  # 1 s, and importing the client and the command on a loaded machine
+    assert took < 25, took  # 1 s, plus importing the client and the command on a loaded machine (before: 60.9 s)
 
 
 @pytest.mark.parametrize("argv", [
@@ -151,7 +152,7 @@ def test_the_writers_and_waiters_take_request_timeout_too(silent: SilentServer, 
     took = time.monotonic() - t0
     assert res.exit_code == ExitCode.API_ERROR, res
     assert "no answer within 1s (--request-timeout)" in res.stderr, res.stderr
-    assert took < 12, took
+    assert took < 25, took
 
 
 @pytest.mark.parametrize("value, code, words", [
