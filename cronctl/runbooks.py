@@ -30,7 +30,7 @@ NAMES: tuple[str, ...] = (
 EXIT_CODE_MEANINGS: dict[str, str] = {
     "OK": "Success: the command did what it said (for run-manual: the Job completed and the CronJob was restored).",
     "JOB_FAILED": "The manual Job ended Failed. The CronJob stays suspended with the record saying why.",
-    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer), or any bad value of a "
+    "USAGE": "Usage error: unknown flag, missing or malformed argument (click/typer), or any bad value of a duration or number "
              "flag, malformed, out of its range or past its cap (--timeout abc, --timeout 0, --count 10001, "
              "--until in the past, --request-timeout -1s, a label selector the server cannot parse).",
     "REFUSED": "A precondition refused the action before anything changed: locked by another run, "

@@ -207,7 +207,7 @@ def test_promtool_accepts_every_output_form(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "code", "words"), [
     (["--severity", "bogus=x"], 2, "bad --severity"),
-    (["--margin", "soon"], 5, "bad --margin"),
+    (["--margin", "soon"], 2, "bad --margin"),  # every bad value of a duration flag: 2 (issue 34)
     (["--runbook-url", "https://x/{nope}"], 2, "bad --runbook-url"),
     (["--runbook-url", "runbooks/alerts.md#{anchor}"], 2, "an absolute http:// or https:// URL"),
     (["--now", "yesterday"], 5, "--now"),
