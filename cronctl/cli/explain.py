@@ -43,7 +43,7 @@ def explain(
     from_: Annotated[Optional[str], typer.Option(
         "--from", help="List runs strictly after this RFC3339 instant (default: --now, else now).",
         show_default=False, metavar="INSTANT")] = None,
-    count: Annotated[int, typer.Option("--count", "-c", help="How many next runs to list.", min=0, metavar="N")] = 10,
+    count: Annotated[int, typer.Option("--count", "-c", help="How many next runs to list (0 to 10000).", metavar="N")] = 10,
     created: Annotated[Optional[str], typer.Option(
         "--created", help="Controller input: metadata.creationTimestamp (RFC3339).", show_default=False,
         metavar="INSTANT")] = None,
@@ -93,12 +93,12 @@ def explain(
     explanation when a schedule never fires (unless --allow-never).
     """
 
-    from cronctl.errors import BadInput
+    from cronctl.errors import BadInput, BadUsage
     from cronctl.explain import DIALECTS, explain_file, explain_schedule, given
     from cronctl.names import cronjob_name, is_cronjob_ref
 
     if dialect not in DIALECTS:
-        raise BadInput(f"bad --dialect {dialect!r}: expected kubernetes or atlas")
+        raise BadUsage(f"bad --dialect {dialect!r}: expected kubernetes or atlas")  # as a choice: exit 2
     if if_applied is not None:
         if filename or (target is not None and not is_cronjob_ref(target)):
             raise UsageError("--if-applied FILE takes no -f and no SCHEDULE (cronjob/NAME picks a CronJob of FILE)")
@@ -113,7 +113,7 @@ def explain(
                          + (f"; for several files give each its own -f: -f {files[-1]} -f {target}"
                             if files and target is not None and os.path.isfile(target) else ""))
     if concurrency_policy is not None and concurrency_policy not in ("Allow", "Forbid", "Replace"):
-        raise BadInput(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
+        raise BadUsage(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
     # The clock is read once, here; everything below takes it as a parameter.
     now_t = _instant(now, "--now") or env.now()
     after = _instant(from_, "--from") or now_t

@@ -347,7 +347,7 @@ ERRORS = [
     (["0 0 * * *", "--now", "9001-01-01T00:00:00Z"], ExitCode.BAD_INPUT, "year 9001 is outside 1970..9000"),
     (["0 0 * * *", "--now", "9999-12-31T00:00:00Z"], ExitCode.BAD_INPUT, "error: bad --now"),
     (["0 0 * * *", "--starting-deadline", "60"], ExitCode.BAD_INPUT, "need --created or --last-schedule"),
-    (["0 0 * * *", "--dialect", "quartz"], ExitCode.BAD_INPUT, "bad --dialect 'quartz'"),
+    (["0 0 * * *", "--dialect", "quartz"], ExitCode.USAGE, "bad --dialect 'quartz'"),  # a choice, as click's: 2
     (["0 9 * * MON", "--dialect", "atlas"], ExitCode.BAD_INPUT, "atlas: bad weekday 'MON'"),
     (["-f", "{tmp}/missing.yaml"], ExitCode.BAD_INPUT, "missing.yaml: no such file"),
     (["-f", "{tmp}"], ExitCode.BAD_INPUT, "is a directory"),
@@ -355,7 +355,8 @@ ERRORS = [
     (["-f", "{no_cronjob}"], ExitCode.BAD_INPUT, "no CronJob in file (found: Deployment)"),
     (["-f", "{bad_schedule}"], ExitCode.BAD_INPUT, "cronjob ns1/broken: bad day-of-month '32'"),
     (["cronjob/x", "--dialect", "atlas"], ExitCode.BAD_INPUT, "not to a live Kubernetes CronJob"),
-    (["0 0 * * *", "--count", "-1"], ExitCode.USAGE, ""),
+    (["0 0 * * *", "--count", "-1"], ExitCode.USAGE, "error: bad --count -1: must be 0 or more"),
+    (["0 0 * * *", "--count", "10001"], ExitCode.USAGE, "error: bad --count 10001: at most 10000 runs are listed"),
     ([], ExitCode.USAGE, ""),
     (["0 0 * * *", "-f", "x.yaml"], ExitCode.USAGE, "exactly one"),
 ]
@@ -564,7 +565,7 @@ def test_forbid_and_an_active_job_are_part_of_the_decision(capsys: pytest.Captur
     assert c["decision"] == "forbid-active" and c["waitingFor"] == ["orders-29937139"]
     assert any("JobAlreadyActive" in e for e in c["events"])
     rc, _, err = run(capsys, "* * * * *", "--last-schedule", "2026-12-02T16:19:00Z", "--concurrency-policy", "Sometimes")
-    assert rc == 5 and "bad --concurrency-policy" in err
+    assert rc == 2 and "bad --concurrency-policy" in err  # a choice: exit 2, as click's
 
 
 # --- the typed result and its document (issue 24, item 1) --------------------------------------

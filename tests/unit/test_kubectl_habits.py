@@ -128,7 +128,7 @@ def test_fit_drops_columns_by_priority_then_folds() -> None:
 # -- one exit code per flag --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, words", [
-    (["explain", "@daily", "-c", "-1"], "-1"),
+    (["explain", "@daily", "-c", "-1"], "error: bad --count -1: must be 0 or more"),
     (["explain", "@daily", "-c", "10001"], "bad --count 10001: at most 10000 runs are listed"),
     (["explain", "@daily", "-c", "abc"], "abc"),
     (["run-manual", "orders", "--timeout", "0"], "bad --timeout '0': must be more than 0"),
