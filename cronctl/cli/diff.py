@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, NamespaceOpt, UsageError, emit, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, RequestTimeoutOpt, NamespaceOpt, UsageError, emit, err, out
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
 
@@ -76,6 +76,7 @@ def diff(
         "in); repeatable (default: immediate, catch-up and replace: the apply creates or deletes a Job).",
         show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -182,7 +183,7 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
         jobs = ev.jobs
         source = "the ledger"
     else:
-        from cronctl.kube import connect
+        from cronctl.cli.common import connect
 
         now = now or clock
         cluster = connect(kubeconfig, context, namespace)
