@@ -160,7 +160,7 @@ def _world(sc: Scenario) -> Iterator[None]:
         def now(self) -> datetime:
             return NOW
 
-    def connect(kubeconfig: str | None, context: str | None, namespace: str | None) -> FakeCluster:
+    def connect(kubeconfig: str | None, context: str | None, namespace: str | None, **_: object) -> FakeCluster:
         return FakeCluster(sc.cronjob, sc.jobs, events=sc.events, listed=True)
 
     env = {k: v for k, v in os.environ.items() if k != "CRONCTL_LEDGER"}

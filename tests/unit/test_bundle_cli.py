@@ -70,16 +70,17 @@ def test_a_bad_dump_or_a_missing_cronjob_is_one_line_and_a_distinct_exit_code(
     assert o == "" and not (tmp_path / "o").exists()
 
 
-def test_bad_since_and_window_values_are_bad_input(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    assert main(["bundle", "--from-dump", str(DUMP), "--since", "soon", "--out", str(tmp_path / "o")]) == 5
-    assert main(["bundle", "--from-dump", str(DUMP), "--window", "1y", "--out", str(tmp_path / "o")]) == 5
+def test_bad_since_and_window_values_are_usage_errors(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # every bad value of a duration flag exits 2 (issue 34: --timeout 0 and --timeout abc disagreed)
+    assert main(["bundle", "--from-dump", str(DUMP), "--since", "soon", "--out", str(tmp_path / "o")]) == 2
+    assert main(["bundle", "--from-dump", str(DUMP), "--window", "1y", "--out", str(tmp_path / "o")]) == 2
     _, e = capfd.readouterr()
     assert "bad --since 'soon'" in e and "bad --window '1y'" in e
 
 
 def test_a_live_bundle_needs_a_name_or_all(capfd: pytest.CaptureFixture[str]) -> None:
     assert main(["bundle"]) == 2
-    assert "give a CRONJOB name or --all" in capfd.readouterr().err
+    assert "give a CRONJOB name, --all (every CronJob of the namespace) or -A" in capfd.readouterr().err
 
 
 def test_an_existing_output_is_refused_and_kept(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
