@@ -84,7 +84,7 @@ def test_the_overview_fits_a_120_column_terminal_and_wide_shows_all(kubeconfig: 
     _, screen = on_a_terminal([*argv, "-o", "wide"], kubeconfig, cwd=tmp_path, COLUMNS="120", NO_COLOR="1",
                               timeout=120)
     wide = [ln for ln in screen.decode().replace("\r\n", "\n").splitlines() if ln.strip()]
-    assert wide[0].split() == ["NAMESPACE", "NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST", "LOST", "DUP",
+    assert wide[0].split() == ["NAMESPACE", "NAME", "SCHEDULE", "ZONE", "SUSPENDED", "RUN", "LAST", "LOST", "FAILED", "DUP",
                                "NEXT", "GITOPS"], wide[0]
     orders = next(ln for ln in wide if ln.startswith(namespace) and " orders " in ln)
     assert orders.count("Europe/Berlin") == 1 and "CET" in orders, orders  # in ZONE only; NEXT in its time
