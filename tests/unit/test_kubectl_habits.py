@@ -94,13 +94,13 @@ def test_history_o_name_lists_the_jobs_as_kubectl_names(run_cli: RunCli, tmp_pat
 def test_history_o_wide_keeps_each_row_on_one_line_on_a_narrow_terminal(tmp_path: Path) -> None:
     dump = _history_dump(tmp_path)
     argv = ["history", "--from-dump", str(dump), "--now", "2026-12-01T10:10:00Z"]
-    _, narrow = on_a_terminal(argv, cwd=tmp_path, COLUMNS="70", NO_COLOR="1")
-    _, wide = on_a_terminal([*argv, "-o", "wide"], cwd=tmp_path, COLUMNS="70", NO_COLOR="1")
+    _, narrow = on_a_terminal(argv, cwd=tmp_path, COLUMNS="76", NO_COLOR="1")
+    _, wide = on_a_terminal([*argv, "-o", "wide"], cwd=tmp_path, COLUMNS="76", NO_COLOR="1")
     narrow_rows = [ln for ln in narrow.decode().splitlines() if ln.startswith("2026-12-01")]
     wide_rows = [ln for ln in wide.decode().splitlines() if ln.startswith("2026-12-01")]
-    assert all(len(ln) <= 70 for ln in narrow_rows), narrow.decode()  # the reason went under its row
+    assert all(len(ln) <= 76 for ln in narrow_rows), narrow.decode()  # the reason went under its row
     assert "    the next slot, in 20m" in narrow.decode().splitlines(), narrow.decode()
-    assert any(len(ln) > 70 and ln.endswith("the next slot, in 20m") for ln in wide_rows), wide.decode()
+    assert any(len(ln) > 76 and ln.endswith("the next slot, in 20m") for ln in wide_rows), wide.decode()
     assert len(wide_rows) == len(narrow_rows) == 3
 
 
