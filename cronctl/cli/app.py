@@ -122,7 +122,8 @@ class _Argument(TyperArgument):
     writes a required one ``{CRONJOB}``)."""
 
     def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
-        var = str(self.metavar or (self.name or "").upper()) + ("..." if self.nargs != 1 else "")
+        var = str(self.metavar or (self.name or "").upper())
+        var += "..." if self.nargs != 1 and not var.endswith("...") else ""
         return f"[{var}]" if usage and not self.required and not var.startswith("[") else var
 
 

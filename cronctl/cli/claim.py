@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import ContextOpt, KubeconfigOpt
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt
 
 
 def claim(
@@ -23,7 +23,7 @@ def claim(
         show_default=False, metavar="INSTANT")] = None,
     manual_occurrence: Annotated[Optional[str], typer.Option(
         "--manual-occurrence", help="'latest': a Job that names no occurrence (kubectl create job --from) stands "
-        "for the latest slot of its CronJob at the Job's creation.", show_default=False, metavar="latest")] = None,
+        "for the latest slot of its CronJob at the Job's creation.", show_default=False, metavar="[latest]")] = None,
     lease: Annotated[str, typer.Option("--lease", help="The lease, renewed every third of it while COMMAND runs; "
                                        "after it expires unrenewed another attempt may take over.", metavar="DURATION")] = "60s",
     wait: Annotated[bool, typer.Option("--wait", help="While another attempt holds a live lease, wait for it to end "
@@ -42,6 +42,7 @@ def claim(
     podinfo: Annotated[str, typer.Option("--podinfo", help="The pod's downward API volume (labels, annotations).",
                                          metavar="DIR")] = "/etc/podinfo",
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
 ) -> int:
     """Run COMMAND once per scheduled occurrence: claim its row in the ledger first, or exit.
@@ -82,7 +83,7 @@ def claim(
         raise BadInput("no COMMAND: cronctl claim [OPTIONS] -- COMMAND [ARGS...]")
 
     def connect(ns: str) -> object:
-        from cronctl.kube import connect as kube_connect
+        from cronctl.cli.common import connect as kube_connect
 
         return kube_connect(kubeconfig, context, ns or None)
 

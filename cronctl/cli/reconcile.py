@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, NamespaceOpt, Output, OutputOpt
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
@@ -24,6 +24,7 @@ def reconcile(
         "$XDG_STATE_HOME/cronctl/ledger.sqlite).", show_default=False, metavar="URL")] = None,
     output: OutputOpt = Output.text,
     kubeconfig: KubeconfigOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     context: ContextOpt = None,
     namespace: NamespaceOpt = None,
 ) -> int:
@@ -37,7 +38,7 @@ def reconcile(
     from cronctl.cli import durations as flags
     from cronctl.cli.common import emit, out
     from cronctl.errors import ExitCode
-    from cronctl.kube import connect
+    from cronctl.cli.common import connect
     from cronctl.procedure.base import SystemClock
     from cronctl.procedure.effects import reconcile as run
     from cronctl.redact import Redactor

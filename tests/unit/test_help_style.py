@@ -32,7 +32,7 @@ def _flat(text: str) -> str:
 def test_placeholders_are_kubectl_style(run_cli: RunCli, name: str) -> None:
     text = _help(run_cli, name)
     usage = text.splitlines()[0]
-    assert re.fullmatch(r"Usage: cronctl \S+ \[OPTIONS\]( \[?[A-Z][A-Za-z|/]*\]?)*", usage), usage
+    assert re.fullmatch(r"Usage: cronctl \S+ \[OPTIONS\]( \[?(-- )?[A-Z][A-Za-z|/]*(\.\.\.)?\]?)*", usage), usage
     options = text[text.index("\nOptions:"):]
     for line in text.splitlines():
         assert not re.search(r"<(str|int|float|text|path|int range|float range)>", line), line
