@@ -10,7 +10,8 @@ K8S_VERSION="${K8S_VERSION:-1.37.2}"
 STAGING_VERSION="v0.${K8S_VERSION#1.}"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/cronctl/k8s/v${K8S_VERSION}"
 OUT="${OUT:-$CACHE/bin}"
-BINS=(kube-apiserver kube-controller-manager kubectl)
+# BUILD_K8S_BINS="kubelet": the real node's kubelet (scripts/cluster up --node real), into the same folder
+read -r -a BINS <<<"${BUILD_K8S_BINS:-kube-apiserver kube-controller-manager kubectl}"
 
 have_all() {
   for b in "${BINS[@]}"; do [ -x "$OUT/$b" ] || return 1; done
@@ -56,17 +57,11 @@ modfile_url="${GOPROXY_URL:-https://proxy.golang.org}/k8s.io/kubernetes/@v/v${K8
     done
   echo ")"
 } > go.mod
-cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+{
+  printf '//go:build tools\n\npackage tools\n\nimport (\n'
+  for b in "${BINS[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$b"; done
+  printf ')\n'
+} > tools.go
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 echo "build-k8s: resolving modules for k8s v$K8S_VERSION ($(go version))"
 go mod tidy -e >/dev/null 2>&1 || true

@@ -72,6 +72,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import realnode  # noqa: E402 - scripts/ is no package
 SUPPORTED_VERSIONS = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
 DEFAULT_VERSION = SUPPORTED_VERSIONS[-1]
 K8S_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cronctl" / "k8s"
@@ -80,6 +82,11 @@ NODE_NAME = "cronctl-sim"
 SERVICE_CIDR = "10.96.0.0/16"
 # order matters: started in this order, stopped in reverse
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "podsim")
+#: --node real: the pod simulator only binds pods to the node (as kube-scheduler would), a kubelet with
+#: containerd in a mount namespace of its own runs them (scripts/realnode.py)
+REAL_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "binder", "node-ns", "containerd", "kubelet")
+NODE_MODES = ("sim", "real")
+ALL_COMPONENTS = COMPONENTS + tuple(c for c in REAL_COMPONENTS if c not in COMPONENTS)
 #: test-only: ``<port name>`` (apiserver, etcd_client, ...) is taken by another socket right after the
 #: first pick, as an outgoing connection of another process may take it (tests/cluster/test_faults.py)
 TAKE_PORT_ENV = "CRONCTL_CLUSTER_TEST_TAKE_PORT"
@@ -222,6 +229,7 @@ class ClusterInfo:
     kubectl: Path         # the kubectl built with the server (same version)
     server: str           # https://127.0.0.1:<port>
     logs: Path            # one <component>.log per component
+    node: str = "sim"     # "sim" (scripts/podsim.py) or "real" (kubelet + containerd, scripts/realnode.py)
 
     @property
     def bin_dir(self) -> Path:
@@ -234,12 +242,32 @@ class Cluster:
     start, compact, status, logs) do not need it.
     """
 
-    def __init__(self, state: str | os.PathLike[str] | None = None, version: str | None = None):
+    def __init__(self, state: str | os.PathLike[str] | None = None, version: str | None = None,
+                 node: str | None = None):
         self.state = state_dir(state)
         self.pki, self.logs, self.run = self.state / "pki", self.state / "logs", self.state / "run"
         self.kubeconfig = self.state / "kubeconfig"
         self.version = check_version(version or DEFAULT_VERSION)
         self.bin = bin_dir(self.version)
+        if node is not None and node not in NODE_MODES:
+            raise ClusterError(f"node {node!r} is not one of {', '.join(NODE_MODES)}")
+        self.node = node or self.running_node() or "sim"
+        self.real = realnode.Node(self.state, self.pki, self.logs)
+
+    def running_node(self) -> str | None:
+        """"sim" or "real": the node the cluster in this directory was started with (None: none runs)."""
+        try:
+            return (self.run / "node").read_text().strip() or None
+        except OSError:
+            return None
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        return REAL_COMPONENTS if self.node == "real" else COMPONENTS
+
+    @property
+    def node_name(self) -> str:
+        return realnode.NODE_NAME if self.node == "real" else NODE_NAME
 
     def running_version(self) -> str | None:
         try:
@@ -312,6 +340,14 @@ class Cluster:
             if b.returncode != 0:
                 raise ClusterError(f"scripts/build-k8s.sh failed (exit {b.returncode})")
             log(f"built in {time.monotonic() - t0:.0f}s")
+        if self.node == "real":
+            try:
+                realnode.install_packages()
+                realnode.install_containerd()
+                realnode.install_kubelet(self.version, self.bin)
+                realnode.build_images()
+            except realnode.NodeError as e:
+                raise ClusterError(str(e)) from e
 
 
     # ---------------------------------------------------------------------------------------------
@@ -355,6 +391,11 @@ class Cluster:
         _openssl("pkey", "-in", str(self.pki / "sa.key"), "-pubout", "-out", str(self.pki / "sa.pub"))
         (self.pki / "complete").write_text("ok\n")
 
+    def ensure_node_pki(self) -> None:
+        """The real kubelet's client certificate (the Node authorizer knows it by its name and group)."""
+        if not (self.pki / "kubelet-client.crt").exists():
+            self._cert("kubelet-client", f"/O=system:nodes/CN=system:node:{realnode.NODE_NAME}", client=True)
+
     def write_kubeconfig(self, path: Path, server: str, user: str, cert: str) -> None:
         """A self-contained kubeconfig (data embedded), TLS verified against our CA."""
         text = f"""apiVersion: v1
@@ -393,13 +434,14 @@ current-context: cronctl-local
             return shm / f"cronctl-etcd-{os.getuid()}-{tag}"
         return self.state / "etcd-data"
 
-    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None,
+              preexec: Callable[[], None] | None = None) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.run.mkdir(parents=True, exist_ok=True)
         logf = open(self.logs / f"{name}.log", "ab", buffering=0)
         logf.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} start: {' '.join(argv)}\n".encode())
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                             start_new_session=True, env=env or os.environ.copy(), cwd=self.state)
+                             start_new_session=True, env=env or os.environ.copy(), cwd=self.state, preexec_fn=preexec)
         logf.close()
         start = _proc_start_time(p.pid)
         (self.run / f"{name}.pid").write_text(f"{p.pid} {start}\n")
@@ -429,7 +471,8 @@ current-context: cronctl-local
                     "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
                     "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                     f"--proxy-client-cert-file={p}/front-proxy-client.crt", f"--proxy-client-key-file={p}/front-proxy-client.key",
-                    "--authorization-mode=RBAC", "--anonymous-auth=false",
+                    "--authorization-mode=Node,RBAC" if self.node == "real" else "--authorization-mode=RBAC",
+                    "--anonymous-auth=false",
                     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                     f"--service-account-signing-key-file={p}/sa.key", f"--service-account-key-file={p}/sa.pub",
                     f"--service-cluster-ip-range={SERVICE_CIDR}",
@@ -455,9 +498,12 @@ current-context: cronctl-local
                     # client-side rate limits: the defaults (20/30) throttle a 2,000-Job benchmark for minutes
                     "--kube-api-qps=100", "--kube-api-burst=200",
                     "--profiling=false", "--v=1"]
-        if name == "podsim":
+        if name in ("podsim", "binder"):
             return [sys.executable, str(ROOT / "scripts" / "podsim.py"), "--config", str(self.state / "podsim.json")]
-        raise KeyError(name)
+        try:
+            return self.real.argv(name, self.running_pid("node-ns"), self.bin)
+        except realnode.NodeError as e:
+            raise ClusterError(str(e)) from e
 
     def _https_get(self, url: str, *, verify: bool = True, timeout: float = 3) -> tuple[int, str]:
         ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt")) if verify else ssl._create_unverified_context()
@@ -483,14 +529,14 @@ current-context: cronctl-local
             time.sleep(0.2)
 
     def _node_ready(self, ports: dict[str, int]) -> bool:
-        code, body = self._https_get(f"https://127.0.0.1:{ports['apiserver']}/api/v1/nodes/{NODE_NAME}")
+        code, body = self._https_get(f"https://127.0.0.1:{ports['apiserver']}/api/v1/nodes/{self.node_name}")
         if code != 200:
             return False
         conds = json.loads(body).get("status", {}).get("conditions") or []
         return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
 
     def all_running(self) -> bool:
-        return all(self.running_pid(c) is not None for c in COMPONENTS)
+        return all(self.running_pid(c) is not None for c in self.components)
 
     def healthy(self, ports: dict[str, int]) -> bool:
         try:
@@ -507,23 +553,29 @@ current-context: cronctl-local
         v = self.running_version() or self.version
         return ClusterInfo(state_dir=self.state, version=v, kubeconfig=self.kubeconfig,
                            kubectl=bin_dir(v) / "kubectl", server=f"https://127.0.0.1:{ports['apiserver']}",
-                           logs=self.logs)
+                           logs=self.logs, node=self.node)
 
-    def up(self, explicit_version: bool = False) -> ClusterInfo:
+    def up(self, explicit_version: bool = False, explicit_node: bool = False) -> ClusterInfo:
         """Start the control plane unless it already runs healthy; what runs (see the module doc)."""
         with Lock(self.state):
-            self._up(explicit_version)
+            self._up(explicit_version, explicit_node)
         got = self.info()
         if got is None:
             raise ClusterError(f"the cluster in {self.state} stopped right after it started; see {self.logs}/")
         return got
 
-    def _up(self, explicit_version: bool) -> None:
+    def _up(self, explicit_version: bool, explicit_node: bool = False) -> None:
         ports = self.load_ports()
         now_v = self.running_version()
         if explicit_version and self.all_running() and now_v and now_v != self.version:
             log(f"v{now_v} runs, v{self.version} was asked for: stopping v{now_v} first")
             self._down()
+        now_node = self.running_node()
+        if explicit_node and now_node and now_node != self.node:
+            log(f"a cluster with --node {now_node} runs, --node {self.node} was asked for: stopping it first")
+            asked, self.node = self.node, now_node
+            self._down()
+            self.node = asked
         if self.all_running() and ports and self.kubeconfig.exists():
             # others may be using it: give a busy apiserver time before calling it broken
             deadline = time.monotonic() + 30
@@ -533,7 +585,7 @@ current-context: cronctl-local
                     return
                 time.sleep(1)
             log("running but /readyz is not ok after 30s: restarting it")
-        if any(self.running_pid(c) is not None for c in COMPONENTS):
+        if any(self.running_pid(c) is not None for c in REAL_COMPONENTS):
             log("partly running: stopping the leftovers first")
             self._down()
         self.install()
@@ -553,7 +605,7 @@ current-context: cronctl-local
     def _port_taken(self) -> str | None:
         """The component whose last start failed on a port in use ("address already in use" in its
         log since its last start line), if any."""
-        for name in COMPONENTS:
+        for name in self.components:
             try:
                 with open(self.logs / f"{name}.log", "rb") as f:
                     f.seek(0, os.SEEK_END)
@@ -585,8 +637,12 @@ current-context: cronctl-local
             "server": server, "ca": str(self.pki / "ca.crt"),
             "client_cert": str(self.pki / "admin.crt"), "client_key": str(self.pki / "admin.key"),
             "kubelet_port": ports["kubelet"], "kubelet_cert": str(self.pki / "kubelet.crt"),
-            "kubelet_key": str(self.pki / "kubelet.key"), "node": NODE_NAME,
+            "kubelet_key": str(self.pki / "kubelet.key"), "node": self.node_name,
+            "bind_only": self.node == "real",
         }, indent=1))
+        if self.node == "real":
+            self.ensure_node_pki()
+            self.real.write_configs(server, ports["kubelet"], self.write_kubeconfig)
         # a fresh cluster each time: tests must not see objects of a previous run
         shutil.rmtree(self.etcd_data_dir(), ignore_errors=True)
         deadline = time.monotonic() + START_TIMEOUT
@@ -603,19 +659,50 @@ current-context: cronctl-local
             self._wait("kube-apiserver /readyz", lambda: self._https_get(f"{server}/readyz")[0] == 200, deadline, "kube-apiserver")
             mark("apiserver")
             self.spawn("kube-controller-manager", self.argv_for("kube-controller-manager", ports), env=dict(os.environ, TZ="UTC"))
-            self.spawn("podsim", self.argv_for("podsim", ports))
+            sim = "binder" if self.node == "real" else "podsim"
+            self.spawn(sim, self.argv_for(sim, ports))
+            if self.node == "real":
+                self._start_real_node(deadline, mark)
             self._wait("kube-controller-manager /healthz",
                   lambda: self._https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
                   deadline, "kube-controller-manager")
             mark("controller-manager")
-            self._wait(f"node {NODE_NAME} Ready", lambda: self._node_ready(ports), deadline, "podsim")
+            self._wait(f"node {self.node_name} Ready", lambda: self._node_ready(ports), deadline,
+                       "kubelet" if self.node == "real" else "podsim")
             mark("node")
         except ClusterError:
             self._down(quiet=True)
             raise
         self.write_kubeconfig(self.kubeconfig, server, "cronctl-admin", "admin")
         (self.run / "version").write_text(self.version + "\n")
+        (self.run / "node").write_text(self.node + "\n")
         log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={self.kubeconfig}")
+
+    def _start_real_node(self, deadline: float, mark: Callable[[str], None]) -> None:
+        """The node's mount namespace, containerd (its images imported), then the kubelet."""
+        try:
+            self.real.check_state_dir()
+            self.real.make_cgroups()
+            self.spawn("node-ns", self.argv_for("node-ns", {}), preexec=self.real.join_cgroup)
+            self._wait("the node's mount namespace", lambda: self._ns_ready(), deadline, "node-ns")
+            (self.run / "node-ns.mnt").write_text(os.readlink(f"/proc/{self.running_pid('node-ns')}/ns/mnt") + "\n")
+            self.spawn("containerd", self.argv_for("containerd", {}), env=self.real.env("containerd"),
+                       preexec=self.real.join_cgroup)
+            holder = self.running_pid("node-ns")
+            if holder is None:
+                raise ClusterError(f"node-ns exited; see {self.logs / 'node-ns.log'}")
+            self._wait("containerd's socket", lambda: self.real.serving(holder), deadline, "containerd")
+            mark("containerd")
+            self.real.import_images(holder)
+            mark("images")
+            self.spawn("kubelet", self.argv_for("kubelet", {}), env=self.real.env("kubelet"), preexec=self.real.join_cgroup)
+        except realnode.NodeError as e:
+            raise ClusterError(str(e)) from e
+
+    def _ns_ready(self) -> bool:
+        """The holder has made its bind mounts (it then sleeps; `sleep` is its command)."""
+        pid = self.running_pid("node-ns")
+        return pid is not None and Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"
 
     def _stop(self, name: str) -> bool:
         pid = self.running_pid(name)
@@ -639,15 +726,29 @@ current-context: cronctl-local
         return True
 
     def _down(self, quiet: bool = False) -> None:
-        for name in reversed(COMPONENTS):
+        # the node first (kubelet, containerd, what runs in the node's cgroup, its mount namespace),
+        # then the control plane; whichever node the pid files say ran
+        for name in ("podsim", "binder", "kubelet", "containerd", "node-ns", "kube-controller-manager",
+                     "kube-apiserver", "etcd"):
+            if name == "node-ns":
+                try:
+                    self.real.kill_leftovers()
+                except realnode.NodeError as e:
+                    log(str(e))
             if self._stop(name) and not quiet:
                 log(f"stopped {name}")
+            if name == "node-ns":
+                self.real.delete_bridge()
+                left = self.real.remove_cgroups()
+                if left:
+                    log(f"cgroups left (still busy): {', '.join(left)}")
         shutil.rmtree(self.etcd_data_dir(), ignore_errors=True)
 
     def down(self) -> None:
         with Lock(self.state):
             self._down()
             (self.run / "version").unlink(missing_ok=True)
+            (self.run / "node").unlink(missing_ok=True)
 
 
     # ---------------------------------------------------------------------------------------------
@@ -683,11 +784,16 @@ current-context: cronctl-local
                 log(f"{name} already runs")
                 return
             t0 = time.monotonic()
+            if name not in self.components:
+                raise ClusterError(f"{name} is no component of this cluster (--node {self.node}): {', '.join(self.components)}")
             env = dict(os.environ, TZ="UTC") if name == "kube-controller-manager" else None
-            self.spawn(name, self.argv_for(name, ports), env=env)
+            preexec = None
+            if name in realnode.COMPONENTS:
+                env, preexec = self.real.env(name), self.real.join_cgroup
+            self.spawn(name, self.argv_for(name, ports), env=env, preexec=preexec)
             # a component whose dependency is down cannot become healthy: then only wait for the process
-            deps = COMPONENTS[:COMPONENTS.index(name)]
-            if name != "podsim" and all(self.running_pid(d) is not None for d in deps):
+            deps = self.components[:self.components.index(name)]
+            if name not in ("podsim", "binder", "node-ns", "containerd") and all(self.running_pid(d) is not None for d in deps):
                 self._wait(f"{name} healthy", lambda: self._component_ready(name, ports), time.monotonic() + START_TIMEOUT, name)
             log(f"started {name} in {time.monotonic() - t0:.1f}s")
 
@@ -714,7 +820,7 @@ current-context: cronctl-local
     def status(self) -> int:
         ports = self.load_ports()
         ok = True
-        for c in COMPONENTS:
+        for c in self.components:
             pid = self.running_pid(c)
             ok &= pid is not None
             rss = ""
@@ -724,6 +830,7 @@ current-context: cronctl-local
                         rss = f" rss={int(line.split()[1]) // 1024}MiB"
             print(f"{c:24} {'running pid ' + str(pid) + rss if pid else 'stopped'}")
         print(f"{'version':24} v{self.running_version() or '?'}")
+        print(f"{'node':24} {self.node}")
         if ok and ports:
             print(f"{'readyz':24} {'ok' if self.healthy(ports) else 'NOT ready'}")
             print(f"{'kubeconfig':24} {self.kubeconfig}")
@@ -732,7 +839,7 @@ current-context: cronctl-local
     def logs_text(self, component: str | None = None, lines: int = 200) -> str:
         """The last `lines` lines (0 = all) of each component's log, or of `component`'s."""
         out: list[str] = []
-        for n in [component] if component else list(COMPONENTS):
+        for n in [component] if component else list(self.components):
             f = self.logs / f"{n}.log"
             out.append(f"===== {n} ({f}) =====")
             if not f.exists():
@@ -754,23 +861,25 @@ def existing(state: str | os.PathLike[str] | None = None, version: str | None = 
     return Cluster(state, version or requested_version() or probe.running_version() or DEFAULT_VERSION)
 
 
-def install(version: str | None = None) -> Path:
-    """Install etcd and build the binaries of `version` (default: $CRONCTL_K8S_VERSION, else the newest);
-    returns their directory."""
-    c = Cluster(None, version or requested_version())
+def install(version: str | None = None, node: str | None = None) -> Path:
+    """Install etcd and build the binaries of `version` (default: $CRONCTL_K8S_VERSION, else the newest),
+    with node="real" also the kubelet, containerd, runc, the CNI plugins and the images; returns their directory."""
+    c = Cluster(None, version or requested_version(), node or "sim")
     c.install()
     return c.bin
 
 
-def up(version: str | None = None, state: str | os.PathLike[str] | None = None) -> ClusterInfo:
+def up(version: str | None = None, state: str | os.PathLike[str] | None = None, node: str | None = None) -> ClusterInfo:
     """Start a control plane (or find the one that runs healthy) in `state` and describe it.
 
     `version` (else $CRONCTL_K8S_VERSION) is explicit: another version running there is restarted with
     it. Without either, whatever runs is kept, and a fresh start takes the newest supported version.
-    Progress goes to stderr; ClusterError says what failed and where the logs are.
+    `node` ("sim", the default for a fresh start, or "real") is explicit the same way: a cluster with
+    the other node running there is restarted. Progress goes to stderr; ClusterError says what failed
+    and where the logs are.
     """
     wanted = version or requested_version()
-    return Cluster(state, wanted).up(explicit_version=wanted is not None)
+    return Cluster(state, wanted, node).up(explicit_version=wanted is not None, explicit_node=node is not None)
 
 
 def info(state: str | os.PathLike[str] | None = None) -> ClusterInfo | None:
@@ -822,23 +931,26 @@ def main(argv: list[str] | None = None) -> int:
                    ("up", "start the control plane (idempotent; another version running is restarted)")):
         sp = sub.add_parser(cmd, help=h)
         sp.add_argument("--version", dest="version", help=vhelp)
+        sp.add_argument("--node", choices=NODE_MODES, default=None,
+                        help="sim: the pod simulator plays the node (default for a fresh start; fast, no real "
+                             "processes); real: a kubelet and containerd run each pod's containers as real processes")
     for cmd, h in (("stop", "stop one component (fault drill)"), ("start", "start a stopped component and wait until healthy"),
                    ("restart", "stop, then start one component")):
         sp = sub.add_parser(cmd, help=h)
-        sp.add_argument("component", choices=COMPONENTS)
+        sp.add_argument("component", choices=ALL_COMPONENTS)
     sub.add_parser("compact", help="compact etcd to its current revision (older resourceVersions get 410 Gone)")
     sub.add_parser("down", help="stop the processes `up` started")
     sub.add_parser("env", help="print shell exports (eval \"$(scripts/cluster env)\")")
     sub.add_parser("status", help="show what runs; exit 1 unless all components run")
     lp = sub.add_parser("logs", help="print component logs")
-    lp.add_argument("component", nargs="?", choices=COMPONENTS)
+    lp.add_argument("component", nargs="?", choices=ALL_COMPONENTS)
     lp.add_argument("--lines", "-n", type=int, default=200, help="last N lines of each log (0 = all)")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "install":
-            install(a.version)
+            install(a.version, a.node)
         elif a.cmd == "up":
-            up(a.version)
+            up(a.version, node=a.node)
         elif a.cmd == "stop":
             stop(a.component)
         elif a.cmd == "start":

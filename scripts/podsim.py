@@ -258,6 +258,9 @@ class Sim:
     def __init__(self, cfg: dict[str, Any]):
         self.cfg = cfg
         self.node = cfg["node"]
+        # the real node (scripts/cluster up --node real): a kubelet runs the pods, this process only
+        # binds them to its node as kube-scheduler would; no node, no kubelet endpoint of its own
+        self.bind_only = bool(cfg.get("bind_only"))
         self.api = Api(cfg["server"], cfg["ca"], cfg["client_cert"], cfg["client_key"])
         self.pods: dict[Key, Pod] = {}
         self.lock = threading.Lock()
@@ -432,12 +435,12 @@ class Sim:
             return
         meta, spec, st = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
         node = spec.get("nodeName")
-        if node and node != self.node:
-            return
+        if node and (node != self.node or self.bind_only):
+            return  # another node's pod, or (bind-only) the real kubelet's from here on
         ns, name, uid = key[0], key[1], meta["uid"]
         path = f"/api/v1/namespaces/{ns}/pods/{name}"
         if meta.get("deletionTimestamp"):
-            if not node:
+            if not node or self.bind_only:
                 return  # the apiserver deletes unscheduled pods at once
             if is_exec(pod) and not is_terminal(pod) and st.get("containerStatuses"):
                 self.stop_exec(pod)
@@ -911,6 +914,14 @@ def main() -> int:
         os._exit(0)  # daemon threads may sit in blocking reads: leave at once
 
     signal.signal(signal.SIGTERM, on_term)
+    if sim.bind_only:
+        log(f"binding pods to node {sim.node} (a real kubelet runs them)")
+        threads = [threading.Thread(target=sim.watch_loop, name="watch", daemon=True)]
+        threads += [threading.Thread(target=sim.worker, name=f"worker-{i}", daemon=True) for i in range(WORKERS)]
+        for t in threads:
+            t.start()
+        while True:
+            time.sleep(3600)
     serve_kubelet(sim)
     for attempt in range(100):
         try:

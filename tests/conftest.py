@@ -22,6 +22,13 @@ Fixtures
     ``K8s`` with ``core`` (CoreV1Api), ``batch`` (BatchV1Api), ``events`` (EventsV1Api) and
     ``api`` (ApiClient) of the kubernetes client, for test setup and assertions only (cronctl
     itself talks through ``cronctl.kube``).
+``real_node`` (session) / ``real_namespace`` (function)
+    ``RealNode(kubeconfig, k8s, info)`` of a second control plane whose node is a real kubelet
+    with containerd (``scripts/cluster up --node real``), for the tests marked ``realnode``:
+    ``$CRONCTL_TEST_REAL_KUBECONFIG`` when set, else one started in its own state directory
+    (``$CRONCTL_TEST_REAL_CLUSTER_DIR``, else a fresh one under /tmp) and taken down at the end of
+    the session. ``real_namespace`` is a fresh namespace on it. Those tests are in one xdist group,
+    so one worker (and one real node) runs them all.
 
 Any test that uses one of these fixtures is marked ``cluster`` automatically (so is one that uses
 ``flux``, the real Flux kustomize-controller of ``tests/cluster/flux_support.py``).
@@ -55,7 +62,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory", "flux"}  # flux: tests/cluster/flux_support.py
+CLUSTER_FIXTURES = {"kubeconfig", "namespace", "k8s", "namespace_factory", "flux",  # flux: tests/cluster/flux_support.py
+                    "real_node", "real_namespace"}
 TEST_LABEL = {"created-by": "cronctl-tests"}
 UP_FAILED = "scripts/cluster up failed"
 SKIP_REASON = "CRONCTL_SKIP_CLUSTER=1: needs the real control plane (scripts/cluster)"
@@ -74,6 +82,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.cluster)
+        if item.get_closest_marker("realnode"):
+            # one worker runs them all: one real node per run, not one per xdist worker
+            item.add_marker(pytest.mark.xdist_group("realnode"))
         if item.get_closest_marker("cluster") and _skip_requested():
             item.add_marker(skip)
 
@@ -125,6 +136,53 @@ def kubeconfig() -> str:
         pytest.fail(f"{UP_FAILED} after {time.monotonic() - t0:.0f}s: {e}\n{progress.getvalue()}", pytrace=False)
     return str(info.kubeconfig)
 
+
+
+@dataclass(frozen=True)
+class RealNode:
+    """The control plane with a real kubelet and containerd (``scripts/cluster up --node real``)."""
+
+    kubeconfig: str
+    k8s: "K8s"
+    state_dir: Path | None  # None: $CRONCTL_TEST_REAL_KUBECONFIG, not ours to stop
+
+
+@pytest.fixture(scope="session")
+def real_node() -> Iterator[RealNode]:
+    """A control plane whose node runs real processes (started once per session, taken down after)."""
+    import tempfile
+
+    given = os.environ.get("CRONCTL_TEST_REAL_KUBECONFIG")
+    if given:
+        yield RealNode(given, _k8s_for(given), None)
+        return
+    from harness import ClusterError, cluster, requested_k8s_version
+
+    state = Path(os.environ.get("CRONCTL_TEST_REAL_CLUSTER_DIR") or tempfile.mkdtemp(prefix="cronctl-real-"))
+    t0 = time.monotonic()
+    progress = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(progress):
+            info = cluster.up(version=requested_k8s_version(), state=state, node="real")
+    except ClusterError as e:
+        cluster.down(state)
+        pytest.fail(f"scripts/cluster up --node real failed after {time.monotonic() - t0:.0f}s: {e}\n"
+                    f"{progress.getvalue()}\n{cluster.logs(lines=40, state=state)}", pytrace=False)
+    try:
+        yield RealNode(str(info.kubeconfig), _k8s_for(str(info.kubeconfig)), state)
+    finally:
+        cluster.down(state)
+
+
+@pytest.fixture
+def real_namespace(real_node: RealNode, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace on the real node's control plane, deleted afterwards."""
+    name = create_test_namespace(real_node.k8s, _namespace_name(request.node.nodeid))
+    try:
+        yield name
+    finally:
+        delete_test_namespace(real_node.k8s, name)
+
 # --- end of the local control plane ------------------------------------------------------------
 
 
@@ -138,12 +196,16 @@ class K8s:
     events: Any
 
 
-@pytest.fixture(scope="session")
-def k8s(kubeconfig: str) -> K8s:
+def _k8s_for(kubeconfig: str) -> K8s:
     from kubernetes import client, config
 
     api = config.new_client_from_config(config_file=kubeconfig)
     return K8s(api=api, core=client.CoreV1Api(api), batch=client.BatchV1Api(api), events=client.EventsV1Api(api))
+
+
+@pytest.fixture(scope="session")
+def k8s(kubeconfig: str) -> K8s:
+    return _k8s_for(kubeconfig)
 
 
 def _namespace_name(nodeid: str) -> str:
