@@ -662,7 +662,7 @@ current-context: cronctl-local
             sim = "binder" if self.node == "real" else "podsim"
             self.spawn(sim, self.argv_for(sim, ports))
             if self.node == "real":
-                self._start_real_node(deadline, mark)
+                self._start_real_node(ports, deadline, mark)
             self._wait("kube-controller-manager /healthz",
                   lambda: self._https_get(f"https://127.0.0.1:{ports['kcm']}/healthz", verify=False)[0] == 200,
                   deadline, "kube-controller-manager")
@@ -678,15 +678,15 @@ current-context: cronctl-local
         (self.run / "node").write_text(self.node + "\n")
         log(f"up in {time.monotonic() - t0:.1f}s ({', '.join(stages)}): apiserver {server}; KUBECONFIG={self.kubeconfig}")
 
-    def _start_real_node(self, deadline: float, mark: Callable[[str], None]) -> None:
+    def _start_real_node(self, ports: dict[str, int], deadline: float, mark: Callable[[str], None]) -> None:
         """The node's mount namespace, containerd (its images imported), then the kubelet."""
         try:
             self.real.check_state_dir()
             self.real.make_cgroups()
-            self.spawn("node-ns", self.argv_for("node-ns", {}), preexec=self.real.join_cgroup)
+            self.spawn("node-ns", self.argv_for("node-ns", ports), preexec=self.real.join_cgroup)
             self._wait("the node's mount namespace", lambda: self._ns_ready(), deadline, "node-ns")
             (self.run / "node-ns.mnt").write_text(os.readlink(f"/proc/{self.running_pid('node-ns')}/ns/mnt") + "\n")
-            self.spawn("containerd", self.argv_for("containerd", {}), env=self.real.env("containerd"),
+            self.spawn("containerd", self.argv_for("containerd", ports), env=self.real.env("containerd"),
                        preexec=self.real.join_cgroup)
             holder = self.running_pid("node-ns")
             if holder is None:
@@ -695,7 +695,7 @@ current-context: cronctl-local
             mark("containerd")
             self.real.import_images(holder)
             mark("images")
-            self.spawn("kubelet", self.argv_for("kubelet", {}), env=self.real.env("kubelet"), preexec=self.real.join_cgroup)
+            self.spawn("kubelet", self.argv_for("kubelet", ports), env=self.real.env("kubelet"), preexec=self.real.join_cgroup)
         except realnode.NodeError as e:
             raise ClusterError(str(e)) from e
 
