@@ -311,6 +311,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
       sandbox = "{IMAGES['pause'][0]}"
   [plugins.'io.containerd.cri.v1.runtime']
     cdi_spec_dirs = []
+    # no CAP_SYS_RESOURCE in these machines' root: a pod's oom_score_adj (-998 for the sandbox) can
+    # only be raised, never lowered below containerd's own
+    restrict_oom_score_adj = true
     netns_mounts_under_state_dir = true
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       default_runtime_name = "runc"
@@ -448,8 +451,8 @@ shutdownGracePeriod: 0s
 
     def argv(self, name: str, holder_pid: int | None, bin_dir: Path) -> list[str]:
         if name == "node-ns":
-            binds = "; ".join([f"mount --bind '{self.dir}/ns{d}' '{d}'" for d in PRIVATE_DIRS] +
-                              [f"mount --bind '{self.dir}/sysctl/{k.replace('/', '.')}' /proc/sys/{k}"
+            binds = "; ".join([f"mount -n --bind '{self.dir}/ns{d}' '{d}'" for d in PRIVATE_DIRS] +
+                              [f"mount -n --bind '{self.dir}/sysctl/{k.replace('/', '.')}' /proc/sys/{k}"
                                for k in KUBELET_SYSCTLS if os.path.exists(f"/proc/sys/{k}")])
             return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
                     f"set -e; {binds}; exec sleep 2147483647"]
