@@ -32,7 +32,9 @@ def test_a_jobs_container_is_a_real_process_whose_output_and_exit_code_come_back
     k8s, ns = real_node.k8s, real_namespace
     # what only a real process can say: its own hostname (the pod's name), its pid in the pod's pid
     # namespace, and a line on stderr
-    pod = _run_to_end(k8s, ns, "smoke", 'echo "hello from $(hostname)"; echo "pid $$"; echo oops >&2; exit 3')
+    # ($$ would be Kubernetes' escape of $ in a command: the shell reads its own pid from /proc instead)
+    pod = _run_to_end(k8s, ns, "smoke", 'echo "hello from $(hostname)"; read -r pid _ </proc/self/stat; '
+                                        'echo "pid $pid"; echo oops >&2; exit 3')
     name = pod["metadata"]["name"]
     t = terminated(pod)
     assert t is not None and t["exitCode"] == 3 and t["reason"] == "Error", t
@@ -41,7 +43,10 @@ def test_a_jobs_container_is_a_real_process_whose_output_and_exit_code_come_back
     # pods/log goes from the API server to the kubelet (its serving certificate, the API server's
     # client certificate) and back: what the process wrote, stdout and stderr
     log = k8s.core.read_namespaced_pod_log(name, ns, container="main")
-    assert log.splitlines() == [f"hello from {name}", "pid 1", "oops"]
+    # stdout and stderr are two pipes read apart: each keeps its order, not their interleaving
+    lines = log.splitlines()
+    assert sorted(lines) == sorted([f"hello from {name}", "pid 1", "oops"]), lines
+    assert lines.index(f"hello from {name}") < lines.index("pid 1")
     job = wait_for("the Job to fail", lambda: next((c for c in (k8s.batch.read_namespaced_job(name="smoke", namespace=ns)
                                                                   .status.conditions or [])
                                                     if c.type == "Failed" and c.status == "True"), None), 60)
