@@ -27,7 +27,7 @@ def _scenario(kubeconfig: str, k8s: Any, ns: str, body: dict[str, Any], tmp: Pat
     events = json.loads(k8s.core.list_namespaced_event(
         ns, field_selector=f"involvedObject.name={pod['metadata']['name']}", _preload_content=False).data)["items"]
     return {
-        "exit": r.returncode, "outcome": out["outcome"], "exit_code": out["exit_code"],
+        "exit": r.returncode, "outcome": out["outcome"], "exit_codes": [(e["exit_code"], e.get("reason")) for e in out["exit_codes"]],
         "reason": t.get("reason"), "scheme": str(t.get("containerID", "")).split("://")[0],
         "logs": {x["container"]: (run_dir / x["file"]).read_text() for x in rec["logs"]},
         "events": sorted({e["reason"] for e in events}),
@@ -43,9 +43,10 @@ def test_the_same_failing_run_on_the_simulator_and_on_the_real_node(
         tmp_path / "sim")
     real = _scenario(real_node.kubeconfig, real_node.k8s, real_namespace, shell_cronjob(
         "compare", 'echo "line one"; echo "line two"; sleep 2; exit 3'), tmp_path / "real")
-    same = ("exit", "outcome", "exit_code", "reason", "pod_ip", "stderr_names_code")
+    same = ("exit", "outcome", "exit_codes", "reason", "pod_ip", "stderr_names_code")
     assert {k: sim[k] for k in same} == {k: real[k] for k in same} == {
-        "exit": 1, "outcome": "failed", "exit_code": 3, "reason": "Error", "pod_ip": True, "stderr_names_code": True}
+        "exit": 1, "outcome": "failed", "exit_codes": [(3, "Error")], "reason": "Error", "pod_ip": True,
+        "stderr_names_code": True}
     # the differences (docs/DEVELOPMENT.md):
     # 1. the simulator's log has a line of its own before and after what the container "printed"
     assert real["logs"] == {"main": "line one\nline two\n"}
