@@ -252,10 +252,14 @@ class KubeCluster:
                 auth_settings=["BearerToken"])
             return self._api.rest_client.request(method, url, headers=hdrs, body=b,
                                                  _request_timeout=timeout)
+        except urllib3.exceptions.NewConnectionError as e:
+            # (urllib3 derives it from ConnectTimeoutError: a refused connection is no time-out)
+            raise self._transport_error(e) from e
         except urllib3.exceptions.TimeoutError as e:  # connect, TLS handshake or answer: no reply in time
             raise self._timed_out(timeout) from e
         except urllib3.exceptions.MaxRetryError as e:
-            if isinstance(e.reason, urllib3.exceptions.TimeoutError):
+            if isinstance(e.reason, urllib3.exceptions.TimeoutError) \
+                    and not isinstance(e.reason, urllib3.exceptions.NewConnectionError):
                 raise self._timed_out(timeout) from e
             raise self._transport_error(e) from e
         except ApiException as e:  # status 0: TLS failure

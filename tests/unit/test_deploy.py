@@ -292,11 +292,17 @@ def test_a_hostile_cluster_name_stays_one_string_in_one_document(run_cli: RunCli
     (["-n", "shop", "--ledger", "/var/run/secrets/x/ledger.sqlite"], "system directory"),
     (["-n", "shop", "--ledger", "/var/lib/c r/ledger.sqlite"], "absolute path"),
     (["-n", "shop", "--ledger", "mysql://x/y"], "not a ledger URL"),
-    (["-n", "shop", "--keep", "forever"], "--keep"),
 ])
 def test_bad_names_and_paths_are_bad_input_and_print_nothing(run_cli: RunCli, args: list[str], message: str) -> None:
     r = run_cli("record", "--print-manifests", "--cluster", "prod", *args)
     assert r.exit_code == 5, r.stderr
+    assert message in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
+
+
+def test_a_bad_keep_is_a_usage_error_like_every_duration_flag(run_cli: RunCli) -> None:
+    r = run_cli("record", "--print-manifests", "--cluster", "prod", "-n", "shop", "--keep", "forever")
+    assert r.exit_code == 2, r.stderr
+    message = "--keep"
     assert message in r.stderr and r.stdout == "" and "Traceback" not in r.stderr
 
 

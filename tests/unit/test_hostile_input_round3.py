@@ -209,6 +209,7 @@ def test_the_migration_masks_what_an_older_cronctl_kept(tmp_path: Path) -> None:
     ev = event("BackOff", f"rejected key {SECRET}", T(9, 1, 30))
     con = sqlite3.connect(path)  # rows as an older cronctl kept them: the label and its echo raw
     con.execute("UPDATE alembic_version SET version_num = '0004'")
+    con.execute("DROP TABLE claims")  # (migration 0006's: a ledger at 0004 has none)
     con.execute("INSERT INTO cronjobs (cluster, uid, namespace, name, first_seen, last_seen, object) VALUES "
                 "('c1', 'cj-uid', 'ns', 'cj', '2026-12-02 09:00:00.000000', '2026-12-02 09:00:00.000000', ?)",
                 (json.dumps(cj),))
@@ -220,7 +221,9 @@ def test_the_migration_masks_what_an_older_cronctl_kept(tmp_path: Path) -> None:
     led = open_ledger(str(path))  # a writer migrates to the head
     led.close()
     raw = _raw(path)
-    assert SECRET not in raw and "'0005'" in raw
+    from cronctl.ledger.store import HEAD
+
+    assert SECRET not in raw and f"'{HEAD}'" in raw
     assert DEEP in raw  # a row that does not decode is left alone
 
 

@@ -13,7 +13,7 @@ import builders
 from conftest import RunCli
 from cronctl import model
 from cronctl.cli.durations import SETTLE, TIMEOUT
-from cronctl.errors import BadInput
+from cronctl.errors import BadInput, BadUsage
 from cronctl.procedure.predict import predict
 from cronctl.procedure.status import explain_record
 
@@ -109,7 +109,8 @@ def test_duration_flags_read_like_kubectls(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "soon", "5x", "1h 5m", "m5"])
 def test_bad_durations_name_the_flag(text: str) -> None:
-    with pytest.raises(BadInput, match="--timeout"):
+    # a bad value of a duration flag is a usage error (exit 2), malformed or out of range alike
+    with pytest.raises(BadUsage, match="--timeout"):
         TIMEOUT.seconds(text)
 
 
