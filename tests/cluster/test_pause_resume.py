@@ -65,9 +65,9 @@ def test_pause_and_resume_refuse_and_change_nothing(kubeconfig: str, namespace: 
     assert r.returncode == 5 and "--reason" in r.stderr
     r = cronctl(["pause", "held", "-n", namespace, "--reason", "x", "--until", "2020-01-01T00:00:00Z", "--yes"],
                 kubeconfig)
-    assert r.returncode == 5 and "not in the future" in r.stderr
+    assert r.returncode == 2 and "not in the future" in r.stderr  # a flag value out of its range: usage, exit 2
     r = cronctl(["pause", "held", "-n", namespace, "--reason", "x", "--until", "soonish", "--yes"], kubeconfig)
-    assert r.returncode == 5 and "bad --until" in r.stderr
+    assert r.returncode == 2 and "bad --until" in r.stderr
     assert read_cronjob(k8s, namespace, "held")["spec"]["suspend"] is False
     # a run-manual's record holds the CronJob: neither pause nor resume touches it
     record = {"cronctl.dev/run-id": "r-1", "cronctl.dev/operator": "bob", "cronctl.dev/step": "waiting",

@@ -86,13 +86,14 @@ def test_the_latest_slot_run_is_the_slots_only_job_and_the_next_slot_starts_on_t
     # created after it); the on-call engineer runs T by hand.
     t = early_in_a_minute()
     cj = create_cronjob(k8s, namespace, "tick", schedule="*/1 * * * *", duration=3)
-    r = cronctl(["run-manual", "tick", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "2s",
+    # (T is named: `--occurrence latest` never picks a slot before the CronJob's creation, issue 34)
+    r = cronctl(["run-manual", "tick", "-n", namespace, "--occurrence", z(t), "--yes", "--settle", "2s",
                  "-o", "json"], kubeconfig, run_dir=tmp_path)
     finished = datetime.now(UTC)
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert rec == run_record(tmp_path)
-    assert rec["slot"]["at"] == z(t) and rec["slot"]["latest"] is True
+    assert rec["slot"]["at"] == z(t)
     assert rec["job_name"] == slot_job_name("tick", t) and rec["occurrence"] == z(t)
     assert rec["plan"]["slot"]["job_name"] == rec["job_name"] and rec["plan"]["last_schedule_time"]["patch"] is True
     assert rec["last_schedule_time"]["patched"] is True and rec["last_schedule_time"]["value"] == z(t)
@@ -219,7 +220,8 @@ def test_a_job_that_already_stands_for_the_slot_stops_the_run_before_anything_ch
                     "%Y-%m-%dT%H:%M:%S+03:00")})}[how]
     k8s.batch.create_namespaced_job(namespace, _job_for(cj, *existing))
     before = read_cronjob(k8s, namespace, "yearly")
-    r = cronctl(["run-manual", "yearly", "-n", namespace, "--occurrence", "latest", "--yes", "--settle", "1s"],
+    # (January 1st is named: it is before the CronJob's creation, which `--occurrence latest` never picks)
+    r = cronctl(["run-manual", "yearly", "-n", namespace, "--occurrence", z(NEW_YEAR), "--yes", "--settle", "1s"],
                 kubeconfig, run_dir=tmp_path)
     assert r.returncode == 3, r.stderr
     assert f"job {namespace}/{existing[0]} " in r.stderr and "nothing was changed" in r.stderr
