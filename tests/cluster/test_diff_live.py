@@ -25,7 +25,9 @@ import yaml
 from cluster_support import (cronctl, cronjob_body, early_in_a_minute, minute_floor, read_cronjob, read_job,
                              sleep_until, slot_job_name, wait_for, wait_for_slot_job)
 
-pytestmark = [pytest.mark.cluster, pytest.mark.compat]
+# Not yet in the compatibility selection: these ran on 1.37.2 only so far (the older versions' runs
+# of them are the next step of issue 38); the full run on the newest version holds them meanwhile.
+pytestmark = [pytest.mark.cluster]
 UTC = timezone.utc
 TS = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
