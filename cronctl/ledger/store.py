@@ -745,6 +745,20 @@ class Reader:
              .where(t.c.cluster == cluster, j.c.deleted_at.is_(None)).distinct())
         return {r.job_uid for r in self._rows(t, self.conn.execute(q))}
 
+    def unlogged_finished_jobs(self, cluster: str) -> list[tuple[str, str, str]]:
+        """(namespace, name, uid) of the finished Jobs not yet seen deleted whose pods were never read:
+        no exit code, no log tail. A recorder stopped between writing a Job's end and reading its
+        pods left them so; its successor resumes the watch past that end and would never read
+        them (CI, stop 42), so it reads them at start."""
+        from sqlalchemy import exists, select
+
+        t, j = schema.logs, schema.jobs
+        has_log = exists().where(t.c.cluster == j.c.cluster, t.c.job_uid == j.c.uid)
+        q = (select(j.c.namespace, j.c.name, j.c.uid)
+             .where(j.c.cluster == cluster, j.c.deleted_at.is_(None), j.c.outcome.is_not(None),
+                    j.c.exit_codes.is_(None), ~has_log))
+        return [(r.namespace, r.name, r.uid) for r in self._rows(j, self.conn.execute(q))]
+
     def judged_many(self, cluster: str, cronjob_uids: list[str], since: datetime,
                     until: datetime, settled: list[SlotRow] | None = None) -> dict[str, dict[datetime, SlotRow]]:
         """The rows the recorder judged for the CronJobs' slots in [since, until], by CronJob uid and

@@ -115,6 +115,7 @@ class Recorder:
         self.stats = Stats()
         self.full = threading.Event()
         self._logged: set[str] = set()
+        self._unread: list[tuple[str, str, str]] = []  # (namespace, name, uid): see _retake_logs
         self._log_queue: queue.Queue[Obj] = queue.Queue()
         self._threads: list[threading.Thread] = []
 
@@ -383,7 +384,25 @@ class Recorder:
     def _known_logs(self) -> None:
         with self.ledger.reading() as r:
             self._logged |= r.logged_jobs(self.opts.cluster_name)
+            self._unread = r.unlogged_finished_jobs(self.opts.cluster_name)
         self.reconciler.load()
+
+    def _retake_logs(self) -> None:
+        """The pods and logs of the Jobs a stopped recorder saw end but never read (killed between
+        the two): a watch resumed from the cursor does not bring those Jobs again."""
+        scopes = None if self.opts.namespaces is None else set(self.opts.namespaces)
+        for ns, name, uid in self._unread:
+            if uid in self._logged or (scopes is not None and ns not in scopes):
+                continue
+            try:
+                job = self._in(ns).get_job(name)
+            except CronctlError as e:
+                self._note(f"job {ns}/{name}: {e.message}")
+                continue
+            if job is not None and model.meta(job).get("uid") == uid and model.job_outcome(job) is not None:
+                self._logged.add(uid)
+                self._log_queue.put(job)
+        self._unread = []
 
     def _start(self, target: Callable[..., None], *args: Any) -> None:
         t = threading.Thread(target=target, args=args, daemon=True, name=f"record-{target.__name__}")
@@ -486,6 +505,7 @@ class Recorder:
             for scope in self._scopes():
                 self._start(self._watch_loop, resource, scope, cursors.get((resource, scope), ""))
         self._start(self._log_loop)
+        self._retake_logs()
         last_status = last_prune = last_judge = time.monotonic()
         pending: list[_Item] = []
         while True:

@@ -258,3 +258,51 @@ def test_postgresql_restarted_while_recording_the_writes_wait_and_a_full_buffer_
     finally:
         subprocess.run([str(ROOT / "scripts" / "postgres"), "down", "--purge"], env={**os.environ,
                        "CRONCTL_PG_DIR": str(pg)}, capture_output=True, timeout=120)
+
+
+def test_a_job_whose_end_was_written_but_whose_pods_were_not_read_is_read_by_the_next_recorder(
+        kubeconfig: str, namespace: str, k8s: Any, tmp_path: Path) -> None:
+    # CI, stop 42: a recorder killed after writing a Job's end and before its log taker read the
+    # pods left that Job without exit codes or log; the next one resumed the watch past that end
+    # and never read them. The kill at that exact step is made by undoing what the log taker wrote.
+    import sqlite3
+
+    from cronctl import model
+
+    k8s.batch.create_namespaced_cron_job(namespace, cronjob_body("gap", suspend=True, duration=1))
+    live = json.loads(k8s.batch.read_namespaced_cron_job("gap", namespace, _preload_content=False).data)
+    k8s.batch.create_namespaced_job(namespace, model.build_manual_job(live, "gap-once"))
+    db = tmp_path / "l.sqlite"
+    url = f"sqlite:///{db}"
+    args = ["record", "-n", namespace, "--ledger", url, "--no-lease"]
+
+    def read(con: sqlite3.Connection) -> tuple[Any, int]:
+        codes = con.execute("select exit_codes from jobs where name='gap-once'").fetchone()
+        logs = con.execute("select count(*) from logs where job_name='gap-once'").fetchone()[0]
+        return (codes[0] if codes else None), logs
+
+    def recorded() -> bool:
+        try:
+            with sqlite3.connect(db) as con:
+                codes, logs = read(con)
+        except sqlite3.Error:  # not made yet
+            return False
+        return codes is not None and logs > 0
+
+    for run in ("first", "second"):
+        rec = start_cronctl(args, kubeconfig, run_dir=tmp_path / run)
+        try:
+            wait_for(f"the {run} recorder to read gap-once's pods", recorded, 90)
+        finally:
+            rec.send_signal(signal.SIGTERM)
+            _out, err = rec.communicate(timeout=60)
+        assert rec.returncode == 0, err
+        if run == "first":
+            with sqlite3.connect(db) as con:
+                assert con.execute("select count(*) from cursors").fetchone()[0] > 0  # the next one resumes
+                con.execute("update jobs set exit_codes = null where name='gap-once'")
+                con.execute("delete from logs where job_name='gap-once'")
+                assert read(con) == (None, 0)
+    with sqlite3.connect(db) as con:
+        codes, logs = read(con)
+    assert [c["exit_code"] for c in json.loads(codes)] == [0] and logs == 2  # the init container's log too
