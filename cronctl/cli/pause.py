@@ -125,5 +125,6 @@ def resumed_doc(r: Resumed) -> dict[str, Any]:
                            "pause": pause_doc(r.pause) if r.pause else None,
                            "prediction": r.prediction.as_dict() if r.prediction else None, "message": r.message}
     if r.resumed:
-        doc.update(catch_up=r.catch_up, given_up=list(r.given_up))
+        doc.update(catch_up=r.catch_up, given_up=list(r.given_up),
+                   change=r.change.as_dict() if r.change is not None else None)
     return doc

@@ -77,5 +77,6 @@ def restored_doc(r: Restored) -> dict[str, Any]:
     if r.record is not None:
         doc.update(forced=r.forced, record_confirmed=r.record_unconfirmed is None,
                    record_unconfirmed=r.record_unconfirmed, catch_up=r.catch_up, given_up=list(r.given_up),
-                   hold_reverted=r.hold_reverted, annotations_put_back=dict(r.annotations_put_back))
+                   hold_reverted=r.hold_reverted, annotations_put_back=dict(r.annotations_put_back),
+                   change=r.change.as_dict() if r.change is not None else None)
     return doc

@@ -21,12 +21,13 @@ import json
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, BadUsage, Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, rv, server_version_if_needed
-from cronctl.procedure.predict import Prediction, predict
+from cronctl.procedure.predict import Prediction, change_words, predict, suspend_change
 from cronctl.procedure.restore import give_up_catch_up, starts_catch_up
 from cronctl.timeutil import rfc3339_z
 
@@ -78,6 +79,7 @@ class Resumed:
     message: str
     catch_up: str = "latest"  # --catch-up latest|none
     given_up: tuple[str, ...] = ()  # the slots --catch-up none gave up (UTC), oldest first
+    change: Any = None  # cronctl.change.Change: what the write made the controller do (diff's rule)
 
 
 def _held(cj: Obj, ns: str, name: str, what: str) -> None:
@@ -191,6 +193,9 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
         what = (f"nothing: --catch-up none marks {rfc3339_z(pred.catch_up_for)} processed first (instead of: "
                 f"{pred.text})" if none and pred.catch_up_for else pred.text)
         reporter.step(f"resume: set suspend to false; what the controller will do next: {what}")
+        chg = suspend_change(cj, now, suspended=False, last_schedule=pred.catch_up_for if none else None, jobs=jobs,
+                             server_version=pred.server_version)
+        reporter.step(f"at the write, by cronctl diff's rule: {change_words(chg)}")
         _confirm(opts, reporter, f"Resume {ns}/{name}?", f"resume cronjob {ns}/{name}")
         trail: dict[str, str | None] = {}
         if p is not None:  # the finished pause stays on the CronJob: history and bundles name it and its reason
@@ -212,5 +217,5 @@ def resume(cluster: Cluster, opts: ResumeOptions, clock: Clock, reporter: Report
                                               + (f" of a pause ({p.words()})" if p else " (no pause record)")
                                               + f"; expected next: {after}")
         return Resumed(cronjob=name, namespace=ns, resumed=True, changed=True, pause=p, prediction=pred, message=msg,
-                       catch_up=opts.catch_up, given_up=tuple(given))
+                       catch_up=opts.catch_up, given_up=tuple(given), change=chg)
     raise Conflict(f"cronjob {ns}/{name} kept changing while resuming; nothing changed, try again")

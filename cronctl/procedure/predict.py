@@ -235,3 +235,30 @@ def expected_duration(cronjob: model.Obj, jobs: list[model.Obj], now: datetime,
     if ads is not None and ads > 0:
         return float(ads), "activeDeadlineSeconds (an upper bound)"
     return None, "unknown (no successful Job to learn from, no activeDeadlineSeconds; --expected-duration says it)"
+
+
+def suspend_change(cronjob: model.Obj, now: datetime, *, suspended: bool, last_schedule: datetime | None = None,
+                   jobs: list[model.Obj] | None = None, server_version: str | None = None) -> Any:
+    """What writing ``spec.suspend = suspended`` (and, for ``--catch-up none``, ``status.lastScheduleTime
+    = last_schedule`` first) makes the controller do at the write: :func:`cronctl.change.assess`, the
+    rule ``cronctl diff`` applies to any change, so resume, restore and diff say one thing (a
+    :class:`cronctl.change.Change`)."""
+    import copy
+
+    from cronctl.change import assess
+
+    after = copy.deepcopy(cronjob)
+    after.setdefault("spec", {})["suspend"] = suspended
+    if last_schedule is not None:
+        after.setdefault("status", {})["lastScheduleTime"] = rfc3339_z(last_schedule)
+    return assess(cronjob, after, now, jobs=jobs, server_version=server_version)
+
+
+def change_words(chg: Any) -> str:
+    """A plan's line for a :func:`suspend_change`: what the write makes happen at once, in words."""
+    if chg.unchanged or not chg.changes:
+        return "the write changes nothing the controller schedules by"
+    said = [e.text for e in chg.effects]
+    if not any(e.now for e in chg.effects):
+        said.insert(0, "no Job is created or deleted at the write")
+    return "; ".join(said)

@@ -34,7 +34,7 @@ from cronctl import gitops, model
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import Conflict, Refused, option
 from cronctl.procedure.base import Audit, Clock, Reporter, run_words, rv, server_version_if_needed
-from cronctl.procedure.predict import Prediction, predict
+from cronctl.procedure.predict import Prediction, change_words, predict, suspend_change
 
 
 @dataclass
@@ -72,6 +72,7 @@ class Restored:
     given_up: tuple[str, ...] = ()  # the slots --catch-up none gave up (UTC), oldest first
     hold_reverted: str | None = None  # who had set spec.suspend back under the hold (then left as it is)
     annotations_put_back: Mapping[str, str | None] = field(default_factory=dict)  # the hold's GitOps part undone
+    change: Any = None  # cronctl.change.Change: what the write made the controller do (diff's rule), None if no write of suspend
 
     @property
     def changed(self) -> bool:
@@ -209,6 +210,11 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
         reporter.step(f"restore: {verb}; what the controller will do next: "
                       + (f"nothing: --catch-up none marks {pred.catch_up_for:%Y-%m-%dT%H:%M:%SZ} processed first "
                          f"(instead of: {pred.text})" if none else pred.text))
+        chg = None
+        if not reverted:  # a reverted hold's suspend is not written
+            chg = suspend_change(cj, clock.now(), suspended=target, last_schedule=pred.catch_up_for if none else None,
+                                 jobs=jobs, server_version=pred.server_version)
+            reporter.step(f"at the write, by cronctl diff's rule: {change_words(chg)}")
         if not confirmed:
             if not opts.interactive:
                 raise Refused(f"not on a terminal and {option('yes')} not given: refusing to restore cronjob {ns}/{name} "
@@ -255,5 +261,6 @@ def restore(cluster: Cluster, opts: RestoreOptions, clock: Clock, reporter: Repo
             f"record cleared and kept in {model.ANN_RUNS}; expected next: {after}")
         return Restored(cronjob=name, namespace=ns, message=msg, record=rec, suspend=target, prediction=pred,
                         forced=bool(stale_reasons), record_unconfirmed=unconfirmed, catch_up=opts.catch_up,
-                        given_up=tuple(given), hold_reverted=reverted or None, annotations_put_back=put_back)
+                        given_up=tuple(given), hold_reverted=reverted or None, annotations_put_back=put_back,
+                        change=chg)
     raise Conflict(f"cronjob {ns}/{name} kept changing while restoring; nothing changed, try again")

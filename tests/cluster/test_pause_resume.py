@@ -51,6 +51,9 @@ def test_pause_records_who_why_and_until_and_resume_clears_it(kubeconfig: str, n
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["prediction"]["decision"] == "create" and doc["prediction"]["job_name"].startswith("nightly-")
+    # the plan's line by diff's rule (issue 38, item 4) names the same Job, made at the write
+    assert doc["change"]["createsJob"] == doc["prediction"]["job_name"] and doc["change"]["actsNow"] is True
+    assert f"at the write, by cronctl diff's rule: creates Job {doc['change']['createsJob']} at once" in res.stderr
     cj = read_cronjob(k8s, namespace, "nightly")
     assert cj["spec"]["suspend"] is False and pause_annotations(cj) == {}
     # the catch-up it predicted is the one the controller starts

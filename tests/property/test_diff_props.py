@@ -114,3 +114,32 @@ def test_diff_predicts_the_model_decision_after_the_edit(before: dict[str, Any],
     due_anyway = unedited.decision == "create" and unedited.job_name == made
     past = made is not None and c.slot is not None and c.slot <= NOW and not due_anyway
     assert c.acts_now == (past or bool(c.replaces))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(side=side, last_ago=st.one_of(st.none(), st.integers(0, 9 * 86400)), active=st.booleans(),
+       give_up=st.booleans())
+def test_resume_and_restore_say_what_diff_says(side: dict[str, Any], last_ago: int | None, active: bool,
+                                               give_up: bool) -> None:
+    # issue 38, item 4: the plan of resume/restore (procedure.predict.predict) and the rule of diff
+    # (change.assess, through predict.suspend_change) name the same Job for the same slot, and the
+    # same runs never made up; --catch-up none (lastScheduleTime moved to the slot first) starts nothing
+    from cronctl.procedure.predict import predict, suspend_change
+
+    last = None if last_ago is None else (NOW - timedelta(seconds=last_ago)).replace(microsecond=0)
+    live = _cronjob(side["schedule"], side["tz"], side["deadline"], True, last, side["policy"],
+                    ["cj-running"] if active else [])
+    pred = predict(live, NOW, suspended=False)
+    if give_up and pred.catch_up_for is not None:
+        chg = suspend_change(live, NOW, suspended=False, last_schedule=pred.catch_up_for)
+        assert chg.job_name is None and not chg.acts_now
+        return
+    chg = suspend_change(live, NOW, suspended=False)
+    assert [c.field for c in chg.changes] == ["suspend"]
+    assert chg.job_name == (pred.job_name if pred.decision == "create" else None), (pred, chg.effects)
+    assert chg.slot == (pred.catch_up_for if pred.decision == "create" else None)
+    if pred.decision == "create":
+        assert chg.decision is not None and list(chg.decision.never_made_up) == list(pred.never_times)
+        assert chg.acts_now == (pred.catch_up_for is not None and pred.catch_up_for <= NOW)
+    stay = suspend_change(live, NOW, suspended=True)
+    assert stay.job_name is None and not stay.acts_now
