@@ -14,8 +14,9 @@ very duplicate the hold exists to prevent. The guard reads the CronJob every ``e
 * ``on_revert="stop"``: stops fighting at the first revert, the same way.
 
 Whether the hold was reverted or not, every read also lists the CronJob's Jobs: each Job owned by
-the CronJob that this run did not make and that was created at or after the suspend is a Job the
-hold exists to prevent. It is named at once (terminal, run record ``hold_guard.beside``, an Event
+the CronJob that this run did not make, that was created at or after the suspend (its second) and
+that the plan's list of Jobs (read before the suspend) did not hold is a Job the hold exists to
+prevent. It is named at once (terminal, run record ``hold_guard.beside``, an Event
 ``CronctlDuplicate``) with its creation time against the suspend's and its likely cause:
 
 * ``stale-cache``: the controller's Job for a slot at or before the suspend, created after it: the
@@ -57,11 +58,12 @@ class HoldGuard:
 
     def __init__(self, cluster: Cluster, name: str, run_id: str, clock: Clock, reporter: Reporter, audit: Audit,
                  *, on_revert: str = "suspend-again", every: float = GUARD_EVERY, since: datetime | None = None,
-                 on_change: Callable[[], None] | None = None) -> None:
+                 before: frozenset[str] = frozenset(), on_change: Callable[[], None] | None = None) -> None:
         self.c, self.name, self.run_id = cluster, name, run_id
         self.clock, self.r, self.audit = clock, reporter, audit
         self.on_revert, self.every = on_revert, every
         self.since = since
+        self.before = before  # uids of Jobs listed before the suspend: they existed before it
         self.on_change = on_change
         self.reverts: list[dict[str, Any]] = []
         self.duplicates: list[str] = []  # the names in ``beside``, in the order they were seen
@@ -211,9 +213,11 @@ class HoldGuard:
                 continue
             if model.annotations(j).get(model.ANN_RUN_ID) == self.run_id:
                 continue  # this run's own Job (the manual one, a retry, a backfilled slot)
+            if model.meta(j).get("uid") in self.before:
+                continue  # listed before the suspend was written (the plan's read): made before it
             made = model.created(j)
             # creationTimestamp has 1 s precision and ``since`` is the suspend's second: a Job made in
-            # that second may be just before the suspend; it is named (the cause says so)
+            # that second and not in the plan's list may be just before the suspend; it is named
             if self.since is not None and (made is None or made < self.since):
                 continue
             entry = self._beside_entry(j, made)

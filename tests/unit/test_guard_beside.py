@@ -22,11 +22,12 @@ SUSPEND = datetime(2026, 12, 2, 12, 0, 30, tzinfo=UTC)
 SLOT = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
 
-def _guard(jobs: list[Any], reverts: list[dict[str, Any]] | None = None) -> tuple[HoldGuard, FakeCluster, QuietReporter]:
+def _guard(jobs: list[Any], reverts: list[dict[str, Any]] | None = None,
+           before: frozenset[str] = frozenset()) -> tuple[HoldGuard, FakeCluster, QuietReporter]:
     cj = cronjob("*/1 * * * *", suspend=True)
     c = FakeCluster(cj, jobs, clock=FakeClock())
     r = QuietReporter()
-    g = HoldGuard(c, "cj", "run-1", FakeClock(), r, Audit(c, r, FakeClock()), since=SUSPEND)
+    g = HoldGuard(c, "cj", "run-1", FakeClock(), r, Audit(c, r, FakeClock()), since=SUSPEND, before=before)
     g.reverts.extend(reverts or [])
     g._look_for_duplicates(cj)
     return g, c, r
@@ -58,6 +59,17 @@ def test_a_job_made_before_the_suspend_or_by_this_run_is_not_named() -> None:
     ours = job("cj-manual", operator="alice", run_id="run-1", created=SUSPEND + timedelta(seconds=20))
     g, c, _ = _guard([before, ours])
     assert g.beside == [] and c.events_created == []
+
+
+def test_a_job_made_in_the_suspends_second_is_named_unless_the_plan_listed_it() -> None:
+    # CI, stop 43: a child Job made and started before cronctl ran fell in the suspend's second
+    # (creationTimestamp has 1 s precision) and was named a duplicate; the plan's list (read before
+    # the suspend) proves it was there before
+    made = SUSPEND.replace(microsecond=0)
+    listed = _made_by(job("cj-fix", manual=True, created=made, uid="uid-fix"), "kubectl-create", made)
+    unlisted = _made_by(job("cj-other", manual=True, created=made, uid="uid-other"), "kubectl-create", made)
+    g, _, _ = _guard([listed, unlisted], before=frozenset({"uid-fix"}))
+    assert [b["job"] for b in g.beside] == ["cj-other"]
 
 
 def test_a_job_by_kubectl_create_job_from_is_another_client() -> None:

@@ -56,6 +56,7 @@ class RunContext:
     seen: gitops.GitOps = field(default_factory=gitops.GitOps)   # who else writes spec.suspend (preflight)
     strategy: gitops.Strategy = field(default_factory=lambda: gitops.Strategy("plain", ""))  # the hold under them
     guard: HoldGuard | None = None                # watches the hold from the suspend on
+    jobs_before: frozenset[str] = frozenset()     # uids of the Jobs the plan listed (before the suspend)
     go_on: str = ""                               # after a failed slot: what runs the rest (backfill's own)
     name: str = field(init=False)
     ns: str = field(init=False)

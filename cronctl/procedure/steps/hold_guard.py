@@ -61,7 +61,7 @@ def start_guard(ctx: RunContext) -> None:
     since = ctx.clock.now().replace(microsecond=0)
     ctx.guard = HoldGuard(ctx.cluster, ctx.name, ctx.run_id, ctx.clock, ctx.reporter, ctx.audit,
                           on_revert=ctx.opts.on_revert, every=ctx.opts.guard_every,
-                          since=since, on_change=lambda: guard_changed(ctx))
+                          since=since, before=ctx.jobs_before, on_change=lambda: guard_changed(ctx))
     # the key exists before the thread runs: the guard only replaces its value, so the main thread's
     # json.dumps of the record never sees the dict change size; the main thread's next save writes it
     ctx.record["hold_guard"] = ctx.guard.account()

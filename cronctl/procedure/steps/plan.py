@@ -23,6 +23,7 @@ from cronctl.timeutil import human_duration, local_and_utc, rfc3339_z
 def plan(ctx: RunContext) -> Obj:
     view = model.cronjob_view(ctx.cj)
     jobs, _ = ctx.cluster.list_jobs()
+    ctx.jobs_before = frozenset(u for u in (model.meta(j).get("uid") for j in jobs) if u)  # never beside the hold
     unfinished = [model.name_of(j) for j in model.unfinished_children(ctx.cj, jobs)]
     now = ctx.clock.now()
     runs = next_runs(ctx.cj, now)
