@@ -20,13 +20,12 @@ and docs/job-metrics.md). This module builds plain dicts; the CLI writes them as
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from cronctl.errors import BadUsage
+from cronctl.errors import BadInput, BadUsage
 
 Obj = dict[str, Any]
 
@@ -39,6 +38,14 @@ ALERT_NAMES = {"missed": "CronJobNoRecentSuccess", "not-scheduled": "CronJobNotS
                "suspended": "CronJobSuspendedTooLong"}
 STALE_ALERT = "CronctlAlertRulesExpired"
 MAX_EXCEPTIONS = 64  # longer gaps written into one rule with their own time span (see Gaps)
+#: the slots one ``alerts`` run may walk, over all its distinct schedules and zones (equal ones are
+#: walked once): a minutely schedule is 576,000 slots in 400 days, about a second; past the cap the run
+#: writes nothing and says how to split it (docs/LIMITS.md)
+MAX_WALK = 5_000_000
+
+
+class WalkCapReached(Exception):
+    """The slots walked by one run would pass ``MAX_WALK``."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +82,10 @@ class Gaps:
     unusual: tuple[Gap, ...] | None = ()
 
 
-def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps | None:
+def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS, budget: int | None = None) -> Gaps | None:
     """Walk every slot of ``sched`` (an engine Schedule) from ``since`` for ``days`` days and
-    measure the gaps; None when fewer than two slots fall in that time."""
+    measure the gaps; None when fewer than two slots fall in that time. With ``budget``, raises
+    :class:`WalkCapReached` at the first slot past it."""
     from cronctl.schedule.dst import transitions
 
     start = int(since.timestamp())
@@ -110,6 +118,8 @@ def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps
         if cur is None or cur > until:
             break
         slots += 1
+        if budget is not None and slots > budget:
+            raise WalkCapReached(slots)
         length = cur - prev
         off = prev_off
         while i < len(changes) and changes[i][0] <= cur:
@@ -151,11 +161,22 @@ def schedule_gaps(sched: Any, since: datetime, days: int = HORIZON_DAYS) -> Gaps
     return Gaps(start, until, slots, base, longest, shortest or any_shortest, exceptions, usual, unusual)
 
 
-@functools.lru_cache(maxsize=256)
-def _gaps_cached(sched: Any, since: int, days: int) -> Gaps | None:
-    """CronJobs of one namespace often share a schedule: walk each 400 days once (a minutely
-    schedule is 576,000 slots, about a second)."""
-    return schedule_gaps(sched, datetime.fromtimestamp(since, timezone.utc), days)
+class Walks:
+    """The schedules one run walks: CronJobs often share a schedule and zone, and each such pair is
+    walked once; all walks together stay under ``cap`` slots (:class:`WalkCapReached` past it)."""
+
+    def __init__(self, cap: int = MAX_WALK) -> None:
+        self.cap, self.slots = cap, 0
+        self.done: dict[tuple[Any, int, int], Gaps | None] = {}
+
+    def gaps(self, sched: Any, since: int, days: int) -> Gaps | None:
+        key = (sched, since, days)
+        if key not in self.done:
+            got = schedule_gaps(sched, datetime.fromtimestamp(since, timezone.utc), days,
+                                budget=self.cap - self.slots)
+            self.slots += got.slots if got is not None else 0
+            self.done[key] = got
+        return self.done[key]
 
 
 #: the fields ``--runbook-url`` may name, each as ``{name}`` alone
@@ -221,6 +242,7 @@ class AlertOptions:
     severities: dict[str, str] = field(default_factory=lambda: dict(SEVERITY_DEFAULTS))
     runbook_url: str | None = None  # absolute; {anchor}, {namespace}, {cronjob} filled in; None: not written
     horizon_days: int = HORIZON_DAYS
+    max_walk: int = MAX_WALK  # slots walked by one run, over all distinct schedules and zones
 
 
 @dataclass(frozen=True)
@@ -298,8 +320,10 @@ def _local(unix: int, zone: str) -> str:
     return local_and_utc(datetime.fromtimestamp(unix, timezone.utc), zone)
 
 
-def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, Obj | None, Skipped | None]:
-    """One rule group for one CronJob, the windows it used, or why there is none."""
+def rules_for(cj: Obj, now: datetime, opts: AlertOptions,
+              walks: Walks | None = None) -> tuple[Obj | None, Obj | None, Skipped | None]:
+    """One rule group for one CronJob, the windows it used, or why there is none. ``walks``: the
+    run's walks (shared, capped); a fresh one without it."""
     from cronctl import model, names
     from cronctl.errors import ScheduleError
     from cronctl.schedule import parse
@@ -322,7 +346,7 @@ def rules_for(cj: Obj, now: datetime, opts: AlertOptions) -> tuple[Obj | None, O
         sched = parse(expr, tz)
     except ScheduleError as e:
         return None, None, Skipped(ref, f"schedule does not parse: {e.message}")
-    gaps = _gaps_cached(sched, int(now.timestamp()), opts.horizon_days)
+    gaps = (walks or Walks(opts.max_walk)).gaps(sched, int(now.timestamp()), opts.horizon_days)
     if gaps is None:
         return None, None, Skipped(ref, f"the schedule fires fewer than twice in {opts.horizon_days} days; "
                                         "no window can be computed")
@@ -469,12 +493,23 @@ def _iso(unix: int) -> str:
 
 def build(cronjobs: list[Obj], now: datetime, opts: AlertOptions) -> RuleSet:
     """Rule groups for every CronJob that has a computable window, and a last group that fires
-    when the rules themselves have run past the horizon they were computed for."""
+    when the rules themselves have run past the horizon they were computed for. Past the walk cap
+    nothing is written: a rules file that silently lacks some CronJobs' alerts would be worse
+    (BadInput naming how far it got and how to split the run)."""
     groups: list[Obj] = []
     skipped: list[Skipped] = []
     windows: list[Obj] = []
-    for cj in cronjobs:
-        group, win, skip = rules_for(cj, now, opts)
+    walks = Walks(opts.max_walk)
+    for done, cj in enumerate(cronjobs):
+        try:
+            group, win, skip = rules_for(cj, now, opts, walks)
+        except WalkCapReached:
+            raise BadInput(
+                f"no alert rules written: the {len(cronjobs)} CronJobs' schedules would walk more than "
+                f"{opts.max_walk:,} slots of the next {opts.horizon_days} days (the cap of one run; "
+                f"{len(walks.done)} distinct schedules and zones walked, {walks.slots:,} slots, before CronJob "
+                f"{done + 1})", hint="write the rules in parts: one namespace (-n), a label selector (-l) or "
+                "fewer files (-f) per run") from None
         if skip is not None:
             skipped.append(skip)
             continue
