@@ -5,6 +5,7 @@ Without it (``--gitops ignore``) Flux undoes the hold and the guard says so."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -95,6 +96,9 @@ def test_run_manual_holds_through_flux_intervals_with_the_reconcile_annotation_a
     assert RECONCILE not in ann and "cronctl.dev/gitops-hold" not in ann, ann
     assert cj["spec"]["suspend"] is False
     assert "annotation kustomize.toolkit.fluxcd.io/reconcile removed" in err
+    # the restore under Flux judges its write of suspend by diff's rule too (issue 38, item 4):
+    # --catch-up none set lastScheduleTime past the slot, so nothing is made at the write
+    assert "at the write, by cronctl diff's rule: no Job is created or deleted at the write" in err, err
     managed.reconcile_now()
 
 
@@ -108,8 +112,12 @@ def test_pause_under_flux_holds_with_the_annotation_and_resume_puts_back_its_ear
     assert read_cronjob(k8s, namespace, "nightly-export")["metadata"]["annotations"][RECONCILE] == "disabled"
     time.sleep(3 * INTERVAL)
     assert read_cronjob(k8s, namespace, "nightly-export")["spec"]["suspend"] is True, "Flux undid the pause"
-    res = cronctl(["resume", "nightly-export", "-n", namespace, "--yes"], kubeconfig)
+    res = cronctl(["resume", "nightly-export", "-n", namespace, "--yes", "-o", "json"], kubeconfig)
     assert res.returncode == 0, res.stderr
+    # resume under Flux says what its write makes the controller do, by diff's rule (issue 38, item 4)
+    doc = json.loads(res.stdout)
+    assert doc["change"]["createsJob"] == doc["prediction"]["job_name"], doc
+    assert "at the write, by cronctl diff's rule: " in res.stderr
     cj = read_cronjob(k8s, namespace, "nightly-export")
     assert cj["spec"]["suspend"] is False and cj["metadata"]["annotations"][RECONCILE] == "enabled"
     # the pause is gone; its account stays in the trail resume keeps (cronctl.dev/pauses)
