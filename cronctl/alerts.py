@@ -548,11 +548,12 @@ def prometheus_rule(groups: list[Obj], *, name: str, namespace: str | None,
 #: kinds of recorder-source alert, their severities by default, and their names
 RECORDER_SEVERITY_DEFAULTS = {"lost": "critical", "failed": "critical", "duplicate": "critical", "stale": "critical",
                               "long-run": "warning", "overdue-hold": "warning", "suspended": "warning",
-                              "recorder": "critical"}
+                              "recorder": "critical", "ambiguous": "critical", "conflict": "warning"}
 RECORDER_ALERT_NAMES = {"lost": "CronJobSlotLost", "failed": "CronJobSlotFailed", "duplicate": "CronJobSlotDuplicate",
                         "stale": "CronJobNoRecentSuccess", "long-run": "CronJobRunNearInterval",
                         "overdue-hold": "CronJobHoldOverdue", "suspended": "CronJobSuspendedTooLong",
-                        "recorder-down": "CronctlRecorderDown", "recorder-lag": "CronctlRecorderLagging"}
+                        "recorder-down": "CronctlRecorderDown", "recorder-lag": "CronctlRecorderLagging",
+                        "ambiguous": "CronctlEffectAmbiguous", "conflict": "CronctlClaimRefused"}
 #: verdicts the lost alert fires on: the slot's work was not done. A suspension by choice
 #: (missed-suspended) is left to CronJobSuspendedTooLong and CronJobHoldOverdue
 LOST_ALERTED = ("skipped-forbid", "missed-deadline", "missed-too-many", "missed")
@@ -574,7 +575,8 @@ class RecorderAlertOptions:
 
 
 def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
-    """Two rule groups over the recorder's metrics (docs/METRICS.md): the slots, and the recorder.
+    """Three rule groups over the recorder's metrics (docs/METRICS.md): the slots, the effects
+    ``cronctl claim`` recorded (by workflow key), and the recorder.
 
     They need no CronJob: the recorder computes each CronJob's next slot, interval and success
     deadline from its schedule, so one set of rules covers the fleet, and a schedule change needs
@@ -657,6 +659,30 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
              "cronctl pause or run says why or until when. Pause it with --until, or `cronctl resume`.",
              for_=f"{opts.max_suspend}s"),
     ]
+    # the claims are labelled by workflow key, whose default is NAMESPACE/CRONJOB (a --workflow of
+    # one's own is matched only without -n and CRONJOB); a namespace is a DNS label: no regex character
+    flows = ([f"workflow={_q(f'{opts.namespace}/{opts.cronjob}')}"] if opts.namespace and opts.cronjob else
+             [f"workflow=~{_q(f'{opts.namespace}/.*')}"] if opts.namespace else [])
+
+    def wsel(*extra: str) -> str:
+        return "{" + ", ".join([*flows, *extra]) + "}" if flows or extra else ""
+
+    flow = "{{ $labels.workflow }}"
+    effects = [
+        rule("ambiguous", "ambiguous", f"cronctl_claim_occurrences{wsel('effect=' + _q('ambiguous'))} > 0",
+             f"workflow {flow}: {{{{ $value }}}} occurrence(s) whose effect may or may not have happened",
+             f"cronctl claim's lease on an occurrence of workflow {flow} ran out while its row still says "
+             "running: COMMAND was stopped or lost its ledger after it began, and nobody knows whether the "
+             "effect happened. Check it where the effect lands (the payment, the message) before anything runs "
+             "it again: `cronctl reconcile CRONJOB -n NAMESPACE --ledger default` (the workflow key's two parts "
+             "by default) lists it with its replay line."),
+        rule("conflict", "conflict", f"delta(cronctl_claim_conflicts{wsel()}[{w}]) > 0",
+             f"workflow {flow}: a second claimer was refused",
+             f"A Job claimed an occurrence of workflow {flow} that another held or had done in the last {w}: "
+             "cronctl claim refused it, so the effect did not run twice, but something started the work twice "
+             "(concurrencyPolicy Allow, kubectl create job --from, a second cluster, a DST fold). Find who: "
+             "`cronctl history CRONJOB -n NAMESPACE --ledger default` names the Jobs of the slot."),
+    ]
     job = _q(opts.recorder_job)
     health = [
         rule("recorder-down", "recorder",
@@ -677,7 +703,8 @@ def recorder_rules(opts: RecorderAlertOptions) -> list[Obj]:
              "and the recorder's status lines.",
              for_="5m"),
     ]
-    return [{"name": "cronctl.recorder.slots", "rules": slots}, {"name": "cronctl.recorder.health", "rules": health}]
+    return [{"name": "cronctl.recorder.slots", "rules": slots}, {"name": "cronctl.recorder.effects", "rules": effects},
+            {"name": "cronctl.recorder.health", "rules": health}]
 
 
 def _q(value: str) -> str:

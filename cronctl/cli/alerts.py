@@ -71,8 +71,8 @@ def alerts(
     severity: Annotated[Optional[list[str]], typer.Option(
         "--severity", help="KIND=LEVEL for the severity label; kinds: missed, not-scheduled (default critical), "
                            "failed, overrun, suspended (default warning); with --source recorder: lost, failed, "
-                           "duplicate, stale, recorder (default critical), long-run, overdue-hold, suspended (default "
-                           "warning). Repeatable.", show_default=False)] = None,
+                           "duplicate, stale, recorder, ambiguous (default critical), long-run, overdue-hold, suspended, "
+                           "conflict (default warning). Repeatable.", show_default=False)] = None,
     runbook_url: Annotated[Optional[str], typer.Option(
         "--runbook-url", help="The runbook_url annotation: the absolute http(s) URL where your team serves "
                               "the alerts runbook (cronctl runbook alerts prints it); {anchor} (the alert name in lower case), {namespace} and {cronjob} "

@@ -206,3 +206,36 @@ def test_namespace_and_cronjob_narrow_every_slot_rule(tmp_path: Path) -> None:
             for metric in ("cronctl_slots_total{", "cronctl_slots_failed_total{", "cronctl_cronjob_"):
                 if metric in line:
                     assert 'namespace="shop", cronjob="invoices"' in line, line
+
+
+def test_an_ambiguous_effect_fires_while_the_row_stays_ambiguous(tmp_path: Path) -> None:
+    # issue 36: the claim rows' effects by workflow; shop/invoices has one ambiguous occurrence from
+    # 3m to 8m (reconciled then); done and refused duplicates never fire this alert
+    inv, calm = {"workflow": "shop/invoices"}, {"workflow": "shop/healthy"}
+    series = [_series("cronctl_claim_occurrences", {**inv, "effect": "ambiguous"}, "0 0 0 1+0x4 0+0x5"),
+              _series("cronctl_claim_occurrences", {**inv, "effect": "done"}, "5+1x12"),
+              _series("cronctl_claim_occurrences", {**calm, "effect": "refused-duplicate"}, "1+0x12"),
+              _series("cronctl_claim_occurrences", {**calm, "effect": "done"}, "5+1x12")]
+    fired = [_alert({**inv, "effect": "ambiguous"}, "critical")]
+    _run(tmp_path, OPTS, series, [("2m", "", []), ("3m", "", fired), ("7m", "", fired), ("8m", "", [])],
+         NAMES["ambiguous"])
+
+
+def test_a_refused_claimer_fires_once_per_new_refusal_for_the_window(tmp_path: Path) -> None:
+    # the conflicts gauge of shop/invoices goes 2 -> 3 at 5m (a second Job for a done occurrence);
+    # shop/healthy's stays at 4 (old refusals) and never fires; rows pruned (the gauge falls) never fire
+    inv, calm, pruned = {"workflow": "shop/invoices"}, {"workflow": "shop/healthy"}, {"workflow": "shop/old"}
+    series = [_series("cronctl_claim_conflicts", inv, "2+0x4 3+0x30"),
+              _series("cronctl_claim_conflicts", calm, "4+0x34"),
+              _series("cronctl_claim_conflicts", pruned, "6+0x4 0+0x30")]
+    fired = [_alert(inv, "warning")]
+    _run(tmp_path, al.RecorderAlertOptions(window=600), series,
+         [("4m", "", []), ("5m", "", fired), ("14m", "", fired), ("16m", "", [])], NAMES["conflict"])
+
+
+def test_namespace_and_cronjob_narrow_the_effect_rules_by_the_default_workflow_key() -> None:
+    only = al.recorder_rules(al.RecorderAlertOptions(namespace="shop", cronjob="invoices"))[1]["rules"]
+    assert [r["alert"] for r in only] == [NAMES["ambiguous"], NAMES["conflict"]]
+    assert all('workflow="shop/invoices"' in r["expr"] for r in only), only
+    ns = al.recorder_rules(al.RecorderAlertOptions(namespace="shop"))[1]["rules"]
+    assert all('workflow=~"shop/.*"' in r["expr"] for r in ns), ns
