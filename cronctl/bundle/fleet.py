@@ -210,10 +210,22 @@ def _failed_words(slot: SlotRow) -> str:
     return f", failed{': ' + str(reason) if reason else ''}" if slot.get("outcome") == "failed" else ""
 
 
+def _effect_words(slot: SlotRow) -> str:
+    """The slot's business effect as cronctl claim recorded it (with a ledger holding its rows): two
+    Jobs and one effect is not the incident two effects are."""
+    eff = slot.get("effect")
+    if not eff:
+        return ""
+    refused = int(eff.get("refusals") or 0)
+    return f"; effect {eff.get('effect')}" + (f", {refused} claimer(s) refused" if refused else "")
+
+
 def slot_text(slot: SlotRow) -> str:
-    """One slot for a hover title: time, verdict (and a failed run, with its reason), Job(s), reason."""
+    """One slot for a hover title: time, verdict (and a failed run, with its reason), Job(s), the
+    effect where cronctl claim recorded one, reason."""
     # the title's own lines are its structure; a reason or Job name (anyone's text) is one line each
-    return (f"{_when(slot)}: {visible(str(slot['verdict']) + _failed_words(slot))} ({visible(_jobs(slot))})\n"
+    return (f"{_when(slot)}: {visible(str(slot['verdict']) + _failed_words(slot))} "
+            f"({visible(_jobs(slot) + _effect_words(slot))})\n"
             f"{visible(_cut(str(slot.get('reason') or '')))}").rstrip()
 
 
@@ -298,6 +310,15 @@ def _summary(h: History, lost: int, failed: int, dup: int, deleted: str | None) 
         text += f"; late {late}"
     if h.get("manual_runs"):
         text += f"; {len(h['manual_runs'])} manual run(s) for no slot"
+    effects: dict[str, int] = {}
+    for s in h["slots"]:
+        if s.get("effect"):
+            e = visible(str(s["effect"].get("effect")))  # a ledger row: anyone's text
+            effects[e] = effects.get(e, 0) + 1
+    if effects:  # cronctl claim's rows: the effects, the ones not done first
+        order = {"ambiguous": 0, "failed": 1, "running": 2, "none": 3, "refused-duplicate": 4, "done": 5}
+        text += "; effects " + ", ".join(f"{e} {n}" for e, n in sorted(effects.items(),
+                                                                      key=lambda kv: (order.get(kv[0], -1), kv[0])))
     if h.get("suspended"):
         text += "; suspended now"
     if deleted:

@@ -277,6 +277,32 @@ def hostile_page() -> tuple[dict[str, Any], str]:
     return page, render_fleet_html(page)
 
 
+def test_the_effects_cronctl_claim_recorded_are_in_the_summary_and_the_hover() -> None:
+    # issue 36 item 2: a slot with two Jobs and one effect is not the incident two effects are; the
+    # history rows carry the effect (history --ledger with claim rows), the page says it
+    slots = every(60, days=1, odd={NOW.replace(minute=0) - timedelta(hours=3): "duplicate",
+                                   NOW.replace(minute=0) - timedelta(hours=5): "ran"})
+    h = history("pay", slots)
+    effects = {"done": 0}
+    for row in h["slots"]:
+        if row["verdict"] == "duplicate":
+            eff = {"effect": "refused-duplicate", "refusals": 1}
+        elif row["slot"] == z(NOW.replace(minute=0) - timedelta(hours=5)):
+            eff = {"effect": "ambiguous", "refusals": 0}
+        else:
+            eff = {"effect": "done", "refusals": 0}
+        effects[eff["effect"]] = effects.get(eff["effect"], 0) + 1
+        row["effect"] = {**eff, "attempt": 1, "holder": row["jobs"][0], "completed": None, "refused_by": None}
+    jsonschema.validate({"now": z(NOW), "missing": [], "cronjobs": [h]}, SCHEMA)
+    (row,) = rows_of(fleet_page([h], now=NOW))
+    assert row["summary"].endswith(f"; effects ambiguous 1, refused-duplicate 1, done {effects['done']}"), row["summary"]
+    titles = [c["title"] for c in row["cells"] if c["kind"] == "slots"]
+    assert any("duplicate" in t and "effect refused-duplicate, 1 claimer(s) refused" in t for t in titles), titles
+    # without claim rows nothing is said of effects
+    (plain,) = rows_of(fleet_page([history("pay", slots)], now=NOW))
+    assert "effect" not in plain["summary"] and not any("effect" in c["title"] for c in plain["cells"] if c.get("title"))
+
+
 def test_every_cronjob_is_a_table_row_whose_cells_are_coloured_by_verdict() -> None:
     odd = {every(60)[3][0]: "missed", every(60)[9][0]: "duplicate", every(60)[20][0]: "ran-late"}
     page = fleet_page([history("a", every(60, odd=odd)), history("b", every(60)),
