@@ -54,6 +54,9 @@ class Options:
     due_limit: int = 200
     #: the ledger's suspend spans by CronJob uid (start, end or None, words; cronctl.ledger.facts.suspend_spans)
     suspensions: Mapping[str, list[tuple[datetime, datetime | None, str]]] = field(default_factory=dict)
+    #: each slot's business effect as cronctl claim recorded it, by workflow key (namespace/name) and
+    #: slot (RFC 3339 UTC); a workflow without claim rows is absent (cronctl.ledger.claimstore.slot_effect)
+    effects: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -299,7 +302,9 @@ def _occurrences(a: _Analysis, jobs: list[Obj], events: list[Obj], periods: list
     hist = slot_history(a.cronjob, jobs, events, HistoryOptions(now=now, since=wstart, late_after=a.opts.late_after,
                                                                  max_slots=a.opts.max_occurrences,
                                                                  suspensions=a.opts.suspensions))
-    occ = tuple(_occurrence(r) for r in hist["slots"] if r["slot"] <= rfc3339_z(now))
+    effects = a.opts.effects.get(f"{a.view.namespace}/{a.view.name}")
+    occ = tuple(_occurrence(r, None if effects is None else effects.get(r["slot"], NO_EFFECT))
+                for r in hist["slots"] if r["slot"] <= rfc3339_z(now))
     # link lost runs to the late catch-up that followed them (unsuspend / controller back)
     periods = [replace(per, lost=_lost(occ, per.start, per.end))  # the lost slots inside each known, finished period
                if per.end is not None and per.start is not None else per for per in periods]
@@ -349,8 +354,14 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[m
     return times, (times[0] - timedelta(seconds=1)) if times else start, True
 
 
-def _occurrence(r: SlotRow) -> Occurrence:
-    """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence."""
+#: the effect of a slot whose workflow has claim rows but not for this slot: no claim was made
+NO_EFFECT: Mapping[str, Any] = {"effect": "none", "attempt": None, "holder": None, "completed": None, "refusals": 0,
+                                "refused_by": None}
+
+
+def _occurrence(r: SlotRow, effect: Mapping[str, Any] | None = None) -> Occurrence:
+    """A slot of :func:`cronctl.history.slot_history` as a bundle occurrence (with its effect when
+    the workflow has claim rows)."""
     first = r["job_details"][0] if r["job_details"] else None
     return Occurrence(
         expected=r["slot"], expected_local=r["slot_local"], jobs=tuple(r["jobs"]),
@@ -360,7 +371,7 @@ def _occurrence(r: SlotRow) -> Occurrence:
         slot_outcome=r["outcome"], failure_reason=r["failure_reason"],
         jobs_gone=tuple(d["name"] for d in r["job_details"] if not d["exists"]),
         delay_seconds=r["start_delay_seconds"], manual_overlap=tuple(r["manual_beside"]),
-        verdict=r["verdict"], reason=r["reason"],
+        verdict=r["verdict"], reason=r["reason"], effect=effect,
     )
 
 

@@ -87,7 +87,8 @@ def build_bundle(raw: RawData, names: list[str] | None, opts: Options, *, strict
     files: dict[str, bytes] = {}
     pod_to_cj: dict[str, str] = {}
     for cj in cronjobs:
-        a = analyse(cj, jobs, pods, events, replace(opts, suspensions=raw.suspensions) if raw.suspensions else opts)
+        a = analyse(cj, jobs, pods, events, replace(opts, suspensions=raw.suspensions or opts.suspensions,
+                                                    effects=raw.effects or opts.effects))
         job_names = {j.record.name for j in a.jobs}
         for j in jobs:
             if j["metadata"]["name"] in job_names:

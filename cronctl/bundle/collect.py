@@ -177,7 +177,29 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
             raw.logs.append(LogRecord(str(lg["pod"]), str(lg["container"]), False, text,
                                       bytes=len(text.encode("utf-8")), truncated=bool(lg["truncated"])))
             added += 1
+    raw.effects = _effects(url, [f"{model.meta(c).get('namespace') or raw.namespace}/{model.name_of(c)}"
+                                 for c in raw.cronjobs if names is None or model.name_of(c) in names], since, raw.now)
     raw.options = {**raw.options, "ledger": shown(url), "ledger_cluster": cluster_name, "ledger_logs": added}
+
+
+def _effects(url: str | None, workflows: list[str], since: datetime, now: datetime) -> dict[str, dict[str, Obj]]:
+    """cronctl claim's rows of the bundled CronJobs' default workflow keys (namespace/name) since
+    ``since``, as each slot's business effect at ``now``, beside its Job verdict."""
+    from cronctl.ledger.claimstore import rows, slot_effect
+    from cronctl.ledger.store import open_ledger
+    from cronctl.timeutil import rfc3339_z
+
+    if not workflows:
+        return {}
+    led = open_ledger(url, create=False)
+    try:
+        found = rows(led, sorted(set(workflows)), since=since)
+    finally:
+        led.close()
+    out: dict[str, dict[str, Obj]] = {}
+    for r in found:
+        out.setdefault(str(r["workflow"]), {})[rfc3339_z(r["occurrence"])] = dict(slot_effect(r, now))
+    return out
 
 
 def _pod_stub(lg: Obj) -> Obj:

@@ -232,13 +232,16 @@ def _removed(r: RemovedJob) -> Obj:
 
 
 def _occurrence(o: Occurrence) -> Obj:
-    return {
+    out: Obj = {
         "expected": o.expected, "expected_local": o.expected_local, "jobs": list(o.jobs),
         "created": o.created, "started": o.started, "completed": o.completed, "outcome": o.outcome,
         "slot_outcome": o.slot_outcome, "failure_reason": o.failure_reason,
         "jobs_gone": list(o.jobs_gone), "delay_seconds": o.delay_seconds, "manual_overlap": list(o.manual_overlap),
         "verdict": o.verdict, "reason": o.reason,
     }
+    if o.effect is not None:  # only where cronctl claim's rows exist for the workflow (bundle --ledger)
+        out["effect"] = dict(o.effect)
+    return out
 
 
 def _overlap(o: Overlap) -> Obj:

@@ -59,3 +59,6 @@ class RawData:
     request_count: int | None = None
     #: the ledger's suspend spans by CronJob uid (bundle --ledger; cronctl.ledger.facts.suspend_spans)
     suspensions: dict[str, list[tuple[datetime, datetime | None, str]]] = field(default_factory=dict)
+    #: each slot's effect as cronctl claim recorded it, by workflow key (namespace/name) and slot
+    #: (RFC 3339 UTC), for the workflows with claim rows (bundle --ledger; claimstore.slot_effect)
+    effects: dict[str, dict[str, Obj]] = field(default_factory=dict)

@@ -125,6 +125,7 @@ class Occurrence:
     manual_overlap: tuple[Any, ...]
     verdict: str
     reason: str
+    effect: Mapping[str, Any] | None = None  # cronctl claim's effect (bundle --ledger, a workflow with claim rows)
 
 
 @dataclass(frozen=True)

@@ -332,6 +332,61 @@ def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tm
     assert "effect: AMBIGUOUS by ns/y" in text.stdout
 
 
+def test_the_bundle_shows_each_slots_effect_in_bundle_json_and_report_md(tmp_path: Path) -> None:
+    # issue 36 item 2: bundle --ledger, the same rows as history's above (the live command reads
+    # the cluster first: here RawData stands for what it read, the ledger is real)
+    import json
+
+    from builders import T, cronjob, scheduled, slotname, z
+    from cronctl.bundle.analyse import Options
+    from cronctl.bundle.assemble import build_bundle
+    from cronctl.bundle.collect import add_ledger
+    from cronctl.bundle.raw import RawData
+    from cronctl.bundle.render import add_reports
+    from test_ledger import _write
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    cj = cronjob(ok_limit=1)
+    jobs = [scheduled(T(9, 1)), scheduled(T(9, 2)), scheduled(T(9, 3))]
+    _write(url, cj, jobs, [], cluster="east")
+    led = store.open_ledger(url)
+    try:
+        lease = timedelta(seconds=60)
+        o = claimstore.claim(led, "ns/cj", T(9, 1), claimstore.Claimer(owner="job ns/x", holder_job=f"ns/{slotname(T(9, 1))}"),
+                             lease, at=T(9, 1, 5))
+        claimstore.end(led, "ns/cj", T(9, 1), o.decision.token, claims.DONE, exit_code=0, output_ref=None,
+                       last_error=None, at=T(9, 1, 20))
+        claimstore.claim(led, "ns/cj", T(9, 1), claimstore.Claimer(owner="job ns/cj-by-hand pod p"), lease,
+                         at=T(9, 1, 30))
+        claimstore.claim(led, "ns/cj", T(9, 2), claimstore.Claimer(owner="job ns/y", holder_job="ns/y"), lease,
+                         at=T(9, 2, 5))
+    finally:
+        led.close()
+    now = T(9, 3, 30)
+    raw = RawData(namespace="ns", source="cluster", now=now, now_source="--now", collected_at=now,
+                  cronjobs=[cj], jobs=jobs, pods=[], events=[])
+    add_ledger(raw, None, url, "east", since=T(8, 0))
+    files = build_bundle(raw, None, Options(now=now)).files
+    doc = json.loads(files["bundle.json"])
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads((Path(__file__).resolve().parents[2] / "cronctl" / "data"
+                                         / "bundle.schema.json").read_text()))
+    add_reports(files, doc)
+    occ = {o["expected"][11:16]: o for o in doc["cronjobs"][0]["occurrences"]}
+    assert occ["09:01"]["effect"]["effect"] == "refused-duplicate" and occ["09:01"]["effect"]["refusals"] == 1
+    assert occ["09:01"]["effect"]["completed"] == z(T(9, 1, 20))
+    assert occ["09:02"]["effect"]["effect"] == "ambiguous"
+    assert occ["09:03"]["effect"]["effect"] == "none"
+    report = files["REPORT.md"].decode("utf-8")
+    assert "effect (cronctl claim)" in report and "refused-duplicate (1 refused)" in report and "| ambiguous |" in report
+    # without claim rows for the workflow the bundle says nothing of effects
+    raw2 = RawData(namespace="ns", source="cluster", now=now, now_source="--now", collected_at=now,
+                   cronjobs=[cj], jobs=jobs, pods=[], events=[])
+    files2 = build_bundle(raw2, None, Options(now=now)).files
+    assert all("effect" not in o for o in json.loads(files2["bundle.json"])["cronjobs"][0]["occurrences"])
+
+
 def test_reconcile_reads_the_schedule_the_jobs_and_the_claims(run_cli: Any, tmp_path: Path) -> None:
     """The reconciler over a CronJob (the one fake, cronctl.cluster's boundary: the live command runs in
     tests/cluster/test_claim_live.py) and a real ledger."""
