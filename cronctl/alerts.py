@@ -174,7 +174,8 @@ class Walks:
         if key not in self.done:
             got = schedule_gaps(sched, datetime.fromtimestamp(since, timezone.utc), days,
                                 budget=self.cap - self.slots)
-            self.slots += got.slots if got is not None else 0
+            # an @every schedule's gaps are arithmetic, not walked: they cost nothing
+            self.slots += got.slots if got is not None and getattr(sched, "every", None) is None else 0
             self.done[key] = got
         return self.done[key]
 

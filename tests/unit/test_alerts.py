@@ -149,6 +149,9 @@ def test_equal_schedules_are_walked_once_and_all_walks_stay_under_the_cap() -> N
                                       f"{every10.slots:,} slots"), e.value.message
     assert "1 distinct schedules and zones walked" in e.value.message and "before CronJob 4" in e.value.message
     assert "-n" in (e.value.hint or "") and "\n" not in e.value.message
+    # an @every schedule is arithmetic, not walked: 34 million one-second gaps cost nothing
+    rs = al.build([_cj("tick", "@every 1s"), *same], now, al.AlertOptions(max_walk=every10.slots))
+    assert len(rs.groups) == 5, rs.skipped
 
 
 def test_grace_is_start_delay_plus_expected_run_plus_margin() -> None:
