@@ -290,19 +290,11 @@ def test_a_ledger_lost_after_command_succeeded_leaves_an_ambiguous_row_not_a_fai
 
 # --- the readers: history shows each slot's effect beside its Job verdict ---------------------------
 
-def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tmp_path: Path) -> None:
-    import json
+def _claim_the_story(url: str) -> None:
+    """The readers' claim rows of ns/cj: 09:01 done once and a second claimer (kubectl's Job)
+    refused, 09:02 claimed and never ended (its lease runs out: ambiguous), 09:03 never claimed."""
+    from builders import T, slotname
 
-    from builders import T, cronjob, scheduled, slotname, z
-    from test_ledger import _write
-
-    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
-    cj = cronjob(ok_limit=1)
-    # 09:01 ran twice (two Jobs, one effect: the second refused), 09:02 ran (its holder vanished:
-    # ambiguous), 09:03 ran without claiming anything (none)
-    twice = scheduled(T(9, 1))
-    dup = {**scheduled(T(9, 1)), "metadata": {**twice["metadata"], "name": "cj-by-hand", "uid": "dup-uid"}}
-    _write(url, cj, [twice, dup, scheduled(T(9, 2)), scheduled(T(9, 3))], [], cluster="east")
     led = store.open_ledger(url)
     try:
         lease = timedelta(seconds=60)
@@ -316,6 +308,21 @@ def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tm
                          at=T(9, 2, 5))
     finally:
         led.close()
+
+def test_history_shows_each_slots_effect_beside_the_job_verdict(run_cli: Any, tmp_path: Path) -> None:
+    import json
+
+    from builders import T, cronjob, scheduled, slotname, z
+    from test_ledger import _write
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite'}"
+    cj = cronjob(ok_limit=1)
+    # 09:01 ran twice (two Jobs, one effect: the second refused), 09:02 ran (its holder vanished:
+    # ambiguous), 09:03 ran without claiming anything (none)
+    twice = scheduled(T(9, 1))
+    dup = {**scheduled(T(9, 1)), "metadata": {**twice["metadata"], "name": "cj-by-hand", "uid": "dup-uid"}}
+    _write(url, cj, [twice, dup, scheduled(T(9, 2)), scheduled(T(9, 3))], [], cluster="east")
+    _claim_the_story(url)
     r = run_cli("history", "--ledger", url, "--cluster", "east", "--now", z(T(9, 3, 30)), "--since", "3m",
                 "-o", "json")
     assert r.exit_code == 0, r.stderr
@@ -337,7 +344,7 @@ def test_the_bundle_shows_each_slots_effect_in_bundle_json_and_report_md(tmp_pat
     # the cluster first: here RawData stands for what it read, the ledger is real)
     import json
 
-    from builders import T, cronjob, scheduled, slotname, z
+    from builders import T, cronjob, scheduled, z
     from cronctl.bundle.analyse import Options
     from cronctl.bundle.assemble import build_bundle
     from cronctl.bundle.collect import add_ledger
@@ -349,19 +356,7 @@ def test_the_bundle_shows_each_slots_effect_in_bundle_json_and_report_md(tmp_pat
     cj = cronjob(ok_limit=1)
     jobs = [scheduled(T(9, 1)), scheduled(T(9, 2)), scheduled(T(9, 3))]
     _write(url, cj, jobs, [], cluster="east")
-    led = store.open_ledger(url)
-    try:
-        lease = timedelta(seconds=60)
-        o = claimstore.claim(led, "ns/cj", T(9, 1), claimstore.Claimer(owner="job ns/x", holder_job=f"ns/{slotname(T(9, 1))}"),
-                             lease, at=T(9, 1, 5))
-        claimstore.end(led, "ns/cj", T(9, 1), o.decision.token, claims.DONE, exit_code=0, output_ref=None,
-                       last_error=None, at=T(9, 1, 20))
-        claimstore.claim(led, "ns/cj", T(9, 1), claimstore.Claimer(owner="job ns/cj-by-hand pod p"), lease,
-                         at=T(9, 1, 30))
-        claimstore.claim(led, "ns/cj", T(9, 2), claimstore.Claimer(owner="job ns/y", holder_job="ns/y"), lease,
-                         at=T(9, 2, 5))
-    finally:
-        led.close()
+    _claim_the_story(url)
     now = T(9, 3, 30)
     raw = RawData(namespace="ns", source="cluster", now=now, now_source="--now", collected_at=now,
                   cronjobs=[cj], jobs=jobs, pods=[], events=[])
