@@ -109,22 +109,36 @@ def _events(n: int) -> list[Obj]:
             for i in range(n)]
 
 
-def test_three_thousand_events_with_new_password_values_are_masked_in_linear_time() -> None:
-    # the echo matcher used to be recompiled after every new value: 3,000 such Events took 65 s
-    def run(n: int) -> float:
+def test_three_thousand_events_with_new_password_values_are_masked_in_linear_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the echo matcher used to be recompiled after every new value: 3,000 such Events took 65 s.
+    # Counted, not timed (a ratio of two timings failed on a loaded machine, matrix run of stop 44):
+    # the matcher of the values learned is built again only when the values waiting for it outnumber
+    # half of those in it, so a few times in all (log n), not once per value (n, quadratic work).
+    # The time it takes is bench/bench_hostile.py's.
+    from cronctl import redact
+
+    builds: list[int] = []
+    real = redact._trie_pattern
+
+    def counted(values: Any) -> str:
+        builds.append(1)
+        return real(values)
+
+    monkeypatch.setattr(redact, "_trie_pattern", counted)
+
+    def run(n: int) -> int:
+        builds.clear()
         evs = _events(n)
-        t = time.perf_counter()
         red = Redactor()
         red.learn(evs)
         out = [red.mask_in_place(e) for e in evs]
-        took = time.perf_counter() - t
         assert red.distinct == n and all("password=<redacted:" in e["message"] for e in out)
-        return took
+        return len(builds)
 
-    # the best of three of each: on a machine busy with four control planes one run once took 4.1x
-    small, big = min(run(1500) for _ in range(3)), min(run(3000) for _ in range(3))
-    assert big < 15.0
-    assert big < 4 * max(small, 0.05)  # linear: twice the input, about twice the time (quadratic: four times)
+    small, big = run(1500), run(3000)
+    assert 1 <= big <= 20, big  # log(3,000 / 32) / log(1.5) is about 11; once per value would be 3,000
+    assert big - small <= 3, (small, big)  # twice the values: one or two builds more
 
 
 def test_values_met_one_by_one_without_learning_stay_fast() -> None:
