@@ -54,6 +54,11 @@ class SlotEffect(TypedDict):
     refused_by: str | None  # the last one refused
 
 
+#: the effect of a slot of a workflow that has claim rows, but none for this slot: no claim was made
+NO_EFFECT: SlotEffect = {"effect": "none", "attempt": None, "holder": None, "completed": None, "refusals": 0,
+                         "refused_by": None}
+
+
 class SlotRow(TypedDict):
     """One scheduled slot and its verdict (the ledger stores these as they are)."""
 

@@ -36,7 +36,7 @@ from cronctl.history import (
     suspend_set_at,
 )
 from cronctl.schedule.controller import Decision
-from cronctl.slotrows import SlotRow
+from cronctl.slotrows import NO_EFFECT, SlotRow
 from cronctl.timeutil import UTC, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
@@ -352,11 +352,6 @@ def _occurrence_times(sched: Any, created: datetime, now: datetime, recs: list[m
         span = span / 2
     times = [t for t in walked if t <= now][-cap:]
     return times, (times[0] - timedelta(seconds=1)) if times else start, True
-
-
-#: the effect of a slot whose workflow has claim rows but not for this slot: no claim was made
-NO_EFFECT: Mapping[str, Any] = {"effect": "none", "attempt": None, "holder": None, "completed": None, "refusals": 0,
-                                "refused_by": None}
 
 
 def _occurrence(r: SlotRow, effect: Mapping[str, Any] | None = None) -> Occurrence:

@@ -183,23 +183,13 @@ def add_ledger(raw: RawData, names: list[str] | None, url: str | None, cluster_n
 
 
 def _effects(url: str | None, workflows: list[str], since: datetime, now: datetime) -> dict[str, dict[str, Obj]]:
-    """cronctl claim's rows of the bundled CronJobs' default workflow keys (namespace/name) since
-    ``since``, as each slot's business effect at ``now``, beside its Job verdict."""
-    from cronctl.ledger.claimstore import rows, slot_effect
-    from cronctl.ledger.store import open_ledger
+    """cronctl claim's effects of the bundled CronJobs' default workflow keys (namespace/name) since
+    ``since``, keyed by slot as history's rows name it (RFC 3339 UTC), beside its Job verdict."""
+    from cronctl.ledger.claimstore import effects_by_slot
     from cronctl.timeutil import rfc3339_z
 
-    if not workflows:
-        return {}
-    led = open_ledger(url, create=False)
-    try:
-        found = rows(led, sorted(set(workflows)), since=since)
-    finally:
-        led.close()
-    out: dict[str, dict[str, Obj]] = {}
-    for r in found:
-        out.setdefault(str(r["workflow"]), {})[rfc3339_z(r["occurrence"])] = dict(slot_effect(r, now))
-    return out
+    return {wf: {rfc3339_z(t): dict(e) for t, e in by.items()}
+            for wf, by in effects_by_slot(url, workflows, now, since=since).items()}
 
 
 def _pod_stub(lg: Obj) -> Obj:

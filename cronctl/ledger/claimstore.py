@@ -24,7 +24,7 @@ from typing import Any
 from cronctl.errors import LedgerError
 from cronctl.ledger import claims, schema
 from cronctl.ledger.store import Ledger, _first_line
-from cronctl.slotrows import SlotEffect, SlotRow
+from cronctl.slotrows import NO_EFFECT, SlotEffect, SlotRow
 from cronctl.timeutil import UTC, parse_rfc3339, rfc3339_z
 
 
@@ -220,31 +220,42 @@ def summary(led: Ledger, now: datetime | None = None) -> tuple[dict[tuple[str, s
 
 def slot_effect(r: dict[str, Any] | None, now: datetime) -> SlotEffect:
     """A claim row (:func:`rows`; None: none) as a slot's effect beside its Job verdict."""
-    return {"effect": claims.effect(r["status"] if r else None, r["lease_expires"] if r else None, now,
-                                    r["refusals"] if r else 0),
-            "attempt": r["attempt"] if r else None, "holder": (r["holder_job"] or r["lease_owner"]) if r else None,
-            "completed": rfc3339_z(r["completed_at"]) if r and r["completed_at"] else None,
-            "refusals": r["refusals"] if r else 0, "refused_by": r["last_refused_by"] if r else None}
+    if r is None:
+        return dict(NO_EFFECT)  # type: ignore[return-value]
+    return {"effect": claims.effect(r["status"], r["lease_expires"], now, r["refusals"]),
+            "attempt": r["attempt"], "holder": r["holder_job"] or r["lease_owner"],
+            "completed": rfc3339_z(r["completed_at"]) if r["completed_at"] else None,
+            "refusals": r["refusals"], "refused_by": r["last_refused_by"]}
+
+
+def effects_by_slot(url: str | None, workflows: list[str], now: datetime,
+                    since: datetime | None = None) -> dict[str, dict[datetime, SlotEffect]]:
+    """The effects at ``now`` of the claim rows of ``workflows`` (occurrences since ``since``) in
+    the ledger at ``url``, by workflow and occurrence; a workflow without rows is absent."""
+    from cronctl.ledger.store import open_ledger
+
+    if not workflows:
+        return {}
+    led = open_ledger(url, create=False)
+    try:
+        found = rows(led, sorted(set(workflows)), since=since)
+    finally:
+        led.close()
+    out: dict[str, dict[datetime, SlotEffect]] = {}
+    for r in found:
+        out.setdefault(str(r["workflow"]), {})[r["occurrence"]] = slot_effect(r, now)
+    return out
 
 
 def with_effects(url: str | None, slots_of: dict[str, list[SlotRow]], now: datetime) -> dict[str, list[SlotRow]]:
     """Each workflow's slot rows with their ``effect`` added (new dicts: a settled row stays as it
     was), for the workflows that have claim rows in the ledger at ``url``; the others as they were."""
-    from cronctl.ledger.store import open_ledger
-
     if not slots_of:
         return slots_of
-    led = open_ledger(url, create=False)
-    try:
-        found = rows(led, sorted(slots_of))
-    finally:
-        led.close()
-    by: dict[str, dict[datetime, dict[str, Any]]] = {}
-    for r in found:
-        by.setdefault(r["workflow"], {})[r["occurrence"]] = r
+    by = effects_by_slot(url, list(slots_of), now)
     out: dict[str, list[SlotRow]] = {}
     for wf, slots in slots_of.items():
         mine = by.get(wf)
-        out[wf] = [{**row, "effect": slot_effect(mine.get(parse_rfc3339(row["slot"])), now)} for row in slots] \
-            if mine else slots
+        out[wf] = [{**row, "effect": mine.get(parse_rfc3339(row["slot"])) or slot_effect(None, now)}
+                   for row in slots] if mine else slots
     return out
