@@ -214,14 +214,33 @@ class _Evidence:
     pauses: list[model.PastPause]  # the finished pauses (cronctl.dev/pauses)
 
 
+@dataclass
+class Prepared:
+    """One CronJob read for judging, not judged yet (:func:`prepare`): its evidence and where its window
+    starts, without a slot. A fleet's page needs every window's start before it draws one row; the
+    slots (a week of ``*/5`` is 2,016 a CronJob) are made one CronJob at a time by :func:`judge`."""
+
+    out: History
+    since: datetime | None  # the window's start (None: the CronJob cannot be judged)
+    sched: Any = None
+    ev: _Evidence | None = None
+    limited: str = ""
+    first_evidence: datetime | None = None
+
+
 def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> History:
     """The slot history of one CronJob at ``opts.now`` (``jobs``/``events`` may hold other objects
     of the namespace: ownership and involvedObject decide what belongs to it).
 
-    The steps: the evidence (:func:`_evidence`), the window and its slots (:func:`_window`,
-    :func:`_slot_times`), who stands for each slot (:func:`_stands`), the causes the evidence holds
-    (:func:`_context`), the verdicts (:func:`_judged_rows`) and the manual runs that stand for no
-    slot (:func:`_manual_runs`)."""
+    The steps: the evidence (:func:`_evidence`), the window (:func:`_window`), both in
+    :func:`prepare`; then in :func:`judge` the slots (:func:`_slot_times`), who stands for each slot
+    (:func:`_stands`), the causes the evidence holds (:func:`_context`), the verdicts
+    (:func:`_judged_rows`) and the manual runs that stand for no slot (:func:`_manual_runs`)."""
+    return judge(prepare(cronjob, jobs, events, opts))
+
+
+def prepare(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts: Options) -> Prepared:
+    """The first half of :func:`slot_history`: the CronJob's evidence and its window's start."""
     from cronctl.errors import CronctlError
     from cronctl.schedule import parse
 
@@ -237,16 +256,28 @@ def slot_history(cronjob: Obj, jobs: Iterable[Obj], events: Iterable[Obj], opts:
         "controller_now": None, "notes": [],
     }
     if view.problem is not None:  # a field of the wrong type: the controller model says nothing
-        return out
+        return Prepared(out, None)
     try:
         sched = parse(view.schedule, view.time_zone)
     except CronctlError as e:
         out["error"] = e.message
-        return out
-    zone = sched.zone
-    out["zone"] = zone
+        return Prepared(out, None)
+    out["zone"] = sched.zone
     ev = _evidence(cronjob, view, jobs, events, opts, now)
     start, limited, first_evidence = _window(ev)
+    return Prepared(out, start, sched, ev, limited, first_evidence)
+
+
+def judge(p: Prepared) -> History:
+    """The second half of :func:`slot_history`: every slot of the prepared window judged. ``p`` is
+    used up (its history is the one returned)."""
+    from cronctl.errors import CronctlError
+
+    out, sched, ev, start = p.out, p.sched, p.ev, p.since
+    if ev is None or start is None:
+        return out
+    view, opts, now, cronjob = ev.view, ev.opts, ev.now, ev.cronjob
+    zone, limited, first_evidence = sched.zone, p.limited, p.first_evidence
     times, cut = _slot_times(sched, start, now, opts.max_slots)
     if cut:
         out["notes"].append(f"only the latest {opts.max_slots} slots are shown (use --since)")

@@ -328,9 +328,23 @@ def _summary(h: History, lost: int, failed: int, dup: int, deleted: str | None) 
 
 def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, source: str = "",
                here_heading: str | None = None) -> Obj:
-    """The page's model of ``histories`` judged at ``now``: ``clusters`` (each with its
-    ``namespaces``, each with its ``rows``), the shared ``grid``, the fleet's ``counts`` per verdict,
-    ``problems`` (the CronJobs with lost, failed or doubled slots, worst first) and the totals.
+    """The page's model of ``histories`` judged at ``now`` (:class:`Page`, its window from the
+    earliest of theirs)."""
+    page = Page(min((parse_rfc3339(w["since"]) for h in histories if (w := h["window"])), default=None),
+                now=now, here=here, source=source, here_heading=here_heading)
+    for h in histories:
+        page.add(h)
+    return page.model()
+
+
+class Page:
+    """The page's model, built one history at a time (:meth:`add`: each reduced to its row, so a
+    fleet's two million slots are never held at once), then :meth:`model`.
+
+    The model: ``clusters`` (each with its ``namespaces``, each with its ``rows``), the shared
+    ``grid``, the fleet's ``counts`` per verdict, ``problems`` (the CronJobs with lost, failed or
+    doubled slots, worst first) and the totals. ``since`` is the earliest window's start (None: an
+    hour before ``now``), known before the first row: the grid's columns are laid from it.
 
     Each row has an ``id`` (its position: the page's anchors are never made of data), ``name``,
     ``namespace``, ``schedule``, ``zone``, ``lost``, ``failed``, ``duplicate``, ``summary`` (one line),
@@ -338,62 +352,78 @@ def fleet_page(histories: list[History], *, now: datetime, here: str = HERE, sou
     Each cluster has a ``heading``: "Cluster NAME", for the live group ``here_heading`` when given (a
     dump's file names), else "This cluster" when the kubeconfig context has no name.
     """
-    now = now.astimezone(UTC)
-    starts = [parse_rfc3339(w["since"]) for h in histories if (w := h["window"])]
-    since = min(starts, default=now - timedelta(hours=1))
-    if since >= now:
-        since = now - timedelta(minutes=1)
-    grid = Grid(since, now)
-    counts = {v: 0 for v in VERDICTS}
-    clusters: dict[str, dict[str, list[Obj]]] = {}
-    problems: list[Obj] = []
-    failed_total = 0
-    for i, h in enumerate(histories):
-        cluster, deleted = cluster_of(h, here)
+
+    def __init__(self, since: datetime | None, *, now: datetime, here: str = HERE, source: str = "",
+                 here_heading: str | None = None) -> None:
+        self.now = now.astimezone(UTC)
+        since = since if since is not None else self.now - timedelta(hours=1)
+        if since >= self.now:
+            since = self.now - timedelta(minutes=1)
+        self.since = since
+        self.grid = Grid(since, self.now)
+        self.here, self.source, self.here_heading = here, source, here_heading
+        self.counts = {v: 0 for v in VERDICTS}
+        self.rows: list[Obj] = []
+        self.failed_total = 0
+
+    def add(self, h: History) -> Obj:
+        """``h`` as its row (returned, and kept: nothing of ``h`` itself is kept)."""
+        cluster, deleted = cluster_of(h, self.here)
         for v, n in (h.get("counts") or {}).items():
-            counts[v] = counts.get(v, 0) + int(n)
+            self.counts[v] = self.counts.get(v, 0) + int(n)
         lost = sum(int(h["counts"].get(v, 0)) for v in LOST)
         dup = sum(int(h["counts"].get(v, 0)) for v in DUPLICATE)
         failed = sum(1 for s in h.get("slots") or [] if s.get("outcome") == "failed")
-        failed_total += failed
+        self.failed_total += failed
         status = ("error" if h.get("error") else "lost" if lost else "failed" if failed else "duplicate" if dup
                   else "ok")
         row: Obj = {
             # one line each: a ledger row's schedule or zone is anyone's text (a title attribute keeps newlines)
-            "id": i, "cluster": cluster, "namespace": visible(str(h["namespace"])), "name": visible(str(h["name"])),
-            "schedule": visible(str(h.get("schedule") or "")), "zone": visible(str(h.get("zone") or "UTC")),
+            "id": len(self.rows), "cluster": cluster, "namespace": visible(str(h["namespace"])),
+            "name": visible(str(h["name"])), "schedule": visible(str(h.get("schedule") or "")),
+            "zone": visible(str(h.get("zone") or "UTC")),
             "suspended": bool(h.get("suspended")), "deleted": deleted, "lost": lost, "failed": failed,
             "duplicate": dup, "slots": len(h.get("slots") or []), "status": status,
             "summary": _summary(h, lost, failed, dup, deleted),
-            "cells": [] if h.get("error") else _cells(grid, h),
+            "cells": [] if h.get("error") else _cells(self.grid, h),
         }
-        clusters.setdefault(cluster, {}).setdefault(row["namespace"], []).append(row)
-        if lost or failed or dup:
-            problems.append(row)
-    problems.sort(key=lambda r: (-r["lost"], -r["failed"], -r["duplicate"], r["cluster"], r["namespace"], r["name"]))
-    out_clusters: list[Obj] = []
-    for name in sorted(clusters):
-        nss: list[Obj] = [{"name": ns, "rows": sorted(rs, key=lambda r: str(r["name"]))}
-                          for ns, rs in sorted(clusters[name].items())]
-        rows: list[Obj] = [r for ns in nss for r in ns["rows"]]
-        heading = (here_heading if name == here and here_heading else "This cluster" if name == here == HERE
-                   else f"Cluster {name}")
-        out_clusters.append({
-            "name": name, "heading": heading, "namespaces": nss, "cronjobs": len(rows),
-            "lost": sum(r["lost"] for r in rows), "lost_cronjobs": sum(1 for r in rows if r["lost"]),
-            "failed": sum(r["failed"] for r in rows), "failed_cronjobs": sum(1 for r in rows if r["failed"]),
-            "duplicate": sum(r["duplicate"] for r in rows), "duplicate_cronjobs": sum(1 for r in rows if r["duplicate"]),
-        })
-    return {
-        "now": rfc3339_z(now), "since": rfc3339_z(since), "source": source, "here": here,
-        "grid": {"size": grid.size, "words": _words(grid.size), "columns": grid.columns,
-                 "origin": rfc3339_z(grid.start(0)), "axis": grid.axis()},
-        "counts": counts, "cronjobs": len(histories), "slots": sum(counts.values()),
-        "lost": sum(counts.get(v, 0) for v in LOST), "duplicate": sum(counts.get(v, 0) for v in DUPLICATE),
-        "failed": failed_total,
-        "lost_cronjobs": sum(1 for p in problems if p["lost"]),
-        "failed_cronjobs": sum(1 for p in problems if p["failed"]),
-        "duplicate_cronjobs": sum(1 for p in problems if p["duplicate"]),
-        "problems": problems[:MAX_PROBLEMS], "problems_total": len(problems),
-        "clusters": out_clusters,
-    }
+        self.rows.append(row)
+        return row
+
+    def model(self) -> Obj:
+        """The page's model of every row added (grouped now: a row's texts may have been masked since)."""
+        grid, counts = self.grid, self.counts
+        clusters: dict[str, dict[str, list[Obj]]] = {}
+        for row in self.rows:
+            clusters.setdefault(row["cluster"], {}).setdefault(row["namespace"], []).append(row)
+        problems = sorted((r for r in self.rows if r["lost"] or r["failed"] or r["duplicate"]),
+                          key=lambda r: (-r["lost"], -r["failed"], -r["duplicate"], r["cluster"], r["namespace"],
+                                         r["name"]))
+        out_clusters: list[Obj] = []
+        for name in sorted(clusters):
+            nss: list[Obj] = [{"name": ns, "rows": sorted(rs, key=lambda r: str(r["name"]))}
+                              for ns, rs in sorted(clusters[name].items())]
+            rows: list[Obj] = [r for ns in nss for r in ns["rows"]]
+            here = self.here
+            heading = (self.here_heading if name == here and self.here_heading
+                       else "This cluster" if name == here == HERE else f"Cluster {name}")
+            out_clusters.append({
+                "name": name, "heading": heading, "namespaces": nss, "cronjobs": len(rows),
+                "lost": sum(r["lost"] for r in rows), "lost_cronjobs": sum(1 for r in rows if r["lost"]),
+                "failed": sum(r["failed"] for r in rows), "failed_cronjobs": sum(1 for r in rows if r["failed"]),
+                "duplicate": sum(r["duplicate"] for r in rows),
+                "duplicate_cronjobs": sum(1 for r in rows if r["duplicate"]),
+            })
+        return {
+            "now": rfc3339_z(self.now), "since": rfc3339_z(self.since), "source": self.source, "here": self.here,
+            "grid": {"size": grid.size, "words": _words(grid.size), "columns": grid.columns,
+                     "origin": rfc3339_z(grid.start(0)), "axis": grid.axis()},
+            "counts": counts, "cronjobs": len(self.rows), "slots": sum(counts.values()),
+            "lost": sum(counts.get(v, 0) for v in LOST), "duplicate": sum(counts.get(v, 0) for v in DUPLICATE),
+            "failed": self.failed_total,
+            "lost_cronjobs": sum(1 for p in problems if p["lost"]),
+            "failed_cronjobs": sum(1 for p in problems if p["failed"]),
+            "duplicate_cronjobs": sum(1 for p in problems if p["duplicate"]),
+            "problems": problems[:MAX_PROBLEMS], "problems_total": len(problems),
+            "clusters": out_clusters,
+        }

@@ -114,7 +114,7 @@ def history(
 
     if from_dump is not None:
         from cronctl.bundle.dump import load_dump
-        from cronctl.procedure.history import judge_all
+        from cronctl.procedure.history import Fleet, prepare_all
 
         raw = load_dump(from_dump, namespace=namespace, now=now_t, collected_at=clock,
                         all_namespaces=namespace is None)
@@ -131,7 +131,7 @@ def history(
                                + (f" in namespace {namespace}" if namespace else "")
                                + names.did_you_mean(cronjob, held) + f" (it holds: {names.held(held)})")
         opts = window(now_t)
-        result = judge_all(cjs, raw.jobs, raw.events, opts)
+        fleet = Fleet(prepare_all(cjs, raw.jobs, raw.events, opts), opts)
         # a dump's CronJobs are grouped, and headed, by its file names: it is no cluster of the kubeconfig
         here = source = "the dump " + ", ".join(from_dump)
         heading = "The dump " + ", ".join(from_dump)
@@ -140,7 +140,7 @@ def history(
 
         now_t = now_t or clock
         opts = window(now_t)
-        result, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
+        fleet, missing = from_ledger(ledger_url, None, cronjob, cluster_name=None if ledger_cluster == "all"
                                       else ledger_cluster, namespace=namespace, all_namespaces=all_namespaces,
                                       opts=opts, settled=settled, problems=unread)
         here, source = HERE, f"the ledger (cluster {ledger_cluster})"
@@ -151,7 +151,7 @@ def history(
         cluster = connect(kubeconfig, context, namespace)
         now_t = now_t or clock
         opts = window(now_t)
-        result, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
+        fleet, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
                                       namespace=namespace, all_namespaces=all_namespaces, opts=opts,
                                       settled=settled, problems=unread)
         # the live CronJobs are grouped under the name the ledger knows this cluster by
@@ -163,7 +163,7 @@ def history(
         cluster = connect(kubeconfig, context, namespace)
         now_t = now_t or clock
         opts = window(now_t)
-        result, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
+        fleet, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
         here, source = cluster.context_name or HERE, "the cluster"
     # a run record's reason, an operator's note and event text are written by anyone with patch:
     # masked like every other printer (cronctl.redact), the objects' own secrets collected first
@@ -172,16 +172,30 @@ def history(
     red = Redactor()
     if from_dump is not None:
         red.learn(raw.cronjobs + raw.jobs + raw.events)
-    # the histories are this command's own: masked without a copy; the recorder's rows in which these
-    # rules found nothing when it kept them are not read again (unless a secret is found elsewhere)
-    red.data_in_place(result, settled=settled)
+    wanted = {f.value for f in fail_on or []}
+    page = None
+    if html is not None and not output_given:
+        # the page alone: never every history at once (page_rows)
+        from cronctl.bundle.fleet import Page
+
+        page = Page(fleet.since, now=now_t, here=here, source=source, here_heading=heading)
+        result: list[History] = []
+        bad = page_rows(fleet, red, page, wanted)
+    else:
+        result = []
+        settled_ids: set[int] = set()
+        for h, ids in fleet.judged():
+            result.append(h)
+            settled_ids |= ids
+        red.data_in_place(result, settled_ids=settled_ids)
+        bad = failing(result, wanted)
     missing = [red.text(m) for m in missing]
     for m in missing:
         err.print(visible(f"warning: could not read {m}; the history is judged without it"), markup=False)
-    bad = [red.text(b) for b in failing(result, {f.value for f in fail_on or []})]
+    bad = [red.text(b) for b in bad]
     if html is not None:
-        _write_page(result, now_t, red.text(here), red.text(source), red.text(heading) if heading else None, html,
-                    to=err if is_document(output) or output == ListOutput.name else out)
+        _write_page(result, page, now_t, red.text(here), red.text(source), red.text(heading) if heading else None,
+                    html, to=err if is_document(output) or output == ListOutput.name else out)
     if is_document(output):
         emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
     elif output == ListOutput.name:  # the Jobs the slots ran, as kubectl -o name: for xargs kubectl ...
@@ -211,15 +225,20 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return src is not None and src.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
-def _write_page(result: list[History], now: datetime, here: str, source: str, heading: str | None, path: str, *,
-                to: Any) -> None:
-    """The fleet health page of ``result`` (masked already) to ``path`` (- = stdout), and one line
+def _write_page(result: list[History], page: Any, now: datetime, here: str, source: str, heading: str | None,
+                path: str, *, to: Any) -> None:
+    """The fleet health page to ``path`` (- = stdout): of ``page`` (:class:`cronctl.bundle.fleet.Page`,
+    its rows added and masked already) when given, else of ``result`` (masked already); and one line
     that names it on ``to`` (stdout, or stderr when stdout carries -o json|yaml)."""
     from cronctl.bundle.fleet import fleet_page
     from cronctl.bundle.render import render_fleet_html
 
-    page = fleet_page(result, now=now, here=here, source=source, here_heading=heading)
-    text = render_fleet_html(page)
+    if page is not None:
+        page.here, page.source, page.here_heading = here, source, heading
+        model = page.model()
+    else:
+        model = fleet_page(result, now=now, here=here, source=source, here_heading=heading)
+    text = render_fleet_html(model)
     if path == "-":
         out.file.write(text)
         out.file.flush()
@@ -227,10 +246,44 @@ def _write_page(result: list[History], now: datetime, here: str, source: str, he
     from cronctl.bundle.write import write_page
 
     write_page(text.encode("utf-8"), path)
-    to.print(visible(f"page written to {path}: {page['cronjobs']} CronJob(s), {page['slots']} slot(s); "
-                     f"lost {page['lost']} in {page['lost_cronjobs']} CronJob(s), failed {page['failed']} in "
-                     f"{page['failed_cronjobs']}, duplicate {page['duplicate']} "
-                     f"in {page['duplicate_cronjobs']}"), markup=False)
+    to.print(visible(f"page written to {path}: {model['cronjobs']} CronJob(s), {model['slots']} slot(s); "
+                     f"lost {model['lost']} in {model['lost_cronjobs']} CronJob(s), failed {model['failed']} in "
+                     f"{model['failed_cronjobs']}, duplicate {model['duplicate']} "
+                     f"in {model['duplicate_cronjobs']}"), markup=False)
+
+
+def page_rows(fleet: Any, red: Any, page: Any, wanted: set[str]) -> list[str]:
+    """Each history of ``fleet`` (:class:`cronctl.procedure.history.Fleet`) judged, masked by ``red``
+    and added to ``page`` (:class:`cronctl.bundle.fleet.Page`) as its row, then dropped: a fleet's
+    week is two million slots. The rows added before ``red`` learned a value are masked again at the
+    end (a secret found in a later CronJob may be echoed in an earlier one's reasons). Returns the
+    slots that fail ``--fail-on`` (``wanted``), not masked yet."""
+    from cronctl.history import fail_on
+
+    drawn: list[tuple[int, Any]] = []
+    bad: list[str] = []
+    for h, ids in fleet.judged():
+        # the histories are this command's own: masked without a copy; the recorder's rows in which
+        # these rules found nothing when it kept them are not read again (unless a secret is found elsewhere)
+        red.data_in_place(h, settled_ids=set(ids))
+        bad += fail_on([h], wanted)
+        drawn.append((red.learned, page.add(h)))
+    for learned, row in drawn:
+        if learned < red.learned:
+            _mask_row(row, red)
+        else:  # the live group's name (the kubeconfig context) is masked as the page's heading is
+            row["cluster"] = red.text(row["cluster"])
+    return bad
+
+
+def _mask_row(row: Any, red: Any) -> None:
+    """A page row's texts masked again (:meth:`cronctl.redact.Redactor.text`): a secret learned from a
+    later CronJob may be echoed in this one's reasons."""
+    for k in ("name", "namespace", "schedule", "zone", "summary", "cluster"):
+        if isinstance(row.get(k), str):
+            row[k] = red.text(row[k])
+    for cell in row["cells"]:
+        cell["title"] = red.text(cell["title"])
 
 
 def _z(t: datetime) -> str:

@@ -253,9 +253,12 @@ def with_effects(url: str | None, slots_of: dict[str, list[SlotRow]], now: datet
     if not slots_of:
         return slots_of
     by = effects_by_slot(url, list(slots_of), now)
-    out: dict[str, list[SlotRow]] = {}
-    for wf, slots in slots_of.items():
-        mine = by.get(wf)
-        out[wf] = [{**row, "effect": mine.get(parse_rfc3339(row["slot"])) or slot_effect(None, now)}
-                   for row in slots] if mine else slots
-    return out
+    return {wf: effects_on(slots, by.get(wf), now) for wf, slots in slots_of.items()}
+
+
+def effects_on(slots: list[SlotRow], mine: dict[datetime, SlotEffect] | None, now: datetime) -> list[SlotRow]:
+    """One workflow's slot rows with their ``effect`` added from ``mine`` (its part of
+    :func:`effects_by_slot`; new dicts: a settled row stays as it was); without any, as they were."""
+    if not mine:
+        return slots
+    return [{**row, "effect": mine.get(parse_rfc3339(row["slot"])) or slot_effect(None, now)} for row in slots]

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from cronctl import model
 from cronctl.cluster import Cluster
 from cronctl.errors import ApiError, NotFound, PermissionMissing
-from cronctl.history import Options, slot_history
+from cronctl.history import Options, Prepared
 from cronctl.slotrows import History, SlotRow
 
 Obj = dict[str, Any]
@@ -45,26 +45,92 @@ class Judged:
     rows: list[tuple[datetime, SlotRow]]
 
 
+@dataclass
+class _Item:
+    """One CronJob read and prepared (:func:`cronctl.history.prepare`), not judged yet."""
+
+    prepared: Prepared
+    kept: Judged | None  # the recorder's rows up to where the judge takes over
+    ledger: str | None  # the cluster a CronJob read from the ledger is kept under (its ANN_LEDGER)
+    settled: frozenset[int] = frozenset()  # ids of kept rows the recorder found nothing in (Fleet)
+
+
+class Fleet:
+    """Many CronJobs' histories, judged one at a time as they are iterated (once), each dropped by
+    this object when handed out: a fleet's week is two million slots, a CronJob's 2,016. ``since`` is
+    the earliest start of their windows (None: no window), known before any of them is judged, so
+    that a page's grid is laid before its first row. ``len()`` is the number of CronJobs."""
+
+    def __init__(self, items: list[_Item], opts: Options,
+                 after: Callable[[History], History] | None = None, settled: list[SlotRow] | None = None) -> None:
+        if settled:  # each item keeps the ids of its own settled rows, alive while it is: an id is never reused
+            ids = {id(d) for d in settled}
+            for i in items:
+                if i.kept is not None:
+                    i.settled = frozenset(id(r) for _t, r in i.kept.rows if id(r) in ids)
+            settled.clear()
+        self._items: list[_Item | None] = list(items)
+        self._opts = opts
+        self._after = after
+        starts = [opts.since if i.kept is not None and opts.since is not None and i.prepared.since is not None
+                  else i.prepared.since for i in items]
+        self.since: datetime | None = min((t for t in starts if t is not None), default=None)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[History]:
+        return (h for h, _ids in self.judged())
+
+    def judged(self) -> Iterator[tuple[History, frozenset[int]]]:
+        """Each history, with the ids of the ledger's rows in it that the recorder's redaction rules
+        found nothing in when it kept them (``settled`` of :meth:`cronctl.redact.Redactor.data_in_place`)."""
+        from cronctl.history import judge, spliced
+
+        opts = self._opts
+        for k, item in enumerate(self._items):
+            if item is None:
+                raise RuntimeError("a Fleet is judged once")
+            self._items[k] = None
+            h = judge(item.prepared)
+            if item.kept is not None and opts.since is not None:
+                h = spliced(h, item.kept.rows, item.kept.judge_from, opts.since, opts.max_slots)
+            if item.ledger:
+                h["ledger"] = item.ledger
+            yield (self._after(h) if self._after is not None else h), item.settled
+
+
+def prepare_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj], opts: Options, *,
+                default_namespace: str = "default", judged: Mapping[str, Judged] | None = None,
+                from_ledger: bool = False) -> list[_Item]:
+    """Every CronJob prepared against the Jobs and Events of its namespace (and, for a CronJob in
+    ``judged``, from where the recorder's rows stop), in (namespace, name) order. ``from_ledger``:
+    the CronJobs were read from the ledger, and each history says so (its ``ledger`` field names the
+    cluster, several clusters may share one ledger, and a deletion the recorder saw)."""
+    from cronctl.history import prepare
+
+    jobs_ns = _by_namespace(jobs, default_namespace)
+    events_ns = _by_namespace(events, default_namespace)
+    out: list[_Item] = []
+    for cj in sorted(cronjobs, key=_order):
+        ns = str(model.meta(cj).get("namespace") or default_namespace)
+        kept = (judged or {}).get(str(model.meta(cj).get("uid") or ""))
+        if opts.since is None:
+            kept = None
+        mine = opts if kept is None else replace(opts, since=kept.judge_from - timedelta(seconds=1))
+        ledger = model.annotations(cj).get(model.ANN_LEDGER) if from_ledger else None
+        out.append(_Item(prepare(cj, jobs_ns.get(ns, []), events_ns.get(ns, []), mine), kept,
+                         str(ledger) if ledger else None))
+    return out
+
+
 def judge_all(cronjobs: list[Obj], jobs: list[Obj], events: list[Obj],
               opts: Options, *, default_namespace: str = "default",
               judged: Mapping[str, Judged] | None = None) -> list[History]:
     """The history of every CronJob, each judged against the Jobs and Events of its namespace (and,
     for a CronJob in ``judged``, from the recorder's rows up to where they stop)."""
-    from cronctl.history import spliced
-
-    jobs_ns = _by_namespace(jobs, default_namespace)
-    events_ns = _by_namespace(events, default_namespace)
-    out: list[History] = []
-    for cj in sorted(cronjobs, key=_order):
-        ns = str(model.meta(cj).get("namespace") or default_namespace)
-        kept = (judged or {}).get(str(model.meta(cj).get("uid") or ""))
-        if kept is None or opts.since is None:
-            out.append(slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []), opts))
-            continue
-        fresh = slot_history(cj, jobs_ns.get(ns, []), events_ns.get(ns, []),
-                             replace(opts, since=kept.judge_from - timedelta(seconds=1)))
-        out.append(spliced(fresh, kept.rows, kept.judge_from, opts.since, opts.max_slots))
-    return out
+    return list(Fleet(prepare_all(cronjobs, jobs, events, opts, default_namespace=default_namespace,
+                                  judged=judged), opts))
 
 
 def list_cronjobs(cluster: Cluster, *, all_namespaces: bool) -> list[Obj]:
@@ -103,16 +169,18 @@ def by_namespace(cluster: Cluster, cronjobs: list[Obj],
 
 
 def from_cluster(cluster: Cluster, name: str | None, *, all_namespaces: bool, now: datetime,
-                 opts: Options) -> tuple[list[History], list[str]]:
-    """(histories, what could not be read). NotFound for a named CronJob that does not exist, or
-    for a namespace (cluster) without CronJobs. Reads namespace by namespace (:func:`by_namespace`)."""
+                 opts: Options) -> tuple[Fleet, list[str]]:
+    """(the histories, what could not be read). NotFound for a named CronJob that does not exist, or
+    for a namespace (cluster) without CronJobs. Reads namespace by namespace (:func:`by_namespace`);
+    what stays of a namespace's lists is the evidence of its CronJobs, and each history is judged
+    when the Fleet is iterated."""
     missing: list[str] = []
     cronjobs = [cluster.get_cronjob(name)] if name is not None else list_cronjobs(cluster,
                                                                                  all_namespaces=all_namespaces)
-    out: list[History] = []
+    items: list[_Item] = []
     for ns, cjs, jobs, events in by_namespace(cluster, cronjobs, missing):
-        out += judge_all(cjs, jobs, events, opts, default_namespace=ns)
-    return out, missing
+        items += prepare_all(cjs, jobs, events, opts, default_namespace=ns)
+    return Fleet(items, opts), missing
 
 
 def _ledger_evidence(url: str | None, cluster_name: str | None, *, namespace: str | None, name: str | None,
@@ -174,7 +242,7 @@ def _judged(r: Any, rows: list[Any], *, opts: Options,
 def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, cluster_name: str | None,
                 namespace: str | None, all_namespaces: bool, opts: Options,
                 settled: list[SlotRow] | None = None,
-                problems: list[str] | None = None) -> tuple[list[History], list[str]]:
+                problems: list[str] | None = None) -> tuple[Fleet, list[str]]:
     """The histories judged from the live cluster and the ledger together (``live`` None: the ledger
     alone, of ``cluster_name``, None = every cluster). Live objects win over the ledger's copies of
     the same uid; CronJobs, Jobs and events only the ledger still has are added, and the ledger's
@@ -190,9 +258,8 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
     if live is None:
         if name is not None and not ev.cronjobs:
             raise NotFound(f"the ledger has no CronJob {name}" + (f" in namespace {ns}" if ns else ""))
-        alone = _from_the_ledger(judge_all(ev.cronjobs, ev.jobs, ev.events, opts, judged=judged), ev.cronjobs)
-        _add_effects(url, alone, opts.now)
-        return alone, []
+        alone = prepare_all(ev.cronjobs, ev.jobs, ev.events, opts, judged=judged, from_ledger=True)
+        return Fleet(alone, opts, _effects(url, alone, opts.now), settled), []
     missing: list[str] = []
     try:
         cronjobs = [live.get_cronjob(name)] if name is not None else list_cronjobs(live, all_namespaces=all_namespaces)
@@ -200,36 +267,28 @@ def from_ledger(url: str | None, live: Cluster | None, name: str | None, *, clus
         if not ev.cronjobs:
             raise
         cronjobs = []  # deleted from the cluster: the ledger's copy is judged below
-    out: list[History] = []
+    items: list[_Item] = []
     kept_jobs = _by_namespace(ev.jobs, live.namespace)
     kept_events = _by_namespace(ev.events, live.namespace)
     for n, cjs, jobs, events in by_namespace(live, cronjobs, missing):
-        out += judge_all(cjs, merge(jobs, kept_jobs.get(n, [])), merge(events, kept_events.get(n, [])), opts,
-                         default_namespace=n, judged=judged)
+        items += prepare_all(cjs, merge(jobs, kept_jobs.get(n, [])), merge(events, kept_events.get(n, [])), opts,
+                             default_namespace=n, judged=judged)
     live_uids = {str(model.meta(c).get("uid") or "") for c in cronjobs}
     gone = [c for c in ev.cronjobs if str(model.meta(c).get("uid") or "") not in live_uids]
-    out += _from_the_ledger(judge_all(gone, ev.jobs, ev.events, opts, judged=judged), gone)
-    _add_effects(url, out, opts.now)
-    return out, missing
+    items += prepare_all(gone, ev.jobs, ev.events, opts, judged=judged, from_ledger=True)
+    return Fleet(items, opts, _effects(url, items, opts.now), settled), missing
 
 
-def _add_effects(url: str | None, histories: list[History], now: datetime) -> None:
-    """Each slot's business effect beside its Job verdict, where cronctl claim wrote rows for the
-    CronJob's workflow (namespace/name) into this ledger; a history without any is left as it was."""
-    from cronctl.ledger.claimstore import with_effects
+def _effects(url: str | None, items: list[_Item], now: datetime) -> Callable[[History], History]:
+    """What adds each slot's business effect beside its Job verdict, where cronctl claim wrote rows for
+    the CronJob's workflow (namespace/name) into this ledger (read once, for every CronJob: only the
+    claimed slots); a history without any is left as it was."""
+    from cronctl.ledger.claimstore import effects_by_slot, effects_on
 
-    done = with_effects(url, {f"{h['namespace']}/{h['name']}": h["slots"] for h in histories}, now)
-    for h in histories:
-        h["slots"] = done[f"{h['namespace']}/{h['name']}"]
+    by = effects_by_slot(url, [f"{i.prepared.out['namespace']}/{i.prepared.out['name']}" for i in items], now)
 
+    def add(h: History) -> History:
+        h["slots"] = effects_on(h["slots"], by.get(f"{h['namespace']}/{h['name']}"), now)
+        return h
 
-def _from_the_ledger(histories: list[History], cronjobs: list[Obj]) -> list[History]:
-    """Each history of a CronJob read from the ledger says so: its ``ledger`` field names the cluster
-    (several clusters may share one ledger) and a deletion the recorder saw."""
-    # judge_all keeps this order (a stable sort on the same key): the same name in two clusters stays apart
-    ordered = sorted(cronjobs, key=_order)
-    for h, c in zip(histories, ordered):
-        kept = model.annotations(c).get(model.ANN_LEDGER)
-        if kept:
-            h["ledger"] = kept
-    return histories
+    return add

@@ -407,3 +407,49 @@ def test_html_into_a_missing_directory_or_onto_a_directory_is_bad_input(run_cli:
     r = run_cli(*_dump_args("--html", str(tmp_path / "d")))
     assert r.exit_code == 5 and (tmp_path / "d").is_dir() and os.listdir(tmp_path / "d") == []
     assert sorted(os.listdir(tmp_path)) == ["d"]
+
+
+# --- the page of a fleet, one CronJob at a time --------------------------------------------------
+
+def test_the_streamed_page_is_the_page_of_every_history_and_masks_what_a_later_cronjob_taught() -> None:
+    """history --html alone draws each history as its row and drops it (cronctl.cli.history.page_rows):
+    the page must be the one fleet_page makes of every history held at once, masked after all were read.
+    A secret that only CronJob b's failure shows (password=...) is echoed alone in a's, drawn first
+    (a condition's reason is anyone's text: whoever can write a Job's status)."""
+    from builders import T, cronjob, job, slotname, stamp
+
+    from cronctl.bundle.fleet import Page
+    from cronctl.cli.history import page_rows
+    from cronctl.history import Options
+    from cronctl.procedure.history import Fleet, prepare_all
+    from cronctl.redact import Redactor
+
+    secret = "Sup3rS3cretValue99"
+
+    def failed(cj: str, t: datetime, reason: str) -> dict[str, Any]:
+        return job(slotname(t, cj), slot=t, created=t + timedelta(seconds=1), cj=cj, cj_uid=f"uid-{cj}",
+                   conditions=[{"type": "Failed", "status": "True", "reason": reason, "message": "Job failed",
+                                "lastTransitionTime": stamp(t + timedelta(seconds=30))}])
+
+    cjs = [cronjob("*/5 * * * *", name=n, uid=f"uid-{n}") for n in ("b", "a")]
+    jobs = [failed("a", T(10, 0), f"gave up after {secret}"), failed("b", T(10, 0), f"login refused: password={secret}")]
+    opts = Options(now=T(10, 30))
+
+    def fleet() -> Fleet:
+        return Fleet(prepare_all(cjs, jobs, [], opts), opts)
+
+    held = list(fleet())
+    assert secret in json.dumps(held)  # the histories hold it: the test means something
+    red = Redactor()
+    red.data_in_place(held)
+    want = fleet_page(held, now=opts.now)
+    streamed = fleet()
+    page = Page(streamed.since, now=opts.now)
+    bad = page_rows(streamed, Redactor(), page, {"lost"})
+    got = page.model()
+    assert got == want and [r["name"] for r in got["clusters"][0]["namespaces"][0]["rows"]] == ["a", "b"]
+    assert got["failed"] == 2 and secret not in json.dumps(got)
+    assert bad == [f"ns/{n} {s['slot']} {s['verdict']}" for h in held for s in h["slots"]
+                   if s["verdict"] in LOST for n in (h["name"],)]
+    with pytest.raises(RuntimeError):
+        list(streamed)  # judged once: each history is dropped when handed out

@@ -111,8 +111,9 @@ def test_status_history_bundle_and_the_plan_state_the_same_duration_zone_policy_
     assert {j["name"]: j["scheduled_for"] for j in status["jobs"]} == {n: z(r.slot) for n, r in by_name.items()}
 
     # -- history --------------------------------------------------------------------------------------
-    hists, missing = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
+    fleet, missing = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
                                   opts=HistoryOptions(now=NOW))
+    hists = list(fleet)
     assert missing == [] and len(hists) == 1
     h = hists[0]
     assert (h["time_zone"], h["zone"], h["concurrency_policy"]) == (want_zone, zone or "UTC", want_policy)
@@ -187,8 +188,8 @@ def test_a_schedule_with_a_zone_prefix_is_shown_in_that_zone_by_status_and_the_p
     jobs = [job(slotname(T(11, 50)), created=T(11, 50, 2), done=T(11, 51), annotations={SCHEDULED_TS: z(T(11, 50))})]
     words = "Asia/Kolkata (from the TZ= prefix in the schedule, which wins over spec.timeZone)"
 
-    h = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
-                     opts=HistoryOptions(now=NOW))[0][0]
+    (h,) = from_cluster(FakeCluster(cj, jobs), "cj", all_namespaces=False, now=NOW,  # type: ignore[arg-type]
+                        opts=HistoryOptions(now=NOW))[0]
     assert (h["time_zone"], h["zone"]) == (None, "Asia/Kolkata")
     doc = build_bundle(collect(FakeCluster(cj, jobs), ["cj"], now=NOW, collected_at=NOW, logs=False),  # type: ignore[arg-type]
                        ["cj"], BundleOptions(now=NOW)).doc
