@@ -340,12 +340,19 @@ def _run_held(led: Any, opts: ClaimOptions, d: claims.Decision, expires: datetim
         env = {**os.environ, **opts.env, "CRONCTL_FENCING_TOKEN": str(d.token), "CRONCTL_OCCURRENCE": occ,
                "CRONCTL_ATTEMPT": str(d.attempt), "CRONCTL_WORKFLOW": opts.workflow,
                "CRONCTL_OUTPUT_REF_FILE": ref_file}
+        # the handlers first: a SIGTERM between COMMAND's start and their install killed cronctl
+        # itself (exit -15), COMMAND left running and its row to its lease (found by CI, stop 45)
+        signals = _Forwarder()
         try:
             child = subprocess.Popen(opts.command, env=env)
         except OSError as e:
+            signals.restore()
             claimstore.end(led, opts.workflow, opts.found.occurrence, d.token, claims.FAILED, exit_code=127,
                            output_ref=None, last_error=f"COMMAND could not start: {e}")
             raise BadInput(f"COMMAND {opts.command[0]!r} could not start: {e.strerror or e}") from e
+        except BaseException:
+            signals.restore()
+            raise
         stopping = threading.Event()
 
         def stop_child(why: str) -> None:
@@ -354,14 +361,16 @@ def _run_held(led: Any, opts: ClaimOptions, d: claims.Decision, expires: datetim
                 say(f"claim: {why}: stopping COMMAND (SIGTERM, then SIGKILL after {opts.grace:g}s)")
                 _terminate(child, opts.grace)
 
-        lease = _Lease(led, opts.workflow, opts.found.occurrence, d.token, opts.lease, stop_child)
-        lease.start()
-        restore = _forward_signals(child)
+        signals.attach(child)
         try:
-            rc = child.wait()
+            lease = _Lease(led, opts.workflow, opts.found.occurrence, d.token, opts.lease, stop_child)
+            lease.start()
+            try:
+                rc = child.wait()
+            finally:
+                lease.stop()
         finally:
-            restore()
-            lease.stop()
+            signals.restore()
         code = rc if rc >= 0 else 128 - rc
         ref = _read_ref(ref_file)
         if lease.lost:
@@ -424,26 +433,37 @@ def _terminate(child: subprocess.Popen[Any], grace: float) -> None:
     threading.Thread(target=kill_later, daemon=True).start()
 
 
-def _forward_signals(child: subprocess.Popen[Any]) -> Callable[[], None]:
+class _Forwarder:
     """Pass SIGTERM and SIGINT on to COMMAND while it runs (its grace period is its own: the
-    kubelet's SIGKILL after terminationGracePeriodSeconds ends both). Not in the main thread
-    (an application's worker): nothing is installed."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+    kubelet's SIGKILL after terminationGracePeriodSeconds ends both). Installed before COMMAND
+    starts: a signal that comes before :meth:`attach` is kept and passed on at once when COMMAND
+    exists. Not in the main thread (an application's worker): nothing is installed."""
 
-    def forward(signum: int, _frame: Any) -> None:
+    def __init__(self) -> None:
+        self._child: subprocess.Popen[Any] | None = None
+        self._pending: list[int] = []
+        self._old: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.signal(s, self._forward) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def _forward(self, signum: int, _frame: Any) -> None:
+        if self._child is None:
+            self._pending.append(signum)
+            return
         try:
-            child.send_signal(signum)
+            self._child.send_signal(signum)
         except ProcessLookupError:
             pass
 
-    old = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    def attach(self, child: subprocess.Popen[Any]) -> None:
+        self._child = child
+        while self._pending:
+            self._forward(self._pending.pop(0), None)
 
-    def restore() -> None:
-        for s, h in old.items():
+    def restore(self) -> None:
+        for s, h in self._old.items():
             signal.signal(s, h)
-
-    return restore
+        self._old = {}
 
 
 # --- the Python API -------------------------------------------------------------------------------

@@ -184,6 +184,25 @@ def test_sigterm_is_passed_to_command_and_its_exit_code_kept(tmp_path: Path) -> 
     assert row is not None and row.status == claims.FAILED and row.last_error == "exit code 42"
 
 
+def test_a_sigterm_before_command_exists_is_kept_and_passed_on_when_it_starts() -> None:
+    """The handlers are installed before COMMAND starts (stop 45's CI: a SIGTERM in between killed
+    cronctl claim itself, exit -15): a signal that comes first is passed on as soon as COMMAND exists."""
+    import os
+
+    from cronctl.procedure.claim import _Forwarder
+
+    before = signal.getsignal(signal.SIGTERM)
+    signals = _Forwarder()
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)  # cronctl is still alive: the signal waits for COMMAND
+        child = subprocess.Popen(["sleep", "30"])
+        signals.attach(child)
+        assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        signals.restore()
+    assert signal.getsignal(signal.SIGTERM) == before  # put back as it was
+
+
 def test_the_python_api_runs_the_body_once(tmp_path: Path) -> None:
     from cronctl.errors import ClaimHeld
     from cronctl.procedure.claim import occurrence_claim
