@@ -342,35 +342,28 @@ def _run_held(led: Any, opts: ClaimOptions, d: claims.Decision, expires: datetim
                "CRONCTL_OUTPUT_REF_FILE": ref_file}
         # the handlers first: a SIGTERM between COMMAND's start and their install killed cronctl
         # itself (exit -15), COMMAND left running and its row to its lease (found by CI, stop 45)
-        signals = _Forwarder()
-        try:
-            child = subprocess.Popen(opts.command, env=env)
-        except OSError as e:
-            signals.restore()
-            claimstore.end(led, opts.workflow, opts.found.occurrence, d.token, claims.FAILED, exit_code=127,
-                           output_ref=None, last_error=f"COMMAND could not start: {e}")
-            raise BadInput(f"COMMAND {opts.command[0]!r} could not start: {e.strerror or e}") from e
-        except BaseException:
-            signals.restore()
-            raise
-        stopping = threading.Event()
+        with _Forwarder() as signals:
+            try:
+                child = subprocess.Popen(opts.command, env=env)
+            except OSError as e:
+                claimstore.end(led, opts.workflow, opts.found.occurrence, d.token, claims.FAILED, exit_code=127,
+                               output_ref=None, last_error=f"COMMAND could not start: {e}")
+                raise BadInput(f"COMMAND {opts.command[0]!r} could not start: {e.strerror or e}") from e
+            stopping = threading.Event()
 
-        def stop_child(why: str) -> None:
-            if child.poll() is None and not stopping.is_set():
-                stopping.set()
-                say(f"claim: {why}: stopping COMMAND (SIGTERM, then SIGKILL after {opts.grace:g}s)")
-                _terminate(child, opts.grace)
+            def stop_child(why: str) -> None:
+                if child.poll() is None and not stopping.is_set():
+                    stopping.set()
+                    say(f"claim: {why}: stopping COMMAND (SIGTERM, then SIGKILL after {opts.grace:g}s)")
+                    _terminate(child, opts.grace)
 
-        signals.attach(child)
-        try:
+            signals.attach(child)
             lease = _Lease(led, opts.workflow, opts.found.occurrence, d.token, opts.lease, stop_child)
             lease.start()
             try:
                 rc = child.wait()
             finally:
                 lease.stop()
-        finally:
-            signals.restore()
         code = rc if rc >= 0 else 128 - rc
         ref = _read_ref(ref_file)
         if lease.lost:
@@ -464,6 +457,12 @@ class _Forwarder:
         for s, h in self._old.items():
             signal.signal(s, h)
         self._old = {}
+
+    def __enter__(self) -> _Forwarder:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.restore()
 
 
 # --- the Python API -------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ class Fleet:
     """Many CronJobs' histories, judged one at a time as they are iterated (once), each dropped by
     this object when handed out: a fleet's week is two million slots, a CronJob's 2,016. ``since`` is
     the earliest start of their windows (None: no window), known before any of them is judged, so
-    that a page's grid is laid before its first row. ``len()`` is the number of CronJobs."""
+    that a page's grid is laid before its first row."""
 
     def __init__(self, items: list[_Item], opts: Options,
                  after: Callable[[History], History] | None = None, settled: list[SlotRow] | None = None) -> None:
@@ -75,9 +75,6 @@ class Fleet:
         starts = [opts.since if i.kept is not None and opts.since is not None and i.prepared.since is not None
                   else i.prepared.since for i in items]
         self.since: datetime | None = min((t for t in starts if t is not None), default=None)
-
-    def __len__(self) -> int:
-        return len(self._items)
 
     def __iter__(self) -> Iterator[History]:
         return (h for h, _ids in self.judged())
