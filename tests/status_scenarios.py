@@ -20,6 +20,7 @@ import io
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -151,21 +152,46 @@ def by_name() -> dict[str, Scenario]:
     return {s.name: s for s in scenarios()}
 
 
+class _Fixed:
+    """The scenarios' clock: the wall reads :data:`NOW` always; waits and deadlines are the machine's."""
+
+    def now(self) -> datetime:
+        return NOW
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+def environment() -> Any:
+    """The run's Environment (cronctl.cli.env) with the scenarios' clock, for ``main(environment=)``;
+    None for an older cronctl whose commands built their own clock (``_world`` patches that one)."""
+    from cronctl.cli import env
+
+    if not hasattr(env, "of"):  # an older cronctl: no Environment handed to the commands
+        return None
+    return env.Environment(clock=_Fixed())
+
+
 @contextlib.contextmanager
 def _world(sc: Scenario) -> Iterator[None]:
-    """The CLI's world for one run: the scenario's fake cluster, the fixed clock, this host's name."""
+    """The CLI's world for one run: the scenario's fake cluster and this host's name. The fixed clock
+    is the run's Environment's (:func:`environment`); an older cronctl's own SystemClock is patched."""
     from cronctl.procedure import base
-
-    class FixedClock(base.SystemClock):
-        def now(self) -> datetime:
-            return NOW
 
     def connect(kubeconfig: str | None, context: str | None, namespace: str | None, **_: object) -> FakeCluster:
         return FakeCluster(sc.cronjob, sc.jobs, events=sc.events, listed=True)
 
     env = {k: v for k, v in os.environ.items() if k != "CRONCTL_LEDGER"}
-    with mock.patch("cronctl.kube.connect", connect), mock.patch.object(base, "SystemClock", FixedClock), \
-            mock.patch.object(socket, "gethostname", lambda: HOST), mock.patch.dict(os.environ, env, clear=True):
+    with contextlib.ExitStack() as stack:
+        if hasattr(base, "SystemClock"):
+            stack.enter_context(mock.patch.object(base, "SystemClock", _Fixed))
+        stack.enter_context(mock.patch("cronctl.kube.connect", connect))
+        stack.enter_context(mock.patch.object(socket, "gethostname", lambda: HOST))
+        stack.enter_context(mock.patch.dict(os.environ, env, clear=True))
         yield
 
 
@@ -175,7 +201,7 @@ def render(sc: Scenario, view: str) -> tuple[int, str, str]:
 
     out, err = io.StringIO(), io.StringIO()
     with _world(sc):
-        code = main(list(VIEWS[view]), stdout=out, stderr=err)
+        code = main(list(VIEWS[view]), stdout=out, stderr=err, environment=environment())
     return code, out.getvalue(), err.getvalue()
 
 

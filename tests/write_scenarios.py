@@ -2,7 +2,7 @@
 (tests/golden/write/, compared by tests/unit/test_write_documents.py, written by
 tests/golden/write/regenerate.py): each case names a CronJob of tests/status_scenarios.py (or one
 of its own) and the command line, run in this process over the fake of our Cluster boundary at
-status_scenarios' fixed now and host (:func:`status_scenarios._world`).
+status_scenarios' fixed now and host (:func:`status_scenarios.environment`, :func:`status_scenarios._world`).
 
 Like status_scenarios, this module imports no cronctl code at its top: the generator runs it
 against whichever cronctl is importable (an older commit's, to make the goldens from it).
@@ -91,6 +91,6 @@ def render(case: Case) -> str:
     sc = {LEFTOVER: _leftover, FLUX: _flux}.get(case.scenario, lambda: S.by_name()[case.scenario])()
     sc.cronjob["metadata"].setdefault("resourceVersion", "1")  # every write is guarded by it
     out, err = io.StringIO(), io.StringIO()
-    with S._world(sc):  # the fake cluster as kube.connect, the fixed clock, this host's name
-        code = main(list(case.argv), stdout=out, stderr=err)
+    with S._world(sc):  # the fake cluster as kube.connect, this host's name; the fixed clock is handed in
+        code = main(list(case.argv), stdout=out, stderr=err, environment=S.environment())
     return f"$ cronctl {' '.join(case.argv)}\nexit {code}\n--- stderr\n{err.getvalue()}--- stdout\n{out.getvalue()}"

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr:
     """Run cronctl; never lets a traceback reach the user for an expected failure.
 
     ``stdout`` and ``stderr`` (default: the process's) receive everything cronctl writes: both
-    consoles of cronctl.cli.common, click's usage errors and help. Tests pass StringIO objects
+    consoles of the run's Environment, click's usage errors and help. Tests pass StringIO objects
     to capture a run in-process (tests/conftest.py ``run_cli``). ``environment`` (default: a new one,
     the system clock, CRONCTL_DEBUG) is the run's world: a test can hand in a fixed clock.
     """
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr:
 
 @contextlib.contextmanager
 def _streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[None]:
-    # The consoles (cronctl.cli.common out/err) are built without a file: they write to whatever
+    # The consoles (Environment.out/err) are built without a file: they write to whatever
     # sys.stdout / sys.stderr is at the time, as click's echo and help do. Redirecting those two
     # therefore sends every byte of the run to the given streams.
     with contextlib.ExitStack() as stack:
@@ -55,10 +55,10 @@ def _streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[None]:
 def _main(argv: list[str] | None, environment: Environment | None) -> int:
     from cronctl.errors import CronctlError, ExitCode
 
-    from cronctl.cli import env
-    from cronctl.cli.env import Abort, ClickException, Exit
+    from cronctl.cli.env import Environment
+    from cronctl.cli.exceptions import Abort, ClickException, Exit
 
-    # the exception classes of the click that typer really runs on (see cronctl.cli.env)
+    # the exception classes of the click that typer really runs on (see cronctl.cli.exceptions)
     usage_errors: tuple[type[BaseException], ...] = (ClickException,)
     aborts: tuple[type[BaseException], ...] = (Abort,)
     exits: tuple[type[BaseException], ...] = (Exit,)
@@ -69,10 +69,10 @@ def _main(argv: list[str] | None, environment: Environment | None) -> int:
         aborts += (click.exceptions.Abort,)
         exits += (click.exceptions.Exit,)
 
-    run = env.begin(environment or env.Environment())
+    run = environment or Environment()
     run.debug = run.debug or os.environ.get("CRONCTL_DEBUG", "") not in ("", "0")  # or --debug
     if argv is None:  # the process is ours (an in-process caller keeps its own hook)
-        threading.excepthook = _thread_boundary
+        threading.excepthook = lambda args: _thread_boundary(run, args)
     prog = "kubectl cronctl" if sys.argv and sys.argv[0].endswith("kubectl-cronctl") else "cronctl"
     try:
         rv = application()(args=argv, prog_name=prog, standalone_mode=False, obj=run)
@@ -93,7 +93,7 @@ def _main(argv: list[str] | None, environment: Environment | None) -> int:
         e.show(file=sys.stderr)  # type: ignore[attr-defined]
         code = int(e.exit_code)  # type: ignore[attr-defined]
     except Exception as e:  # the one boundary for the unexpected: a bug, never a traceback by default
-        _internal_error(e)
+        _internal_error(run, e)
         code = int(ExitCode.INTERNAL)
     else:
         code = int(rv) if isinstance(rv, int) else 0
@@ -141,10 +141,7 @@ def internal_error_line(e: BaseException) -> str:
             f"with the command line; rerun with --debug or CRONCTL_DEBUG=1 for the traceback)")
 
 
-def _internal_error(e: BaseException) -> None:
-    from cronctl.cli import env
-
-    run = env.current()
+def _internal_error(run: Environment, e: BaseException) -> None:
     if run.debug:
         import traceback
 
@@ -152,7 +149,7 @@ def _internal_error(e: BaseException) -> None:
     run.err.print(internal_error_line(e), markup=False)
 
 
-def _thread_boundary(args: threading.ExceptHookArgs) -> None:
+def _thread_boundary(run: Environment, args: threading.ExceptHookArgs) -> None:
     """A helper thread (run-manual's live progress) that dies says so in one line, like main."""
     if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
-        _internal_error(args.exc_value)
+        _internal_error(run, args.exc_value)

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit, err
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit
+from cronctl.cli.env import Environment
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
@@ -30,6 +31,7 @@ class AlertsOutput(str, Enum):
 
 
 def alerts(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob (cronjob/NAME or NAME). Without it: every CronJob in the namespace, or in the files "
              "given with -f.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
@@ -108,7 +110,8 @@ def alerts(
     from cronctl.errors import BadInput, BadUsage
     from cronctl.model import instant
 
-    now = instant(now_text, what="--now") if now_text else env.now()
+    run = env.of(ctx)
+    now = instant(now_text, what="--now") if now_text else run.now()
     recorder = source is Source.recorder
     defaults = al.RECORDER_SEVERITY_DEFAULTS if recorder else al.SEVERITY_DEFAULTS
     severities = dict(defaults)
@@ -131,9 +134,9 @@ def alerts(
     if runbook_url is not None:
         al.check_runbook_url(runbook_url)
     if recorder:
-        if env.current().selector is not None:
+        if run.selector is not None:
             raise BadUsage("-l/--selector selects CronJobs: --source recorder reads none")
-        _recorder_rules(al.RecorderAlertOptions(
+        _recorder_rules(run, al.RecorderAlertOptions(
             margin=int(flags.MARGIN.seconds(margin)), max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),
             max_hold=int(flags.MAX_HOLD.seconds(max_hold)), near_interval=near_interval,
             recorder_job=recorder_job, window=int(flags.ALERT_WINDOW.seconds(alert_window)),
@@ -148,10 +151,10 @@ def alerts(
         max_suspend=int(flags.MAX_SUSPEND.seconds(max_suspend)),
         severities=severities, runbook_url=runbook_url)
 
-    objs = _cronjobs(cronjob, filename, all_namespaces, kubeconfig, context, namespace)
+    objs = _cronjobs(run, cronjob, filename, all_namespaces, kubeconfig, context, namespace)
     result = al.build(objs, now, opts)
     for s in result.skipped:
-        err.print(visible(f"warning: {s.ref}: {s.reason}"), markup=False)  # one value, one line
+        run.err.print(visible(f"warning: {s.ref}: {s.reason}"), markup=False)  # one value, one line
     if not result.groups:
         raise BadInput("no alert rules written: " + ("; ".join(f"{s.ref}: {s.reason}" for s in result.skipped)
                                                       or "no CronJobs"))
@@ -162,10 +165,10 @@ def alerts(
         doc = {"groups": result.groups}
     else:
         doc = al.prometheus_rule(result.groups, name=name, namespace=rule_namespace, labels=labels)
-    emit(doc, output.value)
+    emit(run.out, doc, output.value)
 
 
-def _recorder_rules(opts: Any, *, filename: list[str] | None, windows: bool, fmt: RuleFormat, name: str,
+def _recorder_rules(run: Environment, opts: Any, *, filename: list[str] | None, windows: bool, fmt: RuleFormat, name: str,
                     rule_namespace: str | None, labels: dict[str, str], output: str) -> None:
     from cronctl import alerts as al
     from cronctl.errors import BadUsage
@@ -179,15 +182,14 @@ def _recorder_rules(opts: Any, *, filename: list[str] | None, windows: bool, fmt
     groups = al.recorder_rules(opts)
     doc = {"groups": groups} if fmt is RuleFormat.rules else al.prometheus_rule(
         groups, name=name, namespace=rule_namespace, labels=labels)
-    emit(doc, output)
+    emit(run.out, doc, output)
 
 
-def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,
+def _cronjobs(run: Environment, name: str | None, filename: list[str] | None, all_namespaces: bool, kubeconfig: str | None,
               context: str | None, namespace: str | None) -> list[dict[str, Any]]:
-    from cronctl.cli.common import selector_only_for_lists
     from cronctl.errors import BadInput, NotFound
 
-    selector_only_for_lists(name, filename, "-f/--filename")
+    run.selector_only_for_lists(name, filename, "-f/--filename")
     if filename:
         if all_namespaces:
             raise BadInput("--all-namespaces cannot be combined with -f/--filename")
@@ -207,9 +209,8 @@ def _cronjobs(name: str | None, filename: list[str] | None, all_namespaces: bool
         if not found:
             raise BadInput(f"no CronJob in {', '.join(filename)}")
         return found
-    from cronctl.cli.common import connect
 
-    cluster = connect(kubeconfig, context, namespace)
+    cluster = run.connect(kubeconfig, context, namespace)
     if name is not None:
         if all_namespaces:
             raise BadInput("a CronJob name cannot be combined with --all-namespaces")

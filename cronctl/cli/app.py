@@ -168,7 +168,7 @@ class LazyGroup(TyperGroup):
         commands loaded so far)."""
         from difflib import get_close_matches
 
-        from cronctl.cli.env import UsageError
+        from cronctl.cli.exceptions import UsageError
 
         try:
             return super().resolve_command(ctx, args)
@@ -221,6 +221,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         Optional[bool],
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
@@ -246,7 +247,7 @@ def _root(
     """cronctl: the on-call tool for Kubernetes CronJobs."""
     from cronctl.cli import env
 
-    run = env.current()
+    run = env.of(ctx)
     if debug:
         run.debug = True
     run.kubeconfig, run.context = kubeconfig, context

@@ -8,11 +8,12 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, LedgerOpt,
-                                NamespaceOpt, OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, is_interactive)
+                                NamespaceOpt, OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 def backfill(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     missed: Annotated[bool, typer.Option("--missed", help="The slots cronctl history calls lost (skipped-forbid, "
                                          "missed*).")] = False,
@@ -61,17 +62,18 @@ def backfill(
     suspended: cronctl restore, then backfill again). Exit 3 refused, 5 bad input, 6 not found.
     """
     from cronctl.cli import durations as flags
+    from cronctl.cli import env
     from cronctl.cli.runtime import RichReporter, end_of_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
-    from cronctl.cli.common import connect
     from cronctl.procedure.backfill import BackfillOptions, backfill as run_backfill
-    from cronctl.procedure.base import SystemClock, next_commands
+    from cronctl.procedure.base import next_commands
     from cronctl.procedure.run_manual import RunOptions
     from cronctl.timeutil import parse_rfc3339
 
+    run = env.of(ctx)
     if since is not None and not missed:
         raise BadInput("--since goes with --missed")
-    ro = RunOptions(cronjob=cronjob, reason=reason, yes=yes, interactive=is_interactive(), dry_run=dry_run,
+    ro = RunOptions(cronjob=cronjob, reason=reason, yes=yes, interactive=run.interactive, dry_run=dry_run,
                     settle=flags.SETTLE.seconds(settle), timeout=flags.TIMEOUT.seconds(timeout),
                     run_dir=run_dir, holder=holder(), after_step=kill_hook(), catch_up=catch_up.value,
                     gitops=gitops.value, on_revert=on_revert.value)
@@ -82,11 +84,11 @@ def backfill(
         to=parse_rfc3339(to, what="--to") if to else None,
         slots=[parse_rfc3339(s, what="--slot") for s in slot or []], done_from=done_from,
         max_age=flags.MAX_AGE.delta(max_age), parallel=parallel, run=ro)
-    cluster = connect(kubeconfig, context, namespace)
+    cluster = run.connect(kubeconfig, context, namespace)
     from cronctl.cli.common import ledger_choice
 
     use_ledger, ledger_url = ledger_choice(ledger)
     opts.ledger = (ledger_url, cluster.context_name or "default") if use_ledger else None
     sigterm_as_interrupt()
-    res = run_backfill(cluster, opts, SystemClock(), RichReporter())
-    end_of_run(res, output, next_commands(cronjob, cluster.namespace))
+    res = run_backfill(cluster, opts, run.clock, RichReporter(run.err))
+    end_of_run(run, res, output, next_commands(cronjob, cluster.namespace))

@@ -14,7 +14,8 @@ import typer
 
 from cronctl.cli import env
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, LedgerOpt, NamespaceOpt, Output, OutputOpt, UsageError,
-                                emit, err, out)
+                                emit)
+from cronctl.cli.env import Environment
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
 
@@ -25,6 +26,7 @@ class Redact(str, Enum):
 
 
 def bundle(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob to bundle (or -A, or --all).", metavar="CRONJOB", show_default=False,
         callback=cronjob_arg, autocompletion=cronjob_names)] = None,
@@ -82,13 +84,12 @@ def bundle(
 
     from cronctl.cli.common import ledger_choice
 
+    run = env.of(ctx)
     from_dump = file_list(from_dump) or None
     use_ledger, ledger_url = ledger_choice(ledger)
     if use_ledger and from_dump is not None:
         raise UsageError("give --from-dump or --ledger, not both")
-    from cronctl.cli.common import selector_only_for_lists
-
-    selector_only_for_lists(cronjob, from_dump, "--from-dump")
+    run.selector_only_for_lists(cronjob, from_dump, "--from-dump")
     if cronjob is not None and (all_ or all_namespaces):
         raise UsageError(f"give a CRONJOB name or {'-A' if all_namespaces else '--all'}, not both")
     if all_namespaces and (namespace or from_dump is not None):
@@ -100,38 +101,37 @@ def bundle(
             raise UsageError("give a CRONJOB name, --all (every CronJob of the namespace) or -A (of every namespace)")
         all_ = True  # a dump: every CronJob in it
     if all_namespaces:
-        from cronctl.cli.common import connect
 
-        lister = connect(kubeconfig, context, None)
+        lister = run.connect(kubeconfig, context, None)
         spaces = sorted({str((c.get("metadata") or {}).get("namespace") or "")
                          for c in lister.list_cronjobs(all_namespaces=True)} - {""})
         if not spaces:
             from cronctl.errors import NotFound
 
             raise NotFound("no CronJob in any namespace")
-        stamp = env.now().replace(microsecond=0).strftime('%Y%m%dT%H%M%SZ')
+        stamp = run.now().replace(microsecond=0).strftime('%Y%m%dT%H%M%SZ')
         top = out_path or f"cronctl-bundle-all-namespaces-{stamp}"
         if os.path.lexists(top):
             from cronctl.errors import Refused
 
             raise Refused(f"{top} already exists; choose another --out")
         os.makedirs(top)
-        docs = [_bundle_one(cronjob=None, all_=True, out_path=os.path.join(top, ns), from_dump=None, since=since,
+        docs = [_bundle_one(run, cronjob=None, all_=True, out_path=os.path.join(top, ns), from_dump=None, since=since,
                             max_log_bytes=max_log_bytes, no_logs=no_logs, window=window, now=now, redact=redact,
                             use_ledger=use_ledger, ledger_url=ledger_url, output=output, kubeconfig=kubeconfig,
                             context=context, namespace=ns) for ns in spaces]
         if output != Output.text:
-            emit({"path": top, "bundles": docs}, output)
+            emit(run.out, {"path": top, "bundles": docs}, output)
         return
-    doc = _bundle_one(cronjob=cronjob, all_=all_, out_path=out_path, from_dump=from_dump, since=since,
+    doc = _bundle_one(run, cronjob=cronjob, all_=all_, out_path=out_path, from_dump=from_dump, since=since,
                       max_log_bytes=max_log_bytes, no_logs=no_logs, window=window, now=now, redact=redact,
                       use_ledger=use_ledger, ledger_url=ledger_url, output=output, kubeconfig=kubeconfig,
                       context=context, namespace=namespace)
     if output != Output.text:
-        emit(doc, output)
+        emit(run.out, doc, output)
 
 
-def _bundle_one(*, cronjob: Optional[str], all_: bool, out_path: Optional[str], from_dump: Optional[list[str]],
+def _bundle_one(run: Environment, *, cronjob: Optional[str], all_: bool, out_path: Optional[str], from_dump: Optional[list[str]],
                 since: Optional[str], max_log_bytes: int, no_logs: bool, window: str, now: Optional[str],
                 redact: Redact, use_ledger: bool, ledger_url: Optional[str], output: Output,
                 kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> dict[str, Any]:
@@ -142,7 +142,8 @@ def _bundle_one(*, cronjob: Optional[str], all_: bool, out_path: Optional[str], 
     from cronctl.model import instant
 
     # The clock is read once, here; everything below takes it as a parameter.
-    clock = env.now().replace(microsecond=0)
+    clock = run.now().replace(microsecond=0)
+    out, err = run.out, run.err
     now_t = instant(now, what="--now") if now is not None else None
     since_s = int(flags.LOG_SINCE.seconds(since)) if since is not None else None
     window_td = flags.WINDOW.delta(window)
@@ -150,9 +151,8 @@ def _bundle_one(*, cronjob: Optional[str], all_: bool, out_path: Optional[str], 
     cluster = None
     ns = namespace
     if from_dump is None:
-        from cronctl.cli.common import connect
 
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         ns = cluster.namespace
         now_t = now_t or clock
     from cronctl.cli.runtime import sigterm_as_interrupt

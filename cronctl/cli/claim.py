@@ -10,6 +10,7 @@ from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt
 
 
 def claim(
+    ctx: typer.Context,
     command: Annotated[Optional[list[str]], typer.Argument(
         help="The Job's command, after --.", show_default=False, metavar="-- COMMAND...")] = None,
     workflow: Annotated[Optional[str], typer.Option(
@@ -59,11 +60,13 @@ def claim(
     from pathlib import Path
 
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import err
+    from cronctl.cli import env as cli_env
     from cronctl.errors import BadInput
-    from cronctl.procedure.claim import ClaimOptions, locate, owner_of, run
+    from cronctl.procedure.claim import ClaimOptions, locate, owner_of
+    from cronctl.procedure.claim import run as run_claimed
     from cronctl.timeutil import parse_rfc3339
 
+    run = cli_env.of(ctx)
     codes: frozenset[int] = frozenset()
     if final_exit:
         try:
@@ -83,9 +86,7 @@ def claim(
         raise BadInput("no COMMAND: cronctl claim [OPTIONS] -- COMMAND [ARGS...]")
 
     def connect(ns: str) -> object:
-        from cronctl.cli.common import connect as kube_connect
-
-        return kube_connect(kubeconfig, context, ns or None)
+        return run.connect(kubeconfig, context, ns or None)
 
     env = dict(os.environ)
     found = locate(given, workflow or env.get("CRONCTL_WORKFLOW") or None, env, podinfo=Path(podinfo),
@@ -95,10 +96,10 @@ def claim(
     owner, _job = owner_of(env, Path(podinfo))
 
     def say(line: str) -> None:
-        err.print(line, markup=False, soft_wrap=True)
+        run.err.print(line, markup=False, soft_wrap=True)
 
     opts = ClaimOptions(workflow=found.workflow, found=found, ledger=ledger, command=list(command), lease=lease_d,
                         wait=wait, replay=replay.strip() if replay else None, final_exit=codes,
                         config_version=config_version or env.get("CRONCTL_CONFIG_VERSION") or None, grace=grace_s,
                         owner=owner)
-    return run(opts, say)
+    return run_claimed(opts, say)

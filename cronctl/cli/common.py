@@ -1,58 +1,31 @@
-"""Shared CLI pieces: the two consoles, kubectl's connection options, output format.
+"""Shared CLI pieces: the safe console, kubectl's connection options, output format.
 
-Only ``cronctl.cli`` imports typer and rich. Data goes to ``out`` (stdout), diagnostics to
-``err`` (stderr). rich honours ``NO_COLOR`` and turns styling off when the stream is not a TTY.
+Only ``cronctl.cli`` imports typer and rich. Data goes to the run's ``out`` console (stdout),
+diagnostics to its ``err`` (stderr): both are the Environment's (cronctl.cli.env), handed in. rich
+honours ``NO_COLOR`` and turns styling off when the stream is not a TTY.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console, ConsoleOptions, RenderableType
-from rich.segment import Segment
+from rich.console import Console
 from rich.text import Text
 
 from cronctl.cli.candidates import cronjob_names as cronjob_names
 from cronctl.cli.candidates import namespaces
 from cronctl.textsafe import is_visible, json_visible, visible
 
-# the click exception classes typer really runs on (cronctl.cli.env says why)
-from cronctl.cli.env import Abort as Abort
-from cronctl.cli.env import ClickException as ClickException
-from cronctl.cli.env import Exit as Exit
-from cronctl.cli.env import UsageError as UsageError
+# the click exception classes typer really runs on (cronctl.cli.exceptions says why)
+from cronctl.cli.exceptions import Abort as Abort
+from cronctl.cli.exceptions import ClickException as ClickException
+from cronctl.cli.exceptions import Exit as Exit
+from cronctl.cli.exceptions import UsageError as UsageError
 
-if TYPE_CHECKING:
-    from cronctl.kube import KubeCluster
-
-
-class SafeConsole(Console):
-    """A console for untrusted text: rich markup is never interpreted, and every control, escape
-    and bidi character that reaches the screen is shown as its escape (``cronctl.textsafe``).
-
-    Strings are made visible before layout (so widths are right); every other renderable (Text,
-    tables, the live status line) is checked once more segment by segment, skipping only the
-    control segments rich itself emits (cursor moves of the live display).
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(markup=False, highlight=False, emoji=False, **kwargs)
-
-    def render_str(self, text: str, **kwargs: Any) -> Text:
-        kwargs["markup"] = False
-        return super().render_str(visible(text, multiline=True), **kwargs)
-
-    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
-        for seg in super().render(renderable, options):
-            if seg.control or is_visible(seg.text, multiline=True):
-                yield seg
-            else:
-                yield Segment(visible(seg.text, multiline=True), seg.style)
 
 
 def yaml_text(data: Any, **kwargs: Any) -> str:
@@ -98,9 +71,9 @@ def _indented_json(data: Any) -> str:
 
 
 
-def emit(data: Any, fmt: str) -> None:
+def emit(out: Console, data: Any, fmt: str) -> None:
     """The one writer of machine output: ``-o json`` (also lint's SARIF, which is JSON) or
-    ``-o yaml`` of ``data`` on stdout, exactly as :func:`json_text` / :func:`yaml_text` write it
+    ``-o yaml`` of ``data`` on ``out`` (the run's stdout console), exactly as :func:`json_text` / :func:`yaml_text` write it
     (YAML block style, keys in the document's order, long strings never folded)."""
     text = yaml_text(data, sort_keys=False, width=1000) if fmt == "yaml" else json_text(data)
     stream = out.file
@@ -140,16 +113,6 @@ def flag_of(name: str) -> str:
     """The flag that sets a service's input ``name`` (``occurrence`` -> ``--occurrence``,
     ``job_name`` -> ``--job-name``)."""
     return _FLAG_OF.get(name) or "--" + name.strip("_").replace("_", "-")
-
-
-out = SafeConsole(soft_wrap=True)
-err = SafeConsole(stderr=True, soft_wrap=True)
-
-
-def table_width() -> int | None:
-    """The width ``cronctl.cli.layout`` tables on stdout are laid out to: the terminal's, or None
-    when stdout is a pipe or a file (one line per row, nothing wrapped)."""
-    return out.width if out.is_terminal else None
 
 
 class Output(str, Enum):
@@ -194,14 +157,14 @@ ContextOpt = Annotated[
 ]
 
 
-def request_timeout_opt(value: Optional[str]) -> None:
+def request_timeout_opt(ctx: typer.Context, value: Optional[str]) -> None:
     """Option callback: ``--request-timeout`` after the command sets the run's bound (it wins over
     one before the command: this callback runs later); None (not given) changes nothing."""
     if value is not None:
         from cronctl.cli import env
         from cronctl.cli.durations import REQUEST_TIMEOUT
 
-        env.current().request_timeout = REQUEST_TIMEOUT.seconds(value)
+        env.of(ctx).request_timeout = REQUEST_TIMEOUT.seconds(value)
 
 
 RequestTimeoutOpt = Annotated[
@@ -213,14 +176,14 @@ RequestTimeoutOpt = Annotated[
 ]
 
 
-def selector_opt(value: Optional[str]) -> None:
-    """Option callback: ``-l`` sets the run's label selector (cronctl.cli.env), for :func:`connect`."""
+def selector_opt(ctx: typer.Context, value: Optional[str]) -> None:
+    """Option callback: ``-l`` sets the run's label selector (cronctl.cli.env), for ``Environment.connect``."""
     if value is not None:
         from cronctl.cli import env
 
         if not value.strip() or not value.isprintable():
             raise UsageError(f"bad --selector {value!r}: expected a label selector such as team=billing")
-        env.current().selector = value
+        env.of(ctx).selector = value
 
 
 SelectorOpt = Annotated[
@@ -230,38 +193,6 @@ SelectorOpt = Annotated[
                  help="Only the CronJobs with these labels, in kubectl's syntax (team=billing, tier!=web, "
                  "'env in (prod,staging)', owner, !legacy); the API server filters the list."),
 ]
-
-
-def selector_only_for_lists(cronjob: Optional[str], files: Any = None, files_flag: str = "-f") -> None:
-    """``-l`` selects from the API server's list: refused with a CronJob name (as kubectl refuses
-    it) or with files, which no server filters (exit 2)."""
-    from cronctl.cli import env
-
-    if env.current().selector is None:
-        return
-    if cronjob is not None:
-        raise UsageError("a CronJob name cannot be combined with -l/--selector")
-    if files:
-        raise UsageError(f"-l/--selector selects from the API server's list: not with {files_flag}")
-
-
-def connect(kubeconfig: Optional[str], context: Optional[str], namespace: Optional[str]) -> KubeCluster:
-    """:func:`cronctl.kube.connect` with the command's connection flags, else those given before the
-    command (``cronctl -n ns status``), the run's ``--request-timeout``, and, on a terminal, a
-    ``connecting to SERVER ...`` line on stderr when the first request has no answer after 1 s."""
-    from cronctl import kube
-    from cronctl.cli import env
-
-    run = env.current()
-    timeout = kube.DEFAULT_REQUEST_TIMEOUT if run.request_timeout is None else run.request_timeout
-    cluster = kube.connect(kubeconfig or run.kubeconfig, context or run.context, namespace or run.namespace,
-                           request_timeout=timeout, on_slow=_connecting if err.is_terminal else None)
-    cluster.cronjob_selector = run.selector
-    return cluster
-
-
-def _connecting(server: str) -> None:
-    err.print(f"connecting to {server} \u2026", markup=False, style="dim")
 
 
 def namespace_opt(value: Optional[str]) -> Optional[str]:
@@ -368,9 +299,3 @@ CatchUpOpt = Annotated[
                  "does; then nothing is left to catch up). none and all need patch on cronjobs/status."),
 ]
 
-
-def is_interactive() -> bool:
-    """True when both stdin and stderr are terminals (a person can answer a prompt)."""
-    import sys
-
-    return sys.stdin.isatty() and sys.stderr.isatty() and os.environ.get("CI") is None

@@ -16,7 +16,7 @@ import typer
 from typer._completion_classes import completion_init  # typer.completion imports them, not as its API
 from typer._completion_shared import get_completion_script
 
-from cronctl.cli.common import err
+from cronctl.cli import env as cli_env
 
 # Register Typer's bash/zsh/fish completers, so that `_CRONCTL_COMPLETE=complete_bash cronctl`
 # (what the scripts run on <TAB>) is answered. The app is built with add_completion=False, which
@@ -79,6 +79,7 @@ _AFTER = {
 
 
 def completion(
+    ctx: typer.Context,
     shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
     install: Annotated[bool, typer.Option(
         "--install", help="Write the script to the shell's usual per-user location instead of printing it.")] = False,
@@ -99,6 +100,7 @@ def completion(
             safefile.replace_file(path.name, script.encode("utf-8"), dir_fd=parent_fd, shown=str(path))
     except OSError as e:
         raise BadInput(f"cannot write {path}: {safefile.describe(e)}") from None
+    err = cli_env.of(ctx).err
     err.print(f"installed {shell.value} completion in {path}", markup=False)
     err.print(_AFTER[shell.value], markup=False)
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, RequestTimeoutOpt, NamespaceOpt, UsageError, emit, err, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, LedgerClusterOpt, RequestTimeoutOpt, NamespaceOpt, UsageError, emit
 from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.textsafe import visible
 
 if TYPE_CHECKING:
+    from cronctl.cli.console import SafeConsole
+    from cronctl.cli.env import Environment
     from cronctl.change import Change
 
 
@@ -42,6 +44,7 @@ SET_KEYS = ("schedule", "timeZone", "startingDeadlineSeconds", "suspend", "concu
 
 
 def diff(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="With --set: the CronJob to change (cronjob/NAME or NAME). With -f: only this CronJob of the files.",
         show_default=False, metavar="CRONJOB", callback=cronjob_arg, autocompletion=cronjob_names)] = None,
@@ -105,14 +108,15 @@ def diff(
         raise UsageError("give --from-dump or --ledger, not both")
     if ledger_cluster is not None and not ledger:
         raise UsageError("--cluster names the ledger's cluster: give --ledger URL")
-    v = verdicts(paths=paths, cronjob=cronjob, set_=set_, server_side=server_side, field_manager=field_manager,
+    run = env.of(ctx)
+    v = verdicts(run, paths=paths, cronjob=cronjob, set_=set_, server_side=server_side, field_manager=field_manager,
                  force_conflicts=force_conflicts, from_dump=from_dump, ledger=ledger, ledger_cluster=ledger_cluster,
                  now_text=now_text, kubeconfig=kubeconfig, context=context, namespace=namespace)
     changes, now, source, server_version = v.changes, v.now, v.source, v.server_version
     chosen = {f.value for f in fail_on} if fail_on else set(NOW_KINDS)
     failing = [c for _p, _o, c in changes if c.fails(chosen)]
     if output is DiffOutput.json:
-        emit({"now": _z(now), "source": source, "serverVersion": server_version,
+        emit(run.out, {"now": _z(now), "source": source, "serverVersion": server_version,
               "merge": "server-side dry-run apply" if v.server_side else "local", "apiRequests": v.requests,
               "failOn": sorted(chosen), "fails": bool(failing),
               "cronjobs": [c.as_dict() for _p, _o, c in changes]}, "json")
@@ -121,9 +125,9 @@ def diff(
         from cronctl.lint.sarif import to_sarif
 
         findings, rules, texts = _sarif_parts(changes, chosen)
-        emit(to_sarif(findings, tool_version=__version__, texts=texts, rules=rules), "json")
+        emit(run.out, to_sarif(findings, tool_version=__version__, texts=texts, rules=rules), "json")
     else:
-        _print(changes, now, source)
+        _print(run.out, changes, now, source)
     if failing:
         raise typer.Exit(int(ExitCode.APPLY_ACTS))
 
@@ -140,7 +144,7 @@ class Verdicts:
     requests: int | None = None  # the API requests made (None: offline)
 
 
-def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, server_side: bool,
+def verdicts(run: Environment, *, paths: list[str], cronjob: str | None, set_: list[str] | None, server_side: bool,
              field_manager: str, force_conflicts: bool, from_dump: list[str] | None, ledger: str | None,
              ledger_cluster: str | None, now_text: str | None, kubeconfig: str | None, context: str | None,
              namespace: str | None) -> Verdicts:
@@ -149,7 +153,7 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
     from cronctl.errors import NotFound
     from cronctl.model import instant
 
-    clock = env.now()
+    clock = run.now()
     now = instant(now_text, what="--now") if now_text else None
 
     # --- the inputs ---------------------------------------------------------------------------
@@ -183,10 +187,9 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
         jobs = ev.jobs
         source = "the ledger"
     else:
-        from cronctl.cli.common import connect
 
         now = now or clock
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         server_version = cluster.server_version()
         live_objs = []
         default_ns = namespace or cluster.namespace
@@ -226,22 +229,22 @@ def verdicts(*, paths: list[str], cronjob: str | None, set_: list[str] | None, s
                     cluster.request_count if cluster is not None else None)
 
 
-def explain_if_applied(path: str, name: str | None, *, now_text: str | None, output: str, kubeconfig: str | None,
+def explain_if_applied(run: Environment, path: str, name: str | None, *, now_text: str | None, output: str, kubeconfig: str | None,
                        context: str | None, namespace: str | None) -> None:
     """``explain --if-applied FILE``: diff's verdict on the file's one CronJob against the live one
     (a dry-run server-side apply as field manager kubectl), as diff prints it or as its JSON object."""
     from cronctl.errors import BadInput
 
-    v = verdicts(paths=[path], cronjob=name, set_=None, server_side=True, field_manager="kubectl",
+    v = verdicts(run, paths=[path], cronjob=name, set_=None, server_side=True, field_manager="kubectl",
                  force_conflicts=False, from_dump=None, ledger=None, ledger_cluster=None, now_text=now_text,
                  kubeconfig=kubeconfig, context=context, namespace=namespace)
     if len(v.changes) != 1:
         raise BadInput(f"{path}: --if-applied explains one CronJob and this file has {len(v.changes)}: "
                        "give cronjob/NAME to pick one")
     if output == "text":
-        _print(v.changes, v.now, v.source)
+        _print(run.out, v.changes, v.now, v.source)
     else:
-        emit(v.changes[0][2].as_dict(), output)
+        emit(run.out, v.changes[0][2].as_dict(), output)
 
 
 def _z(t: datetime) -> str:
@@ -358,7 +361,7 @@ def _value(v: Any) -> str:
     return repr(v) if isinstance(v, str) else str(v)
 
 
-def _print(changes: list[tuple[str, dict[str, Any], Any]], now: datetime, source: str) -> None:
+def _print(out: SafeConsole, changes: list[tuple[str, dict[str, Any], Any]], now: datetime, source: str) -> None:
     from cronctl.timeutil import local_and_utc
 
     def line(text: str) -> None:

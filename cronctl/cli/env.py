@@ -1,49 +1,42 @@
-"""What a command may use of the world, kept light: the click exception classes typer runs on,
-and the :class:`Environment` of one run (the debug switch, the clock, the two consoles).
+"""The :class:`Environment` of one run: everything a command may use of the world, handed in.
 
-This module imports typer's exceptions only (no rich, no command module), so that ``cronctl
---version`` and ``cronctl --help`` start without the consoles; the consoles (rich) are made on first use.
-``cronctl.cli.main`` makes one Environment per run and hands it to the command as click's context
-object (``ctx.obj``); :func:`current` is the same object for code that has no context at hand.
+``cronctl.cli.main`` makes one Environment per run (or takes the caller's: a test hands in a fixed
+clock, its own streams) and gives it to the command as click's context object; a command reads it
+with :func:`of` (``run = env.of(ctx)``) and passes it, or the part it needs, down. Nothing here is a
+module global: two runs in one process (tests) never see each other's clock, consoles or flags.
+
+The module stays light: no rich, no command module, so that ``cronctl --version`` and ``cronctl
+--help`` start without the consoles; the consoles (rich) are made when a command first asks for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TextIO
 
-# typer >= 0.20 carries its own copy of click (typer._click) and raises its exception classes;
-# older typer runs on the click package. Use whichever typer really runs on, so that usage
-# errors raised by cronctl are the ones `cronctl.cli.main` catches, and `cronctl explain` does not
-# pay for importing a second click (~30 ms).
-try:
-    from typer._click.exceptions import ClickException as ClickException
-    from typer._click.exceptions import UsageError as UsageError
-    from typer.exceptions import Abort as Abort
-    from typer.exceptions import Exit as Exit
-except ImportError:  # pragma: no cover - older typer on plain click
-    from click.exceptions import Abort, ClickException, Exit, UsageError  # type: ignore[assignment]
+from cronctl.cli.exceptions import UsageError
+from cronctl.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from cronctl.cli.common import SafeConsole
-
-
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    from cronctl.cli.console import SafeConsole
+    from cronctl.kube import KubeCluster
 
 
 @dataclass
 class Environment:
     """One run's world: ``debug`` (``--debug`` or CRONCTL_DEBUG=1: an internal error prints its
-    traceback), ``clock`` (now, aware UTC), the global connection flags, and the consoles ``out`` (data, stdout) and ``err``
-    (diagnostics, stderr), the safe consoles of :mod:`cronctl.cli.common`."""
+    traceback), ``clock`` (wall and monotonic time: every command reads "now" here), the global
+    connection flags, standard input, and the consoles ``out`` (data, stdout) and ``err``
+    (diagnostics, stderr), safe consoles (:mod:`cronctl.cli.console`)."""
 
     debug: bool = False
-    clock: Callable[[], datetime] = _utc_now
+    clock: Clock = field(default_factory=SystemClock)
     #: kubectl's connection flags given before the command (``cronctl -n ns status``); a command's
-    #: own flag wins (cronctl.cli.common.connect)
+    #: own flag wins (:meth:`connect`)
     kubeconfig: str | None = None
     context: str | None = None
     namespace: str | None = None
@@ -51,35 +44,77 @@ class Environment:
     request_timeout: float | None = None
     #: ``-l/--selector``: the label selector every list of CronJobs is made with (None: all)
     selector: str | None = None
+    #: standard input (None: the process's, ``sys.stdin`` when read: cronctl.cli.main may redirect it)
+    stdin: TextIO | None = None
 
-    @property
+    def now(self) -> datetime:
+        """The run's clock, read (aware UTC)."""
+        return self.clock.now()
+
+    @cached_property
     def out(self) -> SafeConsole:
-        from cronctl.cli import common
+        """The data console (stdout; whatever ``sys.stdout`` is when it writes)."""
+        from cronctl.cli.console import SafeConsole
 
-        return common.out
+        return SafeConsole(soft_wrap=True)
+
+    @cached_property
+    def err(self) -> SafeConsole:
+        """The diagnostics console (stderr; whatever ``sys.stderr`` is when it writes)."""
+        from cronctl.cli.console import SafeConsole
+
+        return SafeConsole(stderr=True, soft_wrap=True)
 
     @property
-    def err(self) -> SafeConsole:
-        from cronctl.cli import common
+    def input(self) -> TextIO:
+        """Standard input of the run."""
+        return self.stdin if self.stdin is not None else sys.stdin
 
-        return common.err
+    @property
+    def interactive(self) -> bool:
+        """True when a person can answer a prompt: standard input and stderr are terminals, and
+        this is not CI."""
+        return self.input.isatty() and sys.stderr.isatty() and os.environ.get("CI") is None
+
+    def table_width(self) -> int | None:
+        """The width ``cronctl.cli.layout`` tables on stdout are laid out to: the terminal's, or None
+        when stdout is a pipe or a file (one line per row, nothing wrapped)."""
+        return self.out.width if self.out.is_terminal else None
+
+    def connect(self, kubeconfig: str | None, context: str | None, namespace: str | None) -> KubeCluster:
+        """:func:`cronctl.kube.connect` with the command's connection flags, else those given before the
+        command (``cronctl -n ns status``), the run's ``--request-timeout`` and ``-l``, and, on a
+        terminal, a ``connecting to SERVER ...`` line on stderr when the first request has no answer
+        after 1 s."""
+        from cronctl import kube
+
+        def connecting(server: str) -> None:
+            self.err.print(f"connecting to {server} \u2026", markup=False, style="dim")
+
+        timeout = kube.DEFAULT_REQUEST_TIMEOUT if self.request_timeout is None else self.request_timeout
+        cluster = kube.connect(kubeconfig or self.kubeconfig, context or self.context, namespace or self.namespace,
+                               request_timeout=timeout, on_slow=connecting if self.err.is_terminal else None)
+        cluster.cronjob_selector = self.selector
+        return cluster
+
+    def selector_only_for_lists(self, cronjob: str | None, files: Any = None, files_flag: str = "-f") -> None:
+        """``-l`` selects from the API server's list: refused with a CronJob name (as kubectl refuses
+        it) or with files, which no server filters (exit 2)."""
+        if self.selector is None:
+            return
+        if cronjob is not None:
+            raise UsageError("a CronJob name cannot be combined with -l/--selector")
+        if files:
+            raise UsageError(f"-l/--selector selects from the API server's list: not with {files_flag}")
 
 
-_CURRENT = Environment()
-
-
-def current() -> Environment:
-    """The Environment of the run in progress (a default one outside a run)."""
-    return _CURRENT
-
-
-def now() -> datetime:
-    """The run's clock, read (aware UTC): every command reads "now" here, once."""
-    return _CURRENT.clock()
-
-
-def begin(env: Environment) -> Environment:
-    """Make ``env`` the run's environment (``cronctl.cli.main``, once per run)."""
-    global _CURRENT
-    _CURRENT = env
-    return env
+def of(ctx: Any) -> Environment:
+    """The run's Environment from a click context (any command's or callback's ``ctx``). A context
+    made outside ``cronctl.cli.main`` (the shell's completion request) gets a default one, kept on its
+    root so that every later callback of the same request reads the same."""
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = Environment()
+    if not isinstance(root.obj, Environment):
+        raise TypeError(f"the command's context holds {type(root.obj).__name__}, not an Environment")
+    return root.obj

@@ -17,11 +17,13 @@ import typer
 from cronctl.cli import env
 from cronctl.cli import candidates
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt, UsageError, emit,
-                                file_list, out)
+                                file_list)
 from cronctl.textsafe import visible
 from cronctl.timeutil import rfc3339_z_opt
 
 if TYPE_CHECKING:
+    from cronctl.cli.console import SafeConsole
+    from cronctl.cli.env import Environment
     from cronctl.explain import AtlasController, DstChange, Explanation, Instant, KubeController
     from cronctl.gitops import GitOps
 
@@ -30,6 +32,7 @@ MAX_LISTED = 1000
 
 
 def explain(
+    ctx: typer.Context,
     target: Annotated[Optional[str], typer.Argument(
         help="A schedule ('30 2 * * *', '@daily', '@every 1h30m') or cronjob/NAME for a live CronJob.",
         show_default=False, metavar="SCHEDULE|cronjob/NAME", autocompletion=candidates.explain_target)] = None,
@@ -97,6 +100,7 @@ def explain(
     from cronctl.explain import DIALECTS, explain_file, explain_schedule, given
     from cronctl.names import cronjob_name, is_cronjob_ref
 
+    run = env.of(ctx)
     if dialect not in DIALECTS:
         raise BadUsage(f"bad --dialect {dialect!r}: expected kubernetes or atlas")  # as a choice: exit 2
     if if_applied is not None:
@@ -104,7 +108,7 @@ def explain(
             raise UsageError("--if-applied FILE takes no -f and no SCHEDULE (cronjob/NAME picks a CronJob of FILE)")
         from cronctl.cli.diff import explain_if_applied
 
-        explain_if_applied(if_applied, cronjob_name(target) if target else None, now_text=now,
+        explain_if_applied(run, if_applied, cronjob_name(target) if target else None, now_text=now,
                            output=output.value, kubeconfig=kubeconfig, context=context, namespace=namespace)
         return
     files = file_list(filename)
@@ -115,7 +119,7 @@ def explain(
     if concurrency_policy is not None and concurrency_policy not in ("Allow", "Forbid", "Replace"):
         raise BadUsage(f"bad --concurrency-policy {concurrency_policy!r}: expected Allow, Forbid or Replace")
     # The clock is read once, here; everything below takes it as a parameter.
-    now_t = _instant(now, "--now") or env.now()
+    now_t = _instant(now, "--now") or run.now()
     after = _instant(from_, "--from") or now_t
     created_t = _instant(created, "--created")
     last_t = _instant(last_schedule, "--last-schedule")
@@ -138,7 +142,7 @@ def explain(
         if dialect == "atlas":
             raise BadInput("--dialect atlas applies to a schedule or an Atlas manifest (-f), "
                            "not to a live Kubernetes CronJob")
-        live, gitops = _live(cronjob_name(target), kubeconfig, context, namespace, after if from_ else None,
+        live, gitops = _live(run, cronjob_name(target), kubeconfig, context, namespace, after if from_ else None,
                              now_t, count, inputs if controller_given else None)
         results, doc = [live], explanation_doc(live, gitops)
     else:
@@ -148,7 +152,7 @@ def explain(
         result = explain_schedule(target, time_zone=tz, after=after, count=count, dialect=dialect,
                                   controller=inputs if controller_given else None, name=name)
         results, doc = [result], explanation_doc(result)
-    _render(doc, output)
+    _render(run.out, doc, output)
     if not allow_never:
         _refuse_never_firing(results)
 
@@ -302,13 +306,12 @@ def _instant(text: str | None, option: str) -> datetime | None:
     return instant(text, what=option) if text is not None else None
 
 
-def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
+def _live(run: Environment, cj: str, kubeconfig: str | None, context: str | None, namespace: str | None,
           after: datetime | None, now: datetime, count: int, overrides: Any) -> tuple[Explanation, GitOps]:
     """A live CronJob explained, and who else writes its spec.suspend (a GitOps controller)."""
     from cronctl.explain import explain_object
-    from cronctl.cli.common import connect  # the only path that loads the kubernetes client
 
-    cluster = connect(kubeconfig, context, namespace)
+    cluster = run.connect(kubeconfig, context, namespace)  # the only path that loads the kubernetes client
     obj = cluster.get_cronjob(cj)
     # A live object exists already: the API's create-only rules (TZ in schedule, 52-char name)
     # are checked as an update of itself.
@@ -319,20 +322,20 @@ def _live(cj: str, kubeconfig: str | None, context: str | None, namespace: str |
     return result, detect(obj)  # who else writes spec.suspend (a GitOps controller), for the suspend questions
 
 
-def _render(result: Any, output: Output) -> None:
-    """The document (a list of them for -f) as -o json|yaml, or as text."""
+def _render(out: SafeConsole, result: Any, output: Output) -> None:
+    """The document (a list of them for -f) as -o json|yaml, or as text, on ``out``."""
     if output != Output.text:
-        emit(result, output)
+        emit(out, result, output)
     elif isinstance(result, list):
         for i, item in enumerate(result):
             if i:
                 out.print()
-            _render_text(item)
+            _render_text(out, item)
     else:
-        _render_text(result)
+        _render_text(out, result)
 
 
-def _render_text(r: dict[str, Any]) -> None:
+def _render_text(out: SafeConsole, r: dict[str, Any]) -> None:
     """People's view of one explanation, printed from its document (:func:`explanation_doc`, as -o json
     says it). Plain aligned lines (no table padding), styled by rich."""
     from rich.text import Text

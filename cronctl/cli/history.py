@@ -15,8 +15,9 @@ import typer
 from cronctl.cli import env
 from cronctl.cli.common import (ContextOpt, KubeconfigOpt, LedgerClusterOpt, LedgerOpt, ListOutput, ListOutputOpt,
                                 NamespaceOpt, RequestTimeoutOpt, SelectorOpt, is_document)
-from cronctl.cli.common import UsageError, err, out
-from cronctl.cli.common import cronjob_arg, cronjob_names, file_list, table_width
+from cronctl.cli.common import UsageError
+from cronctl.cli.console import SafeConsole
+from cronctl.cli.common import cronjob_arg, cronjob_names, file_list
 from cronctl.cli.documents import effect_words
 from cronctl.cli.layout import Row, lay_out
 from cronctl.slotrows import History
@@ -81,7 +82,7 @@ def history(
     from cronctl.history import Options, fail_on as failing
     from cronctl.model import instant
 
-    from cronctl.cli.common import ledger_choice, selector_only_for_lists
+    from cronctl.cli.common import ledger_choice
 
     from_dump = file_list(from_dump) or None
     use_ledger, ledger_url = ledger_choice(ledger)
@@ -91,7 +92,9 @@ def history(
         raise UsageError("give --from-dump or --ledger, not both")
     if all_namespaces and namespace:
         raise UsageError("give -n NAMESPACE or -A, not both")
-    selector_only_for_lists(cronjob, from_dump or (ledger_cluster is not None), "--from-dump or --cluster")
+    run = env.of(ctx)
+    out, err = run.out, run.err
+    run.selector_only_for_lists(cronjob, from_dump or (ledger_cluster is not None), "--from-dump or --cluster")
     if all_namespaces and cronjob and from_dump is None:
         raise UsageError("a CRONJOB name needs -n NAMESPACE, not -A")
     output_given = _given(ctx, "output")
@@ -100,7 +103,7 @@ def history(
     if html == "-" and output_given:
         raise UsageError(f"--html - writes the page to stdout: give --html FILE to have -o {output.value} too")
     ctx.with_resource(cycle_collection_paused())  # 145,000 slots of 1,000 CronJobs: millions of dicts
-    clock = env.now().replace(microsecond=0)
+    clock = run.now().replace(microsecond=0)
     now_t = instant(now, what="--now") if now is not None else None
     since_td = flags.SINCE.delta(since) if since is not None else None
     missing: list[str] = []
@@ -145,10 +148,9 @@ def history(
                                       opts=opts, settled=settled, problems=unread)
         here, source = HERE, f"the ledger (cluster {ledger_cluster})"
     elif use_ledger:
-        from cronctl.cli.common import connect
         from cronctl.procedure.history import from_ledger
 
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         now_t = now_t or clock
         opts = window(now_t)
         fleet, missing = from_ledger(ledger_url, cluster, cronjob, cluster_name=cluster.context_name or "default",
@@ -157,10 +159,9 @@ def history(
         # the live CronJobs are grouped under the name the ledger knows this cluster by
         here, source = cluster.context_name or "default", "the cluster and the ledger"
     else:
-        from cronctl.cli.common import connect
         from cronctl.procedure.history import from_cluster
 
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         now_t = now_t or clock
         opts = window(now_t)
         fleet, missing = from_cluster(cluster, cronjob, all_namespaces=all_namespaces, now=now_t, opts=opts)
@@ -195,16 +196,16 @@ def history(
     bad = [red.text(b) for b in bad]
     if html is not None:
         _write_page(result, page, now_t, red.text(here), red.text(source), red.text(heading) if heading else None,
-                    html, to=err if is_document(output) or output == ListOutput.name else out)
+                    html, out=out, to=err if is_document(output) or output == ListOutput.name else out)
     if is_document(output):
-        emit({"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
+        emit(out, {"now": _z(now_t), "missing": missing, "cronjobs": result}, output)
     elif output == ListOutput.name:  # the Jobs the slots ran, as kubectl -o name: for xargs kubectl ...
         for h in result:
             for name in dict.fromkeys([j for r in h["slots"] for j in r["jobs"]] + [m["job"] for m in h["manual_runs"]]):
                 out.print(f"job.batch/{name}", markup=False)
     elif html is None or output_given:
         for h in result:
-            _render(h, wide=output == ListOutput.wide)
+            _render(out, h, width=None if output == ListOutput.wide else run.table_width())
     if unread:
         from cronctl.ledger.store import unreadable
 
@@ -226,7 +227,7 @@ def _given(ctx: typer.Context, name: str) -> bool:
 
 
 def _write_page(result: list[History], page: Any, now: datetime, here: str, source: str, heading: str | None,
-                path: str, *, to: Any) -> None:
+                path: str, *, out: SafeConsole, to: SafeConsole) -> None:
     """The fleet health page to ``path`` (- = stdout): of ``page`` (:class:`cronctl.bundle.fleet.Page`,
     its rows added and masked already) when given, else of ``result`` (masked already); and one line
     that names it on ``to`` (stdout, or stderr when stdout carries -o json|yaml)."""
@@ -298,9 +299,9 @@ _STYLE = {"ran": "green", "ran-late": "yellow", "duplicate": "bold red", "runnin
           "due": "blue", "manual": "cyan"}
 
 
-def _render(h: History, *, wide: bool = False) -> None:
-    """One CronJob's slots as a table fitted to the terminal (``wide``: one line per row, the reason
-    whole at its end, as in a pipe)."""
+def _render(out: SafeConsole, h: History, *, width: int | None) -> None:
+    """One CronJob's slots as a table fitted to ``width`` (the terminal's; None, as -o wide and a pipe:
+    one line per row, the reason whole at its end)."""
     from rich.text import Text
 
     head = f"{h['namespace']}/{h['name']}  {h['schedule']}  zone {h['zone']}  {h['concurrency_policy']}"
@@ -334,7 +335,7 @@ def _render(h: History, *, wide: bool = False) -> None:
                             _MANUAL_OUTCOME.get(m["outcome"] or "", "unknown"), "-",
                             _secs(m["duration_seconds"])], [m["job"]], why))
     table = [slot_row(cells, jobs, reason) for _k, cells, jobs, reason in sorted(rows, key=lambda x: x[0])]
-    lines, starts = lay_out(list(_HEADS), "reason", table, None if wide else table_width())
+    lines, starts = lay_out(list(_HEADS), "reason", table, width)
     for line in lines:
         text = Text(line.text)
         if line.kind == "row":  # the verdict and outcome cells, in their colours

@@ -11,8 +11,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from cronctl.cli import env
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit, err, out
-from cronctl.cli.common import cronjob_arg, cronjob_names, table_width
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, SelectorOpt, NamespaceOpt, emit
+from cronctl.cli.common import cronjob_arg, cronjob_names
+from cronctl.cli.env import Environment
 from cronctl.textsafe import visible
 
 
@@ -53,6 +54,7 @@ def _a_path_for_a_name(path: str) -> str:
 
 
 def lint(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="CronJob to check (cronjob/NAME or NAME). Without it: every CronJob in the namespace, "
              "or in the files given with -f.", show_default=False, callback=_cronjob_or_file, autocompletion=cronjob_names)] = None,
@@ -85,13 +87,13 @@ def lint(
     from cronctl.lint.engine import fails, lint_objects, lint_sources, summarize
     from cronctl.model import instant
 
+    run = env.of(ctx)
+    err = run.err
     if list_rules:
-        _print_rules(output)
+        _print_rules(run, output)
         return
-    now = instant(now_text, what="--now") if now_text else env.now()
-    from cronctl.cli.common import selector_only_for_lists
-
-    selector_only_for_lists(cronjob, filename, "-f/--filename")
+    now = instant(now_text, what="--now") if now_text else run.now()
+    run.selector_only_for_lists(cronjob, filename, "-f/--filename")
     name = cronjob  # cronjob/NAME -> NAME, checked by cronjob_arg
     texts: dict[str, str] = {}
     if recursive and not filename:
@@ -133,9 +135,8 @@ def lint(
                            + (f"; {name} is a file: give each file its own -f (-f {filename[-1]} -f {name})"
                               if os.path.isfile(name) else ""))
     else:
-        from cronctl.cli.common import connect
 
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         if name is not None:
             if all_namespaces:
                 raise BadInput("a CronJob name cannot be combined with --all-namespaces")
@@ -152,13 +153,13 @@ def lint(
     if output is LintOutput.sarif:
         from cronctl.lint.sarif import to_sarif
 
-        emit(to_sarif(findings, tool_version=__version__, texts=texts), "json")
+        emit(run.out, to_sarif(findings, tool_version=__version__, texts=texts), "json")
     elif output in (LintOutput.json, LintOutput.yaml):
         doc: dict[str, Any] = {"checked": checked, "summary": summarize(findings),
                                "findings": [f.to_dict() for f in findings]}
-        emit(doc, output.value)
+        emit(run.out, doc, output.value)
     else:
-        _print_table(findings, checked)
+        _print_table(run, findings, checked)
 
     if fails(findings, fail_on.value):
         raise typer.Exit(int(ExitCode.FINDINGS))
@@ -175,17 +176,18 @@ def _masked(findings: list[Any], objs: list[Any]) -> list[Any]:
     return [replace(f, message=red.text(f.message)) for f in findings]
 
 
-def _print_table(findings: list[Any], checked: int) -> None:
+def _print_table(run: Environment, findings: list[Any], checked: int) -> None:
     from rich.text import Text
 
     from cronctl.cli.layout import Row, lay_out
     from cronctl.lint.engine import summarize
 
+    out = run.out
     if findings:
         # field paths and names are never broken: only the finding wraps, its why and fix under it
         rows = [Row([[f.severity], [f.rule], [f.ref]], f.message, [f"why: {f.why}", f"fix: {f.fix}"])
                 for f in findings]
-        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, table_width())
+        lines, _ = lay_out(["SEVERITY", "RULE", "CRONJOB"], "FINDING", rows, run.table_width())
         for line in lines:
             text = Text(line.text)
             if line.kind == "row":
@@ -203,16 +205,16 @@ def _print_table(findings: list[Any], checked: int) -> None:
         out.print(f"{checked} CronJob{plural} checked: no findings", markup=False)
 
 
-def _print_rules(output: LintOutput) -> None:
+def _print_rules(run: Environment, output: LintOutput) -> None:
     from cronctl.lint.rules import RULES
 
     if output is LintOutput.text:
         from cronctl.cli.layout import Row, lay_out
 
         rows = [Row([[r.id, r.name], [r.severity]], r.summary, [f"why: {r.why}", f"fix: {r.fix}"]) for r in RULES]
-        lines, _ = lay_out(["RULE", "SEVERITY"], "FINDS", rows, table_width())
+        lines, _ = lay_out(["RULE", "SEVERITY"], "FINDS", rows, run.table_width())
         for line in lines:
-            out.print(line.text, markup=False)
+            run.out.print(line.text, markup=False)
         return
     doc = [{"id": r.id, "name": r.name, "severity": r.severity, "summary": r.summary, "why": r.why, "fix": r.fix}
            for r in RULES]
@@ -220,6 +222,6 @@ def _print_rules(output: LintOutput) -> None:
         from cronctl import __version__
         from cronctl.lint.sarif import to_sarif
 
-        emit(to_sarif([], tool_version=__version__), "json")
+        emit(run.out, to_sarif([], tool_version=__version__), "json")
     else:
-        emit(doc, output.value)
+        emit(run.out, doc, output.value)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt,
-                                Output, OutputOpt, YesOpt, is_interactive)
+                                Output, OutputOpt, YesOpt)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def pause_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     reason: Annotated[str, typer.Option("--reason", help="Why it is paused (recorded on the CronJob; required).",
                                         show_default=False)] = "",
@@ -36,16 +37,16 @@ def pause_cmd(
     without --reason; 2 for a bad --until (malformed, zero, or in the past).
     """
     from cronctl.cli import durations as flags
+    from cronctl.cli import env
     from cronctl.cli.runtime import Masked
     from cronctl.durations import DurationError
     from cronctl.durations import parse as parse_duration
     from cronctl.errors import BadInput, BadUsage
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import PauseOptions, pause
     from cronctl.timeutil import parse_rfc3339
 
-    clock = SystemClock()
+    run = env.of(ctx)
+    clock = run.clock
     until_t = None
     if until is not None:
         try:
@@ -57,14 +58,15 @@ def pause_cmd(
                 raise BadUsage(f"bad --until {until!r}: expected an RFC3339 time or a duration like 2h, 1d "
                                "(a bare number is seconds)") from None
             until_t = clock.now() + flags.UNTIL.delta(until)
-    cluster = connect(kubeconfig, context, namespace)
-    masked = Masked()
+    cluster = run.connect(kubeconfig, context, namespace)
+    masked = Masked(run)
     masked.result(paused_doc(pause(cluster, PauseOptions(cronjob=cronjob, reason=reason, until=until_t, yes=yes,
-                                                         gitops=gitops.value, interactive=is_interactive()),
+                                                         gitops=gitops.value, interactive=run.interactive),
                                    clock, masked.reporter)), output)
 
 
 def resume_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     catch_up: CatchUpOpt = CatchUp.latest,
     yes: YesOpt = False,
@@ -79,12 +81,12 @@ def resume_cmd(
     Refused (exit 3) while a run-manual holds the CronJob (use restore) or a child Job is still
     running. Not suspended: nothing to do (exit 0).
     """
+    from cronctl.cli import env
     from cronctl.cli.runtime import Masked, RichReporter
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.pause import ResumeOptions, resume
 
-    cluster = connect(kubeconfig, context, namespace)
+    run = env.of(ctx)
+    cluster = run.connect(kubeconfig, context, namespace)
     mode = catch_up.value
     if mode == "all":
         # every lost slot first, each as its own Job (cronctl backfill --missed), then resume with
@@ -94,15 +96,16 @@ def resume_cmd(
         from cronctl.procedure.base import next_commands
         from cronctl.procedure.run_manual import RunOptions
 
-        ro = RunOptions(cronjob=cronjob, reason="resume --catch-up all", yes=yes, interactive=is_interactive(),
+        ro = RunOptions(cronjob=cronjob, reason="resume --catch-up all", yes=yes, interactive=run.interactive,
                         holder=holder(), catch_up="latest")
-        done = backfill(cluster, BackfillOptions(cronjob=cronjob, missed=True, run=ro), SystemClock(), RichReporter())
-        exit_with_next_steps(int(done.exit_code), done.message,
+        done = backfill(cluster, BackfillOptions(cronjob=cronjob, missed=True, run=ro), run.clock,
+                        RichReporter(run.err))
+        exit_with_next_steps(run.err, int(done.exit_code), done.message,
                              done.next_commands or next_commands(cronjob, cluster.namespace))
         mode = "none"
-    masked = Masked()
-    masked.result(resumed_doc(resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(),
-                                                            catch_up=mode), SystemClock(), masked.reporter)), output)
+    masked = Masked(run)
+    masked.result(resumed_doc(resume(cluster, ResumeOptions(cronjob=cronjob, yes=yes, interactive=run.interactive,
+                                                            catch_up=mode), run.clock, masked.reporter)), output)
 
 
 def paused_doc(r: Paused) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 def reconcile(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob whose Jobs run cronctl claim.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
     since: Annotated[str, typer.Option("--since", help="How far back (7d, 36h; a bare number is seconds).",
@@ -36,18 +37,19 @@ def reconcile(
     line. Exit 8 when there is a gap, 0 when every occurrence's effect is done, 9 ledger, 6 not found.
     """
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import emit, out
+    from cronctl.cli import env
+    from cronctl.cli.common import emit
     from cronctl.errors import ExitCode
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
-    from cronctl.procedure.effects import reconcile as run
+    from cronctl.procedure.effects import reconcile as reconcile_effects
     from cronctl.redact import Redactor
 
+    run = env.of(ctx)
+    out = run.out
     window = flags.SINCE.delta(since)
-    cluster = connect(kubeconfig, context, namespace)
-    res = run(cluster, cronjob, ledger, since=window, now=SystemClock().now(), workflow=workflow)
+    cluster = run.connect(kubeconfig, context, namespace)
+    res = reconcile_effects(cluster, cronjob, ledger, since=window, now=run.now(), workflow=workflow)
     if output != Output.text:
-        emit(Redactor().data(res.as_dict()), output.value)
+        emit(out, Redactor().data(res.as_dict()), output.value)
     else:
         out.print(f"{res.namespace}/{res.name} (workflow {res.workflow}): {res.expected} occurrence(s) expected "
                   f"since {res.as_dict()['since']}, {res.done} done, {len(res.gaps)} without a done effect")

@@ -7,8 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from cronctl.cli import env
 from cronctl.cli.candidates import namespaces
 from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, UsageError, namespace_opt
+from cronctl.cli.console import SafeConsole
 
 
 def _namespace_list(values: Optional[list[str]]) -> Optional[list[str]]:
@@ -34,7 +36,7 @@ def _recorder_rule_groups() -> list[dict[str, object]]:
     return alerts.recorder_rules(alerts.RecorderAlertOptions(recorder_job=deploy.NAME))
 
 
-def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledger: Optional[str],
+def _print_manifests(out: SafeConsole, namespace: Optional[list[str]], all_namespaces: bool, ledger: Optional[str],
                      cluster: Optional[str], keep: str, log_bytes: int, status_every: str, lease: bool,
                      lease_namespace: Optional[str], buffer: int, metrics_address: Optional[str],
                      image: Optional[str], deploy_namespace: Optional[str], postgres_secret: Optional[str],
@@ -43,7 +45,7 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
     only: a local $CRONCTL_LEDGER (it may hold a password) never goes into them."""
     from cronctl import __version__, deploy
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import emit, out
+    from cronctl.cli.common import emit
 
     if all_namespaces == bool(namespace):
         raise UsageError("--print-manifests: say what the recorder records: -n NAMESPACE (repeatable) or -A")
@@ -73,10 +75,11 @@ def _print_manifests(namespace: Optional[list[str]], all_namespaces: bool, ledge
     out.file.write(deploy.HEADER)
     for d in docs:
         out.file.write("---\n")
-        emit(d, "yaml")
+        emit(out, d, "yaml")
 
 
 def record(
+    ctx: typer.Context,
     namespace: Annotated[Optional[list[str]], typer.Option(
         "--namespace", "-n", help="A namespace to record (repeatable; default: the context's namespace).",
         show_default=False, callback=_namespace_list, autocompletion=namespaces)] = None,
@@ -160,7 +163,7 @@ def record(
         if once or kubeconfig or context:
             raise UsageError("--print-manifests runs nothing and reads no kubeconfig: drop --once, --kubeconfig "
                              "and --context")
-        _print_manifests(namespace, all_namespaces, ledger, cluster, keep, log_bytes, status_every, lease,
+        _print_manifests(env.of(ctx).out, namespace, all_namespaces, ledger, cluster, keep, log_bytes, status_every, lease,
                          lease_namespace, buffer, metrics_address, image, deploy_namespace, postgres_secret,
                          storage_size, service_monitor, prometheus_rule)
         return
@@ -171,10 +174,7 @@ def record(
     import threading
 
     from cronctl.cli import durations as flags
-    from cronctl.cli.common import err
-    from cronctl.cli.common import connect
     from cronctl.ledger.store import open_ledger
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.record import Recorder, RecordOptions
     from cronctl.textsafe import visible
 
@@ -187,7 +187,9 @@ def record(
         address = parse_address(metrics_address)
     keep_td = flags.KEEP.delta(keep)
     every = flags.STATUS_EVERY.seconds(status_every)
-    kc = connect(kubeconfig, context, namespace[0] if namespace else None)
+    run = env.of(ctx)
+    err = run.err
+    kc = run.connect(kubeconfig, context, namespace[0] if namespace else None)
     name = _cluster_name(cluster or kc.context_name or "default")
     scopes = None if all_namespaces else tuple(dict.fromkeys(namespace or [kc.namespace]))
     led = open_ledger(ledger)
@@ -217,7 +219,7 @@ def record(
         metrics.of(metrics.info, ledger_backend=led.backend, version=__version__).set(1)
     rec = Recorder(kc, led, RecordOptions(cluster_name=name, namespaces=scopes, keep=keep_td, log_bytes=log_bytes,
                                           status_every=every, once=once, buffer=buffer),
-                   SystemClock(), lambda line: err.print(visible(line), markup=False), stop, lease=held,
+                   run.clock, lambda line: err.print(visible(line), markup=False), stop, lease=held,
                    metrics=metrics)
     server = None
     if metrics is not None and address is not None:

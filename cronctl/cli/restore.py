@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt,
-                                YesOpt, is_interactive)
+                                YesOpt)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def restore_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob.", show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)],
     force: Annotated[bool, typer.Option("--force", help="Clear a stale run record (original value unknown, or "
                                         "its holder still alive on this host) after confirmation.")] = False,
@@ -40,15 +41,15 @@ def restore_cmd(
     since it suspended the CronJob as its own Job, oldest first (as backfill does; exit 1 if one
     fails), then un-suspends with nothing left to catch up.
     """
+    from cronctl.cli import env
     from cronctl.cli.runtime import Masked, holder_alive
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.restore import RestoreOptions, Restored, restore
 
-    cluster = connect(kubeconfig, context, namespace)
-    opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=is_interactive(), force=force,
+    run = env.of(ctx)
+    cluster = run.connect(kubeconfig, context, namespace)
+    opts = RestoreOptions(cronjob=cronjob, yes=yes, interactive=run.interactive, force=force,
                           holder_alive=holder_alive, catch_up=catch_up.value)
-    masked = Masked()
+    masked = Masked(run)
     if catch_up == CatchUp.all:
         from cronctl.cli.runtime import end_of_run, holder, kill_hook, sigterm_as_interrupt
         from cronctl.procedure.backfill import restore_all
@@ -57,13 +58,13 @@ def restore_cmd(
 
         sigterm_as_interrupt()
         done = restore_all(cluster, opts, RunOptions(cronjob=cronjob, holder=holder(), after_step=kill_hook(),
-                                                     run_dir=run_dir), SystemClock(), masked.reporter)
+                                                     run_dir=run_dir), run.clock, masked.reporter)
         if not isinstance(done, Restored):
-            end_of_run(done, output, next_commands(cronjob, cluster.namespace))
+            end_of_run(run, done, output, next_commands(cronjob, cluster.namespace))
             return
         masked.result(restored_doc(done), output)
         return
-    masked.result(restored_doc(restore(cluster, opts, SystemClock(), masked.reporter)), output)
+    masked.result(restored_doc(restore(cluster, opts, run.clock, masked.reporter)), output)
 
 
 def restored_doc(r: Restored) -> dict[str, Any]:

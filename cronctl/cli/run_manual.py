@@ -7,12 +7,13 @@ from typing import Annotated, Optional
 import typer
 
 from cronctl.cli.common import (CatchUp, CatchUpOpt, ContextOpt, GitOpsMode, GitOpsOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt,
-                                OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt, err, is_interactive, out)
+                                OnRevert, OnRevertOpt, Output, OutputOpt, YesOpt)
 from cronctl.cli.common import cronjob_arg, cronjob_names, job_name_opt
 from cronctl.textsafe import visible
 
 
 def run_manual_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob to run once by hand.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
     job_name: Annotated[Optional[str], typer.Option("--job-name", help="Name of the Job (default CRONJOB-manual); "
@@ -80,14 +81,15 @@ def run_manual_cmd(
     --occurrence not a slot, or in the future), 6 not found, 7 API error, 130 interrupted.
     """
     from cronctl.cli import durations as flags
+    from cronctl.cli import env
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import RichReporter, finish_run, holder, kill_hook, sigterm_as_interrupt
     from cronctl.errors import BadInput
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock, next_commands
+    from cronctl.procedure.base import next_commands
     from cronctl.procedure.run_manual import RunOptions, run_manual
     from cronctl.timeutil import parse_rfc3339
 
+    run = env.of(ctx)
     latest = (occurrence or "").strip().lower() == "latest"
     at = None
     if occurrence and not latest:
@@ -98,17 +100,17 @@ def run_manual_cmd(
     opts = RunOptions(
         cronjob=cronjob, job_name=job_name, run_name=run_name, reason=reason, occurrence=at,
         occurrence_latest=latest, ad_hoc_occurrence=ad_hoc_occurrence,
-        yes=yes, interactive=is_interactive(), dry_run=dry_run,
+        yes=yes, interactive=run.interactive, dry_run=dry_run,
         settle=flags.SETTLE.seconds(settle), wait_active=wait_active,
         timeout=flags.TIMEOUT.seconds(timeout), run_dir=run_dir, holder=holder(),
         after_step=kill_hook(), catch_up=catch_up.value, retry=retry, gitops=gitops.value,
         on_revert=on_revert.value,
         expected_duration=flags.EXPECTED_DURATION.seconds(expected_duration) if expected_duration else None)
-    cluster = connect(kubeconfig, context, namespace)
+    cluster = run.connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
-    res = run_manual(cluster, opts, SystemClock(), RichReporter())
+    res = run_manual(cluster, opts, run.clock, RichReporter(run.err))
     if dry_run:
-        emit(res.job, "yaml" if output == Output.text else output)  # the Job it would create
-        err.print(visible(res.message), markup=False)
+        emit(run.out, res.job, "yaml" if output == Output.text else output)  # the Job it would create
+        run.err.print(visible(res.message), markup=False)
         return
-    finish_run(res, output, next_commands(cronjob, cluster.namespace))
+    finish_run(run, res, output, next_commands(cronjob, cluster.namespace))

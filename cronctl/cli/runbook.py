@@ -10,12 +10,13 @@ import typer
 
 from cronctl.cli import env
 from cronctl.cli.candidates import runbook_names
-from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt, emit, out
+from cronctl.cli.common import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, NamespaceOpt, Output, OutputOpt, emit
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.textsafe import visible
 
 
 def runbook(
+    ctx: typer.Context,
     name: Annotated[Optional[str], typer.Argument(
         help="Runbook to print (omit to list them).", show_default=False, autocompletion=runbook_names)] = None,
     cronjob: Annotated[Optional[str], typer.Argument(
@@ -31,6 +32,7 @@ def runbook(
     RBAC, exit codes)."""
     from cronctl.runbooks import list_runbooks, render, runbook_context
 
+    run = env.of(ctx)
     if name is None:
         books = list_runbooks()
         if output is Output.text:
@@ -41,22 +43,21 @@ def runbook(
             table.add_column("TITLE", overflow="fold")
             for b in books:
                 table.add_row(b.name, b.title)
-            out.print(table)
+            run.out.print(table)
         else:
-            emit([{"name": b.name, "title": b.title} for b in books], output)
+            emit(run.out, [{"name": b.name, "title": b.title} for b in books], output)
         return
 
-    now = env.now()  # read once; the context is computed from it
+    now = run.now()  # read once; the context is computed from it
     obj = None
     if cronjob is not None:
-        from cronctl.cli.common import connect
 
-        obj = connect(kubeconfig, context, namespace).get_cronjob(cronjob)
-    ctx = runbook_context(obj, now, namespace=namespace)
-    text = render(name, ctx)
+        obj = run.connect(kubeconfig, context, namespace).get_cronjob(cronjob)
+    filled = runbook_context(obj, now, namespace=namespace)
+    text = render(name, filled)
     if output is Output.text:
         typer.echo(visible(text, multiline=True), nl=not text.endswith("\n"))  # the CronJob's text filled in
     elif output is Output.json:
-        emit({"name": name, "markdown": text, "context": ctx}, output)
+        emit(run.out, {"name": name, "markdown": text, "context": filled}, output)
     else:
-        emit({"name": name, "markdown": text}, output)
+        emit(run.out, {"name": name, "markdown": text}, output)

@@ -13,7 +13,9 @@ from typing import Any
 
 from rich.status import Status
 
-from cronctl.cli.common import Exit, Output, emit, err, out, safe_text
+from cronctl.cli.common import Exit, Output, emit, safe_text
+from cronctl.cli.console import SafeConsole
+from cronctl.cli.env import Environment
 from cronctl.textsafe import visible
 from cronctl.procedure.base import Progress
 from cronctl.timeutil import human_duration
@@ -72,17 +74,18 @@ def sigterm_as_interrupt() -> None:
 
 
 class RichReporter:
-    """Steps as plain lines on stderr; live progress as a rich status line on a terminal."""
+    """Steps as plain lines on the run's stderr; live progress as a rich status line on a terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, err: SafeConsole) -> None:
+        self.err = err
         self.live = err.is_terminal
         self._status: Status | None = None
 
     def step(self, message: str) -> None:
-        err.print(f"• {message}", markup=False)
+        self.err.print(f"• {message}", markup=False)
 
     def warn(self, message: str) -> None:
-        err.print(f"warning: {message}", markup=False, style="yellow")
+        self.err.print(f"warning: {message}", markup=False, style="yellow")
 
     def show(self, title: str, rows: list[tuple[str, str]]) -> None:
         from rich.table import Table
@@ -92,7 +95,7 @@ class RichReporter:
         t.add_column(overflow="fold")
         for k, v in rows:
             t.add_row(k, v)
-        err.print(t)
+        self.err.print(t)
 
     def confirm(self, question: str) -> bool:
         import typer
@@ -107,7 +110,7 @@ class RichReporter:
         text = safe_text(f"elapsed {human_duration(p.elapsed)} · pods {phases}"
                          + (f" · {p.last_log}" if p.last_log else ""))
         if self._status is None:
-            self._status = err.status(text)
+            self._status = self.err.status(text)
             self._status.start()
         else:
             self._status.update(text)
@@ -123,23 +126,24 @@ class Masked:
     for the commands that print a run record's or a pause's text (restore, pause, resume), which
     anyone with patch on the CronJob, or the operator, wrote."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: Environment) -> None:
         from cronctl.procedure.base import MaskingReporter
         from cronctl.redact import Redactor
 
+        self.run = run
         self.red = Redactor()
-        self.reporter = MaskingReporter(RichReporter(), self.red)
+        self.reporter = MaskingReporter(RichReporter(run.err), self.red)
 
     def result(self, res: dict[str, Any], output: Output) -> None:
         """Write the procedure's result, masked: ``-o json|yaml`` of it, else its message."""
         res = self.red.data(res)
         if output != Output.text:
-            emit(res, output)
+            emit(self.run.out, res, output)
         else:
-            out.print(res["message"], markup=False)
+            self.run.out.print(res["message"], markup=False)
 
 
-def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
+def exit_with_next_steps(err: SafeConsole, code: int, message: str, commands: list[str]) -> None:
     """A run that did not end well: the error, the commands to run next, and its exit code."""
     if code == 0:
         return
@@ -150,31 +154,32 @@ def exit_with_next_steps(code: int, message: str, commands: list[str]) -> None:
     raise Exit(code)
 
 
-def finish_run(res: Any, output: Output, fallback_next: list[str]) -> None:
+def finish_run(run: Environment, res: Any, output: Output, fallback_next: list[str]) -> None:
     """The end of a run (run-manual, wait): the log tail and the Job's warning events on stderr,
     the record (-o json|yaml) or the outcome line and the run record's path on stdout, then the
     exit code with the commands to run next."""
     rec = res.record
     for line in rec.get("log_tail") or []:
-        err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
+        run.err.print(f"  | {visible(line, multiline=True)}", markup=False)  # a Job's output: escapes shown
     for e in rec.get("job_events") or []:
-        err.print(f"  event: {visible(e)}", markup=False)
+        run.err.print(f"  event: {visible(e)}", markup=False)
     outcome = str(rec.get("outcome") or "")
-    end_of_run(res, output, fallback_next,
+    end_of_run(run, res, output, fallback_next,
                shown=res.message if res.message.startswith(f"{outcome}:") else f"{outcome}: {res.message}")
 
 
-def end_of_run(res: Any, output: Output, fallback_next: list[str], shown: str | None = None) -> None:
+def end_of_run(run: Environment, res: Any, output: Output, fallback_next: list[str],
+               shown: str | None = None) -> None:
     """What every procedure that runs Jobs (run-manual, wait, backfill, restore --catch-up all)
     prints at its end: the record (``-o json|yaml``) or, after success, ``shown`` (default: the
     message) on stdout, and the run record's path; after a failure the message is said once, as
     the error line on stderr with the commands to run next, and the exit code follows."""
     rec = res.record
     if output != Output.text:
-        emit(rec, output)
+        emit(run.out, rec, output)
     else:
         if int(res.exit_code) == 0:
-            out.print(res.message if shown is None else shown, markup=False)
+            run.out.print(res.message if shown is None else shown, markup=False)
         if rec.get("run_dir"):
-            out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
-    exit_with_next_steps(int(res.exit_code), res.message, res.next_commands or fallback_next)
+            run.out.print(f"run record: {rec['run_dir']}/record.json", markup=False)
+    exit_with_next_steps(run.err, int(res.exit_code), res.message, res.next_commands or fallback_next)

@@ -8,16 +8,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from cronctl.cli.common import (KubeconfigOpt, ListOutput, ListOutputOpt, LedgerOpt, NamespaceOpt, RequestTimeoutOpt,
-                                SelectorOpt, is_document, out)
+                                SelectorOpt, is_document)
 from cronctl.cli.common import cronjob_arg, cronjob_names
 from cronctl.cli.documents import effect_words, pause_doc, record_doc
 from cronctl.textsafe import visible
 
 if TYPE_CHECKING:
+    from cronctl.cli.env import Environment
     from cronctl.procedure.status import Overview, OverviewRow, Status
 
 
 def status_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[Optional[str], typer.Argument(
         help="The CronJob. Without it: an overview of every CronJob of the namespace (-A: of all).",
         show_default=False, callback=cronjob_arg, autocompletion=cronjob_names)] = None,
@@ -44,38 +46,36 @@ def status_cmd(
     slots (a CronJob's latest, or the overview's lost and duplicate counts) are judged with what
     cronctl record kept. Exit 6 when there is no CronJob, 9 when the ledger cannot be read.
     """
+    from cronctl.cli import env
     from cronctl.cli.common import emit
     from cronctl.errors import BadInput
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_status
 
-    from cronctl.cli.common import selector_only_for_lists
-
-    selector_only_for_lists(cronjob)
+    run = env.of(ctx)
+    run.selector_only_for_lists(cronjob)
     if cronjob is None:
         contexts: list[str | None] = list(context) if context else [None]
-        return _overview(kubeconfig, contexts, namespace, all_namespaces, output, ledger)
+        return _overview(run, kubeconfig, contexts, namespace, all_namespaces, output, ledger)
     if all_namespaces:
         raise BadInput("a CronJob name cannot be combined with --all-namespaces")
     if context and len(context) > 1:
         raise BadInput("one --context with a CronJob name (several go with the overview)")
-    cluster = connect(kubeconfig, context[0] if context else None, namespace)
+    cluster = run.connect(kubeconfig, context[0] if context else None, namespace)
     from cronctl.cli.common import ledger_choice
 
     use_ledger, ledger_url = ledger_choice(ledger)
-    st = collect_status(cluster, cronjob, SystemClock().now(),
+    st = collect_status(cluster, cronjob, run.now(),
                         (ledger_url, cluster.context_name or "default") if use_ledger else None)
     if is_document(output):
-        emit(status_doc(st), output)
+        emit(run.out, status_doc(st), output)
         return
     if output == ListOutput.name:
-        out.print(f"cronjob.batch/{st.name}", markup=False)
+        run.out.print(f"cronjob.batch/{st.name}", markup=False)
         return
-    print_status(st, wide=output == ListOutput.wide)
+    print_status(run, st, wide=output == ListOutput.wide)
 
 
-def print_status(st: Status, *, wide: bool = False) -> None:
+def print_status(run: Environment, st: Status, *, wide: bool = False) -> None:
     """The text of ``cronctl status CRONJOB``: printed from the masked document, times in the zone the
     schedule runs in (the view's ``zone``) with UTC beside them; the child Jobs' table fitted to the
     terminal (``wide``: every column)."""
@@ -83,6 +83,7 @@ def print_status(st: Status, *, wide: bool = False) -> None:
 
     from cronctl.model import PastRun
 
+    out = run.out
     s = status_doc(st)
     rec = s["record"]
     head = Table(show_header=False, box=None, pad_edge=False)
@@ -126,7 +127,6 @@ def print_status(st: Status, *, wide: bool = False) -> None:
     if s["jobs"]:
         # kubectl-style plain columns, never folded: on a narrow terminal the times of least use go
         # first (CREATED, then STARTED, then SCHEDULED-FOR), -o wide and a pipe keep them all
-        from cronctl.cli.common import table_width
         from cronctl.cli.layout import Column, fit
 
         columns = [Column("NAME"), Column("ORIGIN"), Column("SCHEDULED-FOR", 1), Column("CREATED", 3),
@@ -136,7 +136,7 @@ def print_status(st: Status, *, wide: bool = False) -> None:
                  j["created"] or "-", j["started"] or "-", j["completed"] or "-", j["outcome"],
                  j["duration"] or "-"] for j in s["jobs"]]
         out.print("")
-        for line in fit(columns, rows, table_width(), wide=wide):
+        for line in fit(columns, rows, run.table_width(), wide=wide):
             out.print(line, markup=False)
     else:
         out.print("child Jobs: none")
@@ -176,24 +176,22 @@ def print_status(st: Status, *, wide: bool = False) -> None:
 PAST_RUNS_SHOWN = 5
 
 
-def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str | None, all_namespaces: bool,
+def _overview(run: Environment, kubeconfig: str | None, contexts: list[str | None], namespace: str | None, all_namespaces: bool,
               output: ListOutput, ledger: str | None) -> None:
-    from cronctl.cli.common import err
     from cronctl.cli.common import emit
     from cronctl.cli.runtime import holder_alive
-    from cronctl.cli.common import connect
-    from cronctl.procedure.base import SystemClock
     from cronctl.procedure.status import collect_overview
 
     from cronctl.cli.common import ledger_choice
 
+    out = run.out
     use_ledger, ledger_url = ledger_choice(ledger)
-    now = SystemClock().now()
+    now = run.now()
     several = len(contexts) > 1
     doc: dict[str, Any] = {}
     zones: list[str | None] = []  # each row's zone, for its times (the document keeps spec.timeZone)
     for context in dict.fromkeys(contexts):  # one cluster after the other, each once
-        cluster = connect(kubeconfig, context, namespace)
+        cluster = run.connect(kubeconfig, context, namespace)
         # each cluster's rows in a shared ledger are those its recorder wrote under the context's name
         ov = collect_overview(cluster, all_namespaces=all_namespaces, now=now, holder_alive=holder_alive,
                               ledger=(ledger_url, cluster.context_name or "default") if use_ledger else None)
@@ -208,15 +206,14 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
         doc = one if not doc else {**doc, "cronjobs": doc["cronjobs"] + one["cronjobs"],
                                    "missing": doc["missing"] + one["missing"]}
     for m in doc["missing"]:
-        err.print(visible(f"warning: could not read {m}; lost/duplicate counts are judged without it"), markup=False)
+        run.err.print(visible(f"warning: could not read {m}; lost/duplicate counts are judged without it"), markup=False)
     if is_document(output):
-        emit(doc, output)
+        emit(out, doc, output)
         return
     if output == ListOutput.name:
         for r in doc["cronjobs"]:
             out.print(f"cronjob.batch/{r['cronjob']}", markup=False)
         return
-    from cronctl.cli.common import table_width
     from cronctl.cli.layout import Column, fit
 
     # kubectl's printers: on a narrow terminal the columns of least use go first (GITOPS, RUN, ZONE,
@@ -227,22 +224,22 @@ def _overview(kubeconfig: str | None, contexts: list[str | None], namespace: str
     rows: list[list[str]] = []
     for r, zone in zip(doc["cronjobs"], zones):
         last: Any = r["last_job"]
-        run: Any = r["run"]
+        held: Any = r["run"]
         rows.append(([str(r["cluster"])] if several else []) + ([r["namespace"]] if all_namespaces else []) + [
             r["cronjob"], _schedule_cell(r), zone or "-",
-            r["suspended_by"] or "no", ("STALE " if run and run["stale"] else "") + (f"{run['run_id']}:{run['step']}"
-                                                                                     if run else "-"),
+            r["suspended_by"] or "no", ("STALE " if held and held["stale"] else "") + (f"{held['run_id']}:{held['step']}"
+                                                                                       if held else "-"),
             f"{last['outcome']} {last['name']}" if last else "-",
             str(r["lost"]), str(r["failed"]), str(r["duplicate"]), _shown(r["next_run"], zone) or "-",
             # the tool that manages it, and whether its manifest sets spec.suspend (a hold is reverted)
             (r["gitops"] + (" (sets suspend)" if r["gitops_sets_suspend"] else "")) if r["gitops"] else "-"])
     # "paused by" and the last Job come from annotations anyone may patch: fit() shows each cell visible
-    for line in fit(columns, rows, table_width(), wide=output == ListOutput.wide):
+    for line in fit(columns, rows, run.table_width(), wide=output == ListOutput.wide):
         out.print(line, markup=False)
     for r in doc["cronjobs"]:
-        run = r["run"]
-        if run and (run["stale"] or not run["confirmed"] or r["hold_reverted"]):
-            out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: {run['words']}"), markup=False)
+        held = r["run"]
+        if held and (held["stale"] or not held["confirmed"] or r["hold_reverted"]):
+            out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: {held['words']}"), markup=False)
         elif r["hold_reverted"]:
             out.print(visible(f"(!) {r['namespace']}/{r['cronjob']}: PAUSE UNDONE: {r['hold_reverted']}"), markup=False)
 

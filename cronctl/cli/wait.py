@@ -12,6 +12,7 @@ from cronctl.cli.common import cronjob_arg, cronjob_names
 
 
 def wait_cmd(
+    ctx: typer.Context,
     cronjob: Annotated[str, typer.Argument(help="The CronJob a run-manual holds.", show_default=False,
                                            callback=cronjob_arg, autocompletion=cronjob_names)],
     timeout: Annotated[str, typer.Option("--timeout", help="Give up waiting after this long (1h, 30m, 1d12h; a bare "
@@ -34,14 +35,14 @@ def wait_cmd(
     runs on, nothing changed, the logs so far are saved), 6 not found, 7 API error.
     """
     from cronctl.cli import durations as flags
+    from cronctl.cli import env
     from cronctl.cli.runtime import RichReporter, finish_run, holder, holder_alive, sigterm_as_interrupt
-    from cronctl.cli.common import connect
     from cronctl.procedure.attach import AttachOptions, attach
-    from cronctl.procedure.base import SystemClock
 
     opts = AttachOptions(cronjob=cronjob, timeout=flags.TIMEOUT.seconds(timeout), run_dir=run_dir,
                          catch_up=catch_up.value, holder=holder(), holder_alive=holder_alive)
-    cluster = connect(kubeconfig, context, namespace)
+    run = env.of(ctx)
+    cluster = run.connect(kubeconfig, context, namespace)
     sigterm_as_interrupt()
-    res = attach(cluster, opts, SystemClock(), RichReporter())
-    finish_run(res, output, [])
+    res = attach(cluster, opts, run.clock, RichReporter(run.err))
+    finish_run(run, res, output, [])

@@ -4,38 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import weakref
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from cronctl import safefile
+from cronctl.clock import Clock as Clock
 from cronctl.cluster import Cluster, Obj
 from cronctl.errors import BadInput, CronctlError, option
 from cronctl.redact import Redactor
-from cronctl.timeutil import UTC
-
-
-class Clock(Protocol):
-    """Wall time (for records and the controller model) and a monotonic clock (for deadlines)."""
-
-    def now(self) -> datetime: ...
-    def monotonic(self) -> float: ...
-    def sleep(self, seconds: float) -> None: ...
-
-
-class SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            time.sleep(seconds)
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,7 @@ def test_help_and_version_import_no_command_module_and_no_console() -> None:
     code = ("import sys\nfrom cronctl.cli import main\nfor argv in (['--version'], ['--help'], []):\n"
             "    main(argv)\n"
             "print(sorted(m for m in sys.modules if m.startswith(('cronctl.cli.', 'rich', 'cronctl.schedule', 'yaml'))))")
-    assert _last_line_of(code) == "['cronctl.cli.app', 'cronctl.cli.env']"
+    assert _last_line_of(code) == "['cronctl.cli.app', 'cronctl.cli.env', 'cronctl.cli.exceptions']"
 
 
 def test_a_command_runs_with_only_its_own_command_module_imported() -> None:
@@ -162,24 +162,60 @@ def test_one_function_writes_json_and_yaml() -> None:
         assert not re.search(r"json\.dumps\(|yaml\.(safe_)?dump\(|yaml_text\(|json_text\(", text), p.name
 
 
-def test_every_command_reads_now_from_the_runs_environment() -> None:
-    """The clock lives in the Environment (cronctl.cli.env): a run handed a fixed clock sees that
-    instant in every command that reads "now" (no command reads the system clock itself)."""
+def _world_reads(source: str) -> list[str]:
+    """What a command module does that it must leave to the run's Environment (cronctl.cli.env): read
+    the clock (``datetime.now()``, ``time.time()``), build a clock (``SystemClock()``) or a console
+    (``SafeConsole(...)``), or keep state in a module global (``global``)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Global):
+            found.append(f"line {node.lineno}: global {', '.join(node.names)}")
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+            if name in ("SystemClock", "SafeConsole") or (owner, name) in (("datetime", "now"), ("time", "time")):
+                found.append(f"line {node.lineno}: {owner + '.' if owner else ''}{name}()")
+    return found
+
+
+def test_the_check_below_finds_a_command_that_builds_its_own_clock_or_console() -> None:
+    bad = ("from cronctl.clock import SystemClock\n"
+           "def cmd():\n    return SystemClock().now()\n"
+           "def other():\n    import datetime\n    return datetime.now()\n"
+           "_RUN = None\ndef begin(e):\n    global _RUN\n    _RUN = e\n"
+           "def show():\n    c = SafeConsole(stderr=True)\n")
+    assert sorted(f.split(": ", 1)[1] for f in _world_reads(bad)) == [
+        "SafeConsole()", "SystemClock()", "datetime.now()", "global _RUN"]
+
+
+def test_every_command_takes_the_world_from_the_environment_handed_in() -> None:
+    """The clock, the consoles and the run's flags live in the Environment that cronctl.cli.main makes
+    (or is given) and hands to the command (click's ``ctx.obj``): no command module reads or builds a
+    clock or a console, and nothing of a run is a module global (two runs in one process, as the tests
+    make, never share one). A run handed a fixed clock sees that instant."""
     import io
     import json
-    import re
     from datetime import datetime, timezone
 
     from cronctl.cli import main
     from cronctl.cli.env import Environment
+    from cronctl.clock import SystemClock
 
-    fixed = datetime(2031, 7, 4, 12, 0, 30, tzinfo=timezone.utc)
+    class Fixed(SystemClock):
+        def now(self) -> datetime:
+            return datetime(2031, 7, 4, 12, 0, 30, tzinfo=timezone.utc)
+
     out = io.StringIO()
     code = main(["explain", "0 0 * * *", "-o", "json"], stdout=out, stderr=io.StringIO(),
-                environment=Environment(clock=lambda: fixed))
+                environment=Environment(clock=Fixed()))
     assert code == 0
     doc = json.loads(out.getvalue())
     assert doc["from"] == "2031-07-04T12:00:30Z" and doc["next"][0]["utc"] == "2031-07-05T00:00:00Z"
+    one, two = Environment(), Environment()
+    assert one.out is one.out and one.out is not two.out and one.err is not two.err
     for p in sorted(CLI.glob("*.py")):
         if p.name != "env.py":
-            assert not re.search(r"datetime\.now\(|time\.time\(\)", p.read_text()), f"{p.name} reads the clock itself"
+            assert _world_reads(p.read_text()) == [], f"{p.name} reads or keeps the world itself"

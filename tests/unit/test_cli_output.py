@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import RunCli
 from cronctl.cli.common import emit, json_text, json_visible, yaml_text
+from cronctl.cli.env import Environment
 
 MANIFEST = """\
 apiVersion: batch/v1
@@ -33,11 +34,12 @@ NOW = "2026-12-02T12:00:00Z"
 
 def test_emit_writes_json_and_yaml_the_one_way(capsys: pytest.CaptureFixture[str]) -> None:
     doc = {"b": "caf\u00e9", "a": "esc \x1b[31m", "long": "word " * 60}
-    emit(doc, "json")
+    console = Environment().out
+    emit(console, doc, "json")
     out = capsys.readouterr().out
     assert out == json_text(doc) and out.endswith("}\n") and "caf\u00e9" in out and "\\u001b" in out
     assert json.loads(out) == doc
-    emit(doc, "yaml")
+    emit(console, doc, "yaml")
     out = capsys.readouterr().out
     assert out == yaml_text(doc, sort_keys=False, width=1000)
     assert out.splitlines()[0].startswith("b: caf\u00e9") and len(out.splitlines()) == 3  # not folded

@@ -180,6 +180,7 @@ def test_a_schedule_with_a_zone_prefix_is_shown_in_that_zone_by_status_and_the_p
     # 1.27; docs/SEMANTICS.md §1). Before: history, the bundle, explain and the runbook said Asia/Kolkata;
     # status and run-manual's plan said "time zone: none (the controller's zone, normally UTC)" and showed
     # every time in UTC alone, the predictions' words too
+    from cronctl.cli.env import Environment
     from cronctl.cli.status import print_status
     from cronctl.runbooks import runbook_context
 
@@ -203,7 +204,7 @@ def test_a_schedule_with_a_zone_prefix_is_shown_in_that_zone_by_status_and_the_p
     assert st.view.zone == "Asia/Kolkata" and st.view.zone_words == words
     # 12:00 UTC is 17:30 in Kolkata (+05:30): the controller's next move in the zone the schedule runs in
     assert "2026-12-02T17:30:00+05:30 (2026-12-02T12:00:00Z)" in s["controller_next"]["text"]
-    print_status(st)
+    print_status(Environment(), st)
     text = " ".join(capsys.readouterr().out.split())
     assert "time zone " + words in text
     assert "2026-12-02 17:20 IST (11:50 UTC)" in text  # last schedule, 11:50 UTC

@@ -20,7 +20,8 @@ from cronctl.bundle.dump import load_dump
 from cronctl.bundle.render import add_reports
 from cronctl.cli import main
 from cronctl.errors import ExitCode
-from cronctl.procedure.base import Progress, QuietReporter, RunDir, SystemClock
+from cronctl.clock import SystemClock
+from cronctl.procedure.base import Progress, QuietReporter, RunDir
 from cronctl.procedure.run_manual import RunOptions, RunResult
 from cronctl.procedure.steps.context import RunContext, masked, save
 from cronctl.procedure.steps.evidence import save_logs

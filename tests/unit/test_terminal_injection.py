@@ -127,11 +127,12 @@ def test_bundle_from_a_hostile_dump_keeps_the_terminal_and_the_reports_inert(tmp
 
 PROGRESS = """
 import sys, time
+from cronctl.cli.env import Environment
 from cronctl.cli.runtime import RichReporter
 from cronctl.procedure.base import Progress
 
 payload = sys.argv[1] if len(sys.argv) > 1 else {payload!r}
-r = RichReporter()
+r = RichReporter(Environment().err)
 assert r.live, "stderr is a terminal here"
 r.step("suspended; reason: " + payload)
 r.warn("record by " + payload)
