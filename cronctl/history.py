@@ -36,19 +36,19 @@ from typing import Any, Iterable, Mapping
 
 from cronctl import model
 from cronctl.events import EventRecord, GoneJob, events_for, gone_jobs
-from cronctl.slotrows import OUTCOMES, History, JobDetail, ManualRun, SlotRow, Verdict, slot_outcome
+# the verdicts and their families live with the row types; importable from here as before
+from cronctl.slotrows import DUPLICATE as DUPLICATE
+from cronctl.slotrows import LOST as LOST
+from cronctl.slotrows import MADE, OUTCOMES, History, JobDetail, ManualRun, SlotRow, Verdict, slot_outcome
+from cronctl.slotrows import OPEN as OPEN
+from cronctl.slotrows import VERDICTS as VERDICTS
 from cronctl.timeutil import UTC, human_duration, rfc3339_in_zone, rfc3339_z, rfc3339_z_opt
 
 Obj = dict[str, Any]
 
-VERDICTS = ("ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
-            "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
-            "evidence-gone", "due")
-#: verdicts ``--fail-on lost`` counts: the slot's work was not done and will not be
-LOST = frozenset({"skipped-forbid", "missed-deadline", "missed-suspended", "missed-too-many", "missed"})
-#: verdicts ``--fail-on duplicate`` counts: the slot's work was done more than once
-DUPLICATE = frozenset({"duplicate", "dst-doubled"})
 MAX_SINCE = timedelta(days=7)
+#: the verdicts of a slot whose Job ran once, which a DST fold may turn into dst-doubled
+_ONCE = MADE - DUPLICATE
 #: how close a catch-up Job's creation must be to the end of a cause (a suspend write, the end of a
 #: cronctl run, a TooManyMissedTimes event) to be taken as caused by it (controller syncs ~10 s)
 _NEAR = timedelta(seconds=60)
@@ -816,20 +816,17 @@ def _dst_rows(rows: list[SlotRow], sched: Any, start: datetime, times: list[date
                                    "never lands on it: it never runs"})
         for w, _a, b in e.repeated:
             r = by_slot.get(rfc3339_z(b))
-            if r is not None and r["verdict"] in ("ran", "ran-late"):
+            if r is not None and r["verdict"] in _ONCE:
                 r["verdict"] = "dst-doubled"
                 r["reason"] = (f"{w:%H:%M} came twice (clocks fall back at {rfc3339_z(t.at)}): the controller ran it "
                                f"again, in {t.abbr_after}; {r['reason']}").rstrip("; ")
         for x in e.extra:
             r = by_slot.get(rfc3339_z(x))
-            if r is not None and r["verdict"] in ("ran", "ran-late"):
+            if r is not None and r["verdict"] in _ONCE:
                 r["verdict"] = "dst-doubled"
                 r["reason"] = ("an extra run made by the clock change (the controller steps hours in real time): "
                                + r["reason"]).rstrip(": ")
 
-
-#: verdicts of a slot that is not closed yet: its Job runs, or it may still get one
-OPEN = frozenset({"running", "due"})
 #: how long after a slot can no longer get a Job it is judged: the controller's sync and the
 #: recorder's watch must have brought a Job it created in the last moment
 CLOSE_SLACK = timedelta(seconds=15)

@@ -11,12 +11,25 @@ writes. ``tests/unit/test_slotrows.py`` holds these types to the published schem
 """
 
 # (no `from __future__ import annotations`: TypedDict reads NotRequired only from evaluated annotations)
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, get_args
 
-#: a slot's verdict (docs/commands/history.md says what each means)
+#: a slot's verdict (docs/commands/history.md says what each means): the one place the vocabulary
+#: is written; every other list of verdicts is one of the families below, or a map that a test holds
+#: to cover every verdict (tests/unit/test_slotrows.py)
 Verdict = Literal["ran", "ran-late", "duplicate", "running", "skipped-forbid", "missed-deadline",
                   "missed-suspended", "missed-too-many", "missed", "dst-skipped", "dst-doubled",
                   "evidence-gone", "due"]
+#: every verdict, in the order the counts and the published schema list them
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+#: the slot's work was not done and will not be (``--fail-on lost``)
+LOST: frozenset[str] = frozenset({"skipped-forbid", "missed-deadline", "missed-suspended", "missed-too-many",
+                                  "missed"})
+#: the slot's work was done more than once (``--fail-on duplicate``)
+DUPLICATE: frozenset[str] = frozenset({"duplicate", "dst-doubled"})
+#: the slot got its Job (on time, late, or more than once): the Job's success is the slot's
+MADE: frozenset[str] = frozenset({"ran", "ran-late"}) | DUPLICATE
+#: the slot is not closed yet: its Job runs, or it may still get one
+OPEN: frozenset[str] = frozenset({"running", "due"})
 #: what became of the slot's run, beside its verdict (docs/commands/history.md, "Outcome"): the verdict
 #: says whether and when a Job was made, the outcome whether it did its work
 Outcome = Literal["succeeded", "failed", "running", "unknown", "none"]

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, get_args
+from typing import Any, Iterable
 
 from cronctl import model
 from cronctl.errors import BadInput, LedgerError
 from cronctl.ledger import facts, schema
-from cronctl.slotrows import JobDetail, SlotRow, Verdict, slot_outcome
+from cronctl.slotrows import MADE, VERDICTS, JobDetail, SlotRow, slot_outcome
 from cronctl.textsafe import visible
 from cronctl.timeutil import rfc3339_z
 
@@ -596,7 +596,7 @@ class Evidence:
 
 #: the verdict a judged row shows when it holds one this cronctl does not know (another writer's)
 UNKNOWN_VERDICT = "unknown"
-_VERDICTS = frozenset(get_args(Verdict))
+_VERDICTS = frozenset(VERDICTS)
 #: a judged row's keys and the types each must have to be printed (SlotRow; None allowed where typed so)
 _ROW_TYPES: dict[str, tuple[type, ...]] = {
     "slot": (str,), "slot_local": (str,), "verdict": (str,), "jobs": (list,), "job_details": (list,),
@@ -824,7 +824,7 @@ class Reader:
         from sqlalchemy import func, select
 
         s = schema.slots
-        ok = (s.c.outcome == "Complete") & s.c.verdict.in_(("ran", "ran-late", "duplicate", "dst-doubled"))
+        ok = (s.c.outcome == "Complete") & s.c.verdict.in_(sorted(MADE))
         latest = (select(s.c.cronjob_uid, func.max(s.c.slot).label("slot")).where(s.c.cluster == cluster, ok)
                   .group_by(s.c.cronjob_uid).subquery())
         q = select(s.c.cronjob_uid, s.c.slot, s.c.completed).join(

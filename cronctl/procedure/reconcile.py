@@ -23,7 +23,7 @@ from cronctl import history, model
 from cronctl.errors import CronctlError
 from cronctl.ledger.store import Ledger
 from cronctl.procedure.metrics import Metrics
-from cronctl.slotrows import History, SlotRow
+from cronctl.slotrows import MADE, History, SlotRow
 
 #: how far back a CronJob the ledger never judged is judged
 BACKLOG = timedelta(days=1)
@@ -299,8 +299,7 @@ class Reconciler:
     def _count(self, tr: _Tracked, t: datetime, row: SlotRow) -> None:
         details = row["job_details"]
         first = details[0] if details else None
-        ok = first is not None and first["outcome"] == "Complete" and row["verdict"] in ("ran", "ran-late", "duplicate",
-                                                                                      "dst-doubled")
+        ok = first is not None and first["outcome"] == "Complete" and row["verdict"] in MADE
         if ok and (tr.last_success_slot is None or t > tr.last_success_slot):
             tr.last_success_slot = t
         if self.metrics is None:

@@ -52,6 +52,25 @@ def test_the_verdicts_are_one_list() -> None:
     assert set(_CRONJOB["properties"]["counts"]["required"]) == set(enum)
 
 
+def test_each_family_of_verdicts_is_drawn_from_the_one_list_and_each_map_covers_it() -> None:
+    """The families (cronctl.slotrows: LOST, DUPLICATE, MADE, OPEN) hold only verdicts of the list and
+    do not overlap where they must not; every map keyed by verdict (the report's colours and words,
+    the fleet page's severity order, the terminal's styles) has every verdict, so a new verdict
+    cannot be drawn without a colour or counted nowhere."""
+    from cronctl.bundle import fleet, render
+    from cronctl.cli import history as cli_history
+
+    every = set(slotrows.VERDICTS)
+    for family in (slotrows.LOST, slotrows.DUPLICATE, slotrows.MADE, slotrows.OPEN):
+        assert family and family <= every
+    assert slotrows.DUPLICATE <= slotrows.MADE
+    assert not (slotrows.LOST & slotrows.MADE) and not (slotrows.LOST & slotrows.OPEN)
+    assert not (slotrows.MADE & slotrows.OPEN)
+    for name, keyed in (("render.COLOURS", render.COLOURS), ("render.VERDICT_WORDS", render.VERDICT_WORDS),
+                        ("fleet.SEVERITY", fleet.SEVERITY), ("cli.history._STYLE", cli_history._STYLE)):
+        assert every <= set(keyed), f"{name} lacks {sorted(every - set(keyed))}"
+
+
 def test_the_outcomes_are_one_list() -> None:
     enum = _SLOT["properties"]["outcome"]["enum"]
     assert list(get_args(slotrows.Outcome)) == list(slotrows.OUTCOMES) == enum
