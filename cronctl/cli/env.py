@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from cronctl.cli.exceptions import UsageError
 from cronctl.clock import Clock, SystemClock
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class Environment:
     """One run's world: ``debug`` (``--debug`` or CRONCTL_DEBUG=1: an internal error prints its
     traceback), ``clock`` (wall and monotonic time: every command reads "now" here), the global
-    connection flags, standard input, and the consoles ``out`` (data, stdout) and ``err``
+    connection flags, whether a person can answer a prompt, and the consoles ``out`` (data, stdout) and ``err``
     (diagnostics, stderr), safe consoles (:mod:`cronctl.cli.console`)."""
 
     debug: bool = False
@@ -44,8 +44,6 @@ class Environment:
     request_timeout: float | None = None
     #: ``-l/--selector``: the label selector every list of CronJobs is made with (None: all)
     selector: str | None = None
-    #: standard input (None: the process's, ``sys.stdin`` when read: cronctl.cli.main may redirect it)
-    stdin: TextIO | None = None
 
     def now(self) -> datetime:
         """The run's clock, read (aware UTC)."""
@@ -66,15 +64,10 @@ class Environment:
         return SafeConsole(stderr=True, soft_wrap=True)
 
     @property
-    def input(self) -> TextIO:
-        """Standard input of the run."""
-        return self.stdin if self.stdin is not None else sys.stdin
-
-    @property
     def interactive(self) -> bool:
         """True when a person can answer a prompt: standard input and stderr are terminals, and
         this is not CI."""
-        return self.input.isatty() and sys.stderr.isatty() and os.environ.get("CI") is None
+        return sys.stdin.isatty() and sys.stderr.isatty() and os.environ.get("CI") is None
 
     def table_width(self) -> int | None:
         """The width ``cronctl.cli.layout`` tables on stdout are laid out to: the terminal's, or None
