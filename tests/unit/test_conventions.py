@@ -170,6 +170,25 @@ def test_a_job_running_at_the_plan_refuses_before_any_write(tmp_path: Path) -> N
     assert c.patches == [] and list(tmp_path.iterdir()) == []
 
 
+def test_a_dry_run_beside_a_running_job_names_the_flags_that_would_let_it_go(tmp_path: Path) -> None:
+    # before: the dry run's "a real run would be refused" line carried the hint's options in the
+    # service's own terms ("use wait_active ... (bounded by timeout)"), unlike every other refusal
+    from fake_cluster import FakeClock, FakeCluster
+    from test_procedure_faults import YEARLY
+
+    from cronctl.procedure.base import QuietReporter
+    from cronctl.procedure.run_manual import RunOptions, run_manual
+
+    c = FakeCluster(clock=FakeClock(), lists=[])
+    c.cronjob = cronjob(**YEARLY)
+    c.lists = [([job("cj-fix", owner=c.cronjob, **RUNNING)], "1")]  # the plan's read
+    res = run_manual(c, RunOptions(cronjob="cj", dry_run=True, run_dir=str(tmp_path)), FakeClock(), QuietReporter())
+    assert res.exit_code == ExitCode.OK and c.patches == []
+    assert "a real run would be refused: cronjob ns/cj has unfinished child Jobs: cj-fix (" in res.message
+    assert "--wait-active" in res.message and "--timeout" in res.message
+    assert "wait_active" not in res.message and not any("\ue000" <= ch <= "\ue002" for ch in res.message)
+
+
 def test_a_job_appearing_after_the_suspend_is_refused_saying_what_was_set_back_and_when(tmp_path: Path) -> None:
     from fake_cluster import FakeClock, FakeCluster
     from test_procedure_faults import YEARLY

@@ -16,6 +16,7 @@ from cronctl.procedure.slot import last_schedule_plan
 from cronctl.procedure.steps.context import RunContext
 from cronctl.procedure.steps.create import build_job
 from cronctl.procedure.steps.hold_guard import hold_words
+from cronctl.procedure.steps.preflight import would_refuse
 from cronctl.procedure.steps.verify import WAIT_ACTIVE_HINT, running_of
 from cronctl.timeutil import human_duration, local_and_utc, rfc3339_z
 
@@ -86,13 +87,9 @@ def plan(ctx: RunContext) -> Obj:
         # Refused here, before the suspend: a Job running now makes the verify step refuse anyway,
         # after suspending and setting suspend back. (The verify after the suspend stays: it
         # catches a Job the controller creates between this read and the suspend.)
-        if not ctx.opts.dry_run:
-            raise Refused(f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)}; "
-                          f"nothing was changed", hint=WAIT_ACTIVE_HINT)
-        ctx.would_refuse.append(f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)} "
-                                f"({WAIT_ACTIVE_HINT})")
-        ctx.reporter.warn(f"unfinished child Jobs now: {', '.join(running)}; the run would be refused before "
-                          f"anything changes, unless --wait-active")
+        # (--dry-run: said, its hint's options as run-manual's flags, like every other refusal of the plan)
+        would_refuse(ctx, Refused(f"cronjob {ctx.ns}/{ctx.name} has unfinished child Jobs: {', '.join(running)}; "
+                                  f"nothing was changed", hint=WAIT_ACTIVE_HINT))
     if ctx.slot is not None and lst_plan.get("needed") and not ctx.can_patch_status:
         ctx.reporter.warn(f"no permission to patch cronjobs/status: lastScheduleTime cannot be set to the slot; "
                           f"{ctx.without_patch}; the run goes on only when confirmed (--yes)")
